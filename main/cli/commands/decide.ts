@@ -1,0 +1,46 @@
+import { cancelTask, resolveUnknown, type Decision } from '../../engine/decisions.ts';
+import { openProviders } from '../../providers/registry.ts';
+import { openStudio } from '../../studio.ts';
+import { parse, taskId } from '../args.ts';
+import { UsageError } from '../errors.ts';
+import type { CliContext } from '../main.ts';
+
+export async function resolve(argv: string[], ctx: CliContext) {
+  const { values, positionals } = parse(
+    argv,
+    { adopt: { type: 'string' }, resubmit: { type: 'boolean' }, 'give-up': { type: 'boolean' } },
+    1,
+  );
+  const id = taskId(positionals[0]);
+  const chosen = [values.adopt !== undefined, !!values.resubmit, !!values['give-up']].filter(Boolean).length;
+  if (chosen !== 1) throw new UsageError('choose exactly one of --adopt REQUEST_ID, --resubmit or --give-up');
+  const decision: Decision =
+    values.adopt !== undefined ? { adopt: values.adopt } : values.resubmit ? { resubmit: true } : { giveUp: true };
+  const studio = openStudio(ctx.dataDir);
+  try {
+    const task = resolveUnknown(studio.tasks, id, decision, studio.clock.now());
+    const what = {
+      SUBMITTED: `adopted request ${task.remoteRequestId}; a worker will collect its result`,
+      PENDING: 'queued again; the earlier attempt stays counted as possibly charged',
+      FAILED: 'given up; it stays counted as possibly charged',
+    }[task.status as 'SUBMITTED' | 'PENDING' | 'FAILED'];
+    ctx.out(`task ${id}: ${what}`);
+  } finally {
+    studio.close();
+  }
+}
+
+export async function cancel(argv: string[], ctx: CliContext) {
+  const { positionals } = parse(argv, {}, 1);
+  const id = taskId(positionals[0]);
+  const studio = openStudio(ctx.dataDir);
+  const providers = await openProviders(studio.settings);
+  try {
+    const task = studio.tasks.get(id);
+    const { providerNote } = await cancelTask(studio.tasks, task && providers.get(task.provider), id, studio.clock.now());
+    ctx.out(`task ${id}: cancelled${providerNote ? `; ${providerNote}` : ''}`);
+  } finally {
+    await providers.close();
+    studio.close();
+  }
+}

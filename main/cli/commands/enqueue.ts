@@ -1,0 +1,67 @@
+import { InvalidInput } from '../../providers/port.ts';
+import { isProviderId, PROVIDER_IDS, validateInput } from '../../providers/registry.ts';
+import { isKind, KINDS } from '../../tasks/model.ts';
+import { openStudio } from '../../studio.ts';
+import { parse, required } from '../args.ts';
+import { UsageError } from '../errors.ts';
+import type { CliContext } from '../main.ts';
+
+/** Validates everything before writing anything: a refused enqueue leaves the database as it was. */
+export async function enqueue(argv: string[], ctx: CliContext) {
+  const { values } = parse(argv, {
+    project: { type: 'string' },
+    kind: { type: 'string' },
+    provider: { type: 'string' },
+    model: { type: 'string' },
+    input: { type: 'string' },
+    'depends-on': { type: 'string' },
+    'max-attempts': { type: 'string' },
+  });
+  const project = required(values.project, '--project', '"My film"');
+  const kind = required(values.kind, '--kind', 'image');
+  if (!isKind(kind) || kind === 'render') {
+    throw new UsageError(`--kind must be one of ${KINDS.filter((k) => k !== 'render').join(', ')}, not "${kind}"`);
+  }
+  const provider = required(values.provider, '--provider', 'simulator');
+  if (!isProviderId(provider)) throw new UsageError(`unknown provider "${provider}"; the providers are ${PROVIDER_IDS.join(', ')}`);
+  const model = required(values.model, '--model', 'sim-image-1');
+  let input: unknown;
+  try {
+    input = JSON.parse(required(values.input, '--input', `'{"prompt":"a red fox"}'`));
+  } catch {
+    throw new UsageError(`--input must be JSON, for example '{"prompt":"a red fox"}'`);
+  }
+  try {
+    validateInput(provider, { kind, model, input });
+  } catch (err) {
+    if (err instanceof InvalidInput) throw new UsageError(`--input: ${err.message}`);
+    throw err;
+  }
+  const dependsOn = (values['depends-on'] ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((s) => {
+      const n = Number(s);
+      if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--depends-on takes task ids separated by commas, not "${s}"`);
+      return n;
+    });
+  const maxAttempts = values['max-attempts'] === undefined ? undefined : Number(values['max-attempts']);
+  if (maxAttempts !== undefined && !(Number.isInteger(maxAttempts) && maxAttempts > 0)) {
+    throw new UsageError('--max-attempts must be a whole number of at least 1');
+  }
+
+  const studio = openStudio(ctx.dataDir);
+  try {
+    for (const dep of dependsOn) {
+      if (!studio.tasks.get(dep)) throw new UsageError(`--depends-on: there is no task ${dep}`);
+    }
+    const now = studio.clock.now();
+    const task = studio.db.transaction(() => {
+      const p = studio.projects.ensure(project, now);
+      return studio.tasks.enqueue({ projectId: p.id, kind, provider, model, input, maxAttempts, dependsOn }, now);
+    })();
+    ctx.out(String(task.id));
+  } finally {
+    studio.close();
+  }
+}

@@ -1,0 +1,30 @@
+import type { CliContext } from '../main.ts';
+import { cancel, resolve } from './decide.ts';
+import { enqueue } from './enqueue.ts';
+import { events, spend, tasks, unknown } from './inspect.ts';
+import { simulator } from './simulator.ts';
+import { worker } from './worker.ts';
+
+export type Command = (args: string[], ctx: CliContext) => Promise<number | void>;
+
+export const COMMANDS: Record<string, Command> = { enqueue, worker, tasks, unknown, resolve, cancel, spend, events, simulator };
+
+export const HELP = `studio: generate media with paid APIs without ever paying twice
+
+usage: studio [--data DIR] <command> [options]
+
+  enqueue --project P --kind image|clip|speech --provider ID --model M --input JSON [--depends-on ID,...] [--max-attempts N]
+                            add a task; prints its id
+  worker [--until-idle]     run tasks (until nothing is left that can move without you)
+  tasks [--json] [--project P] [--status S]
+                            list tasks
+  unknown [--json]          tasks whose outcome nobody can know, waiting for your decision
+  resolve ID --adopt REQUEST_ID | --resubmit | --give-up
+                            decide an unknown outcome
+  cancel ID                 cancel unfinished work (a submitted request is cancelled at the provider too)
+  spend [--project P] [--json]
+                            what each project has cost
+  events ID                 the history of one task
+  simulator [--port N]      run the bundled provider simulator on 127.0.0.1
+
+--data DIR defaults to the desktop app's data folder; STUDIO_DATA_DIR overrides it.`;

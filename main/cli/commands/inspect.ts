@@ -1,0 +1,120 @@
+import { fromMicros, STATUSES, type Status } from '../../tasks/model.ts';
+import { openStudio, type Studio } from '../../studio.ts';
+import { parse, taskId } from '../args.ts';
+import { UsageError } from '../errors.ts';
+import type { CliContext } from '../main.ts';
+import { iso, money, table, taskJson } from '../output.ts';
+
+function withStudio<T>(ctx: CliContext, fn: (studio: Studio) => T): T {
+  const studio = openStudio(ctx.dataDir);
+  try {
+    return fn(studio);
+  } finally {
+    studio.close();
+  }
+}
+
+function projectId(studio: Studio, name: string | undefined): number | undefined {
+  if (name === undefined) return undefined;
+  const project = studio.projects.byName(name);
+  if (!project) throw new UsageError(`there is no project "${name}"`);
+  return project.id;
+}
+
+function projectNames(studio: Studio): Map<number, string> {
+  return new Map(studio.projects.list().map((p) => [p.id, p.name]));
+}
+
+export async function tasks(argv: string[], ctx: CliContext) {
+  const { values } = parse(argv, { json: { type: 'boolean' }, project: { type: 'string' }, status: { type: 'string' } });
+  const status = values.status?.toUpperCase();
+  if (status !== undefined && !(STATUSES as readonly string[]).includes(status)) {
+    throw new UsageError(`--status must be one of ${STATUSES.join(', ')}`);
+  }
+  withStudio(ctx, (studio) => {
+    const names = projectNames(studio);
+    const list = studio.tasks.list({ projectId: projectId(studio, values.project), status: status as Status | undefined });
+    if (values.json) return ctx.out(JSON.stringify(list.map((t) => taskJson(t, names.get(t.projectId)!)), null, 2));
+    ctx.out(
+      table([
+        ['ID', 'PROJECT', 'KIND', 'STATUS', 'PROVIDER', 'MODEL', 'COST', 'NOTE'],
+        ...list.map((t) => [
+          String(t.id),
+          names.get(t.projectId)!,
+          t.kind,
+          t.status,
+          t.provider,
+          t.model,
+          money(t.costActual ?? t.costEstimated, t.currency),
+          t.unknownReason ?? t.error ?? t.outputPath ?? (t.progress !== null ? `${Math.round(t.progress * 100)}%` : ''),
+        ]),
+      ]),
+    );
+  });
+}
+
+export async function unknown(argv: string[], ctx: CliContext) {
+  const { values } = parse(argv, { json: { type: 'boolean' } });
+  withStudio(ctx, (studio) => {
+    const names = projectNames(studio);
+    const list = studio.tasks.list({ status: 'OUTCOME_UNKNOWN' });
+    if (values.json) return ctx.out(JSON.stringify(list.map((t) => taskJson(t, names.get(t.projectId)!)), null, 2));
+    if (list.length === 0) return ctx.out('No task is waiting for a decision.');
+    for (const t of list) {
+      ctx.out(
+        [
+          `task ${t.id} (${names.get(t.projectId)}, ${t.kind} on ${t.provider} ${t.model})`,
+          `  sent:     ${iso(t.submitStartedAt) ?? 'unknown time'}  ${JSON.stringify(t.input)}`,
+          `  why:      ${t.unknownReason}`,
+          `  may cost: ${money(t.costEstimated, t.currency)}`,
+          `  decide:   studio resolve ${t.id} --adopt REQUEST_ID | --resubmit | --give-up`,
+        ].join('\n'),
+      );
+    }
+  });
+}
+
+export async function spend(argv: string[], ctx: CliContext) {
+  const { values } = parse(argv, { json: { type: 'boolean' }, project: { type: 'string' } });
+  withStudio(ctx, (studio) => {
+    const rows = studio.tasks.spend(projectId(studio, values.project) ?? null);
+    const json = rows.map((r) => ({
+      project: r.project,
+      currency: r.currency,
+      actual: fromMicros(r.actual),
+      estimated: fromMicros(r.estimated),
+      possiblyCharged: fromMicros(r.possiblyCharged),
+      total: fromMicros(r.actual + r.estimated),
+      budget: fromMicros(r.budget),
+    }));
+    if (values.json) return ctx.out(JSON.stringify(json, null, 2));
+    ctx.out(
+      table([
+        ['PROJECT', 'BILLED', 'ESTIMATED', 'TOTAL', 'POSSIBLY CHARGED'],
+        ...rows.map((r) => [
+          r.project,
+          money(r.actual, r.currency),
+          money(r.estimated, r.currency),
+          money(r.actual + r.estimated, r.currency),
+          money(r.possiblyCharged, r.currency),
+        ]),
+      ]),
+    );
+  });
+}
+
+export async function events(argv: string[], ctx: CliContext) {
+  const { positionals } = parse(argv, {}, 1);
+  const id = taskId(positionals[0]);
+  withStudio(ctx, (studio) => {
+    if (!studio.tasks.get(id)) throw new UsageError(`there is no task ${id}`);
+    ctx.out(
+      table([
+        ['AT', 'FROM', 'TO', 'BY', 'REASON'],
+        ...studio.tasks
+          .events(id)
+          .map((e) => [iso(e.at)!, e.fromStatus ?? '', e.toStatus, e.actor, e.detail ? `${e.reason} ${JSON.stringify(e.detail)}` : e.reason]),
+      ]),
+    );
+  });
+}

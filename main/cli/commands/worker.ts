@@ -1,0 +1,43 @@
+import { LocalOutputStore } from '../../adapters/outputStore.ts';
+import { Supervisor } from '../../engine/supervisor.ts';
+import { openProviders } from '../../providers/registry.ts';
+import { openStudio } from '../../studio.ts';
+import { parse } from '../args.ts';
+import type { CliContext } from '../main.ts';
+
+/** Runs the engine in this process; SIGINT/SIGTERM stop it cleanly, SIGKILL is what recovery is for. */
+export async function worker(argv: string[], ctx: CliContext) {
+  const { values } = parse(argv, { 'until-idle': { type: 'boolean' } });
+  const studio = openStudio(ctx.dataDir);
+  const providers = await openProviders(studio.settings);
+  const supervisor = new Supervisor(
+    {
+      repo: studio.tasks,
+      providers: providers.get,
+      clock: studio.clock,
+      outputs: new LocalOutputStore(studio.dataDir),
+      log: (m) => ctx.err(`worker: ${m}`),
+    },
+    studio.settings.engine,
+  );
+  const stop = () => void supervisor.stop();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    ctx.err(`worker: started as ${supervisor.owner.id}`);
+    if (values['until-idle']) await supervisor.runUntilIdle();
+    else {
+      supervisor.start();
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+    }
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+    await supervisor.stop();
+    await providers.close();
+    studio.close();
+  }
+}

@@ -1,0 +1,52 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { DEFAULT_ENGINE_OPTIONS, type EngineOptions } from '../engine/supervisor.ts';
+import { KINDS } from '../tasks/model.ts';
+import { settingsPath } from './paths.ts';
+
+export interface Settings {
+  engine: EngineOptions;
+  providers: Record<string, { baseUrl?: string }>;
+}
+
+export class SettingsError extends Error {}
+
+function positive(value: unknown, where: string, fallback: number, min = 1): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
+    throw new SettingsError(`settings: ${where} must be a whole number of at least ${min}, not ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+/** Reads `<data>/settings.json`, every value optional; a wrong value is named, never silently replaced. */
+export function loadSettings(dataDir: string): Settings {
+  const path = settingsPath(dataDir);
+  let raw: Record<string, any> = {};
+  if (existsSync(path)) {
+    try {
+      raw = JSON.parse(readFileSync(path, 'utf8'));
+    } catch (err) {
+      throw new SettingsError(`settings: ${path} is not valid JSON (${(err as Error).message}); fix or remove it`);
+    }
+  }
+  const e = raw.engine ?? {};
+  const d = DEFAULT_ENGINE_OPTIONS;
+  const concurrency = { ...d.concurrency };
+  for (const [kind, n] of Object.entries(e.concurrency ?? {})) {
+    if (!(KINDS as readonly string[]).includes(kind)) {
+      throw new SettingsError(`settings: engine.concurrency has an unknown kind "${kind}"; the kinds are ${KINDS.join(', ')}`);
+    }
+    concurrency[kind as keyof typeof concurrency] = positive(n, `engine.concurrency.${kind}`, 0, 0);
+  }
+  const engine: EngineOptions = {
+    leaseMs: positive(e.leaseMs, 'engine.leaseMs', d.leaseMs, 300),
+    tickMs: positive(e.tickMs, 'engine.tickMs', d.tickMs, 10),
+    concurrency,
+    poll: {
+      intervalMs: positive(e.poll?.intervalMs, 'engine.poll.intervalMs', d.poll.intervalMs, 10),
+      maxIntervalMs: positive(e.poll?.maxIntervalMs, 'engine.poll.maxIntervalMs', d.poll.maxIntervalMs, 10),
+      deadlineMs: positive(e.poll?.deadlineMs, 'engine.poll.deadlineMs', d.poll.deadlineMs, 100),
+    },
+  };
+  return { engine, providers: raw.providers ?? {} };
+}

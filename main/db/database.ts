@@ -1,0 +1,57 @@
+import Database from 'better-sqlite3';
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { assertKnownVersion, loadMigrations, migrate } from './migrator.ts';
+
+export type Db = Database.Database;
+
+const SQLITE_HEADER = 'SQLite format 3\0';
+
+export class DatabaseRefused extends Error {}
+
+/** Refuses a file that exists and is not SQLite before SQLite can touch it. */
+function assertSqliteFile(path: string): void {
+  if (path === ':memory:' || !existsSync(path)) return;
+  if (!statSync(path).isFile()) throw new DatabaseRefused(`${path} is not a file. Point the studio at its data folder.`);
+  if (statSync(path).size === 0) return;
+  const header = Buffer.alloc(SQLITE_HEADER.length);
+  const fd = openSync(path, 'r');
+  try {
+    readSync(fd, header, 0, header.length, 0);
+  } finally {
+    closeSync(fd);
+  }
+  if (header.toString('latin1') !== SQLITE_HEADER) {
+    throw new DatabaseRefused(
+      `${path} is not a studio database (not a SQLite file). It was left as it is; move it away or choose another data folder.`,
+    );
+  }
+}
+
+/**
+ * Opens the studio database with the pragmas the promise depends on and brings its schema up to date.
+ * synchronous=FULL: better-sqlite3 builds WAL with NORMAL, under which a committed boundary write
+ * (submit_started_at, the request id) can vanish on power loss. FULL syncs the WAL at every commit.
+ */
+export function openDatabase(path: string, migrationsDir?: string): Db {
+  assertSqliteFile(path);
+  const migrations = loadMigrations(migrationsDir);
+  const db = new Database(path);
+  try {
+    db.pragma('busy_timeout = 5000');
+    // Before any pragma that writes (journal_mode rewrites the header), so a refused file stays byte-identical.
+    assertKnownVersion(db, migrations);
+    applyPragmas(db);
+    migrate(db, migrations);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  return db;
+}
+
+export function applyPragmas(db: Db): void {
+  db.pragma('busy_timeout = 5000');
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+}

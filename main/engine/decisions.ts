@@ -1,0 +1,53 @@
+import type { ProviderAdapter } from '../providers/port.ts';
+import type { Task } from '../tasks/model.ts';
+import type { TaskRepository } from '../tasks/repository.ts';
+
+export type Decision = { adopt: string } | { resubmit: true } | { giveUp: true };
+
+export class DecisionRefused extends Error {}
+
+function current(repo: TaskRepository, id: number): Task {
+  const task = repo.get(id);
+  if (!task) throw new DecisionRefused(`there is no task ${id}`);
+  return task;
+}
+
+/** A person's decision on a task whose outcome is unknown; each is recorded in the task's events. */
+export function resolveUnknown(repo: TaskRepository, id: number, decision: Decision, now: number): Task {
+  const task = current(repo, id);
+  if (task.status !== 'OUTCOME_UNKNOWN') {
+    throw new DecisionRefused(`task ${id} is ${task.status}; only a task whose outcome is unknown needs a decision`);
+  }
+  let result: Task | undefined;
+  if ('adopt' in decision) {
+    const requestId = decision.adopt.trim();
+    if (!requestId) throw new DecisionRefused('give the request id to adopt, as the provider shows it');
+    result = repo.adopt(id, requestId, now);
+  } else if ('resubmit' in decision) {
+    result = repo.resubmit(id, now);
+  } else {
+    result = repo.giveUp(id, now);
+  }
+  if (!result) throw new DecisionRefused(`task ${id} changed while deciding; look at it again`);
+  return result;
+}
+
+/**
+ * Cancels unfinished work. A submitted request is also cancelled at the provider where it can be;
+ * it stays possibly charged, since the provider may already have done the work.
+ */
+export async function cancelTask(repo: TaskRepository, provider: ProviderAdapter | undefined, id: number, now: number) {
+  const task = current(repo, id);
+  const cancelled = repo.cancel(id, now);
+  if (!cancelled) throw new DecisionRefused(`task ${id} is ${task.status}; only unfinished work can be cancelled`);
+  let providerNote = '';
+  if (task.remoteRequestId && provider?.cancel) {
+    try {
+      await provider.cancel(task.remoteRequestId);
+      providerNote = 'asked the provider to cancel it';
+    } catch (err) {
+      providerNote = `the provider could not be asked to cancel it (${(err as Error).message})`;
+    }
+  }
+  return { task: cancelled, providerNote };
+}

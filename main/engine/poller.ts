@@ -1,0 +1,77 @@
+import type { Clock } from '../ports.ts';
+import type { Money, ProviderAdapter, ProviderResult } from '../providers/port.ts';
+import type { Task } from '../tasks/model.ts';
+import type { TaskRepository } from '../tasks/repository.ts';
+import { stopPoint } from './stopPoints.ts';
+
+export interface PollOptions {
+  intervalMs: number;
+  maxIntervalMs: number;
+  /** Measured from the moment the provider accepted the request. */
+  deadlineMs: number;
+}
+
+export type PollOutcome =
+  | { state: 'succeeded'; result: ProviderResult }
+  | { state: 'failed'; error: string; costActual: Money | null }
+  | { state: 'deadline'; reason: string }
+  | { state: 'stopped' };
+
+interface PollPorts {
+  repo: Pick<TaskRepository, 'saveProgress'>;
+  provider: Pick<ProviderAdapter, 'poll'>;
+  clock: Clock;
+  random: () => number;
+  log: (message: string) => void;
+}
+
+/**
+ * Polls a submitted request until it ends, saving progress (and so renewing the lease) on the row.
+ * A transient poll error is only a reason to poll again later: a GET costs nothing. When the deadline
+ * passes, one fresh poll decides; without an answer the outcome is unknown, never failed.
+ */
+export async function pollUntilDone(
+  task: Task,
+  ports: PollPorts,
+  options: PollOptions & { owner: string; leaseMs: number },
+  signal: AbortSignal,
+): Promise<PollOutcome> {
+  const requestId = task.remoteRequestId!;
+  const deadline = (task.submittedAt ?? ports.clock.now()) + options.deadlineMs;
+  let interval = options.intervalMs;
+  let lastProblem = 'the provider had not finished';
+  let finalPoll = false;
+
+  for (;;) {
+    if (signal.aborted) return { state: 'stopped' };
+    if (ports.clock.now() >= deadline) finalPoll = true;
+    try {
+      const answer = await ports.provider.poll(requestId, signal);
+      if (answer.state !== 'pending') return answer;
+      const lease = { owner: options.owner, now: ports.clock.now() };
+      if (!ports.repo.saveProgress(task.id, answer.progress, options.leaseMs, lease)) {
+        ports.log(`task ${task.id}: lease lost while polling; stopping`);
+        return { state: 'stopped' };
+      }
+      stopPoint('mid-poll', task.id);
+      lastProblem = 'the provider had not finished';
+    } catch (err) {
+      if (signal.aborted) return { state: 'stopped' };
+      lastProblem = `the provider could not be asked (${(err as Error).message})`;
+    }
+    if (finalPoll) {
+      const minutes = Math.round(options.deadlineMs / 60_000);
+      return {
+        state: 'deadline',
+        reason: `no result within the poll deadline (${minutes} min): ${lastProblem}; it may still finish and be charged`,
+      };
+    }
+    const wait = Math.min(interval, Math.max(0, deadline - ports.clock.now()));
+    try {
+      await ports.clock.sleep(Math.round(wait * (0.8 + 0.4 * ports.random())), signal);
+    } catch {
+      return { state: 'stopped' };
+    }
+    interval = Math.min(options.maxIntervalMs, interval * 1.5);
+  }
+}

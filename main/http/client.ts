@@ -1,0 +1,107 @@
+import { Agent, errors as undiciErrors, request } from 'undici';
+import type { SubmitFailure } from '../engine/submitOutcome.ts';
+
+/** One agent for the whole process. undici retries nothing by itself; no POST is ever resent here. */
+const agent = new Agent({ connectTimeout: 10_000, keepAliveTimeout: 10_000 });
+
+export interface HttpTimeouts {
+  headersMs: number;
+  bodyMs: number;
+}
+
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: AsyncIterable<Uint8Array> & { text(): Promise<string>; dump(): Promise<void> };
+}
+
+/** The request never reached the provider, or did and no definitive answer came back. */
+export class TransportError extends Error {
+  constructor(
+    message: string,
+    readonly sent: boolean,
+  ) {
+    super(message);
+  }
+}
+
+const NEVER_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'ERR_INVALID_URL',
+]);
+
+function errorCode(err: unknown): string | undefined {
+  const e = err as { code?: string; cause?: { code?: string } };
+  return e?.code && e.code !== 'UND_ERR_SOCKET' ? e.code : (e?.cause?.code ?? e?.code);
+}
+
+export async function send(
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+  url: string,
+  options: { headers?: Record<string, string>; body?: string; timeouts: HttpTimeouts; signal?: AbortSignal },
+): Promise<HttpResponse> {
+  try {
+    const res = await request(url, {
+      method,
+      headers: options.headers,
+      body: options.body,
+      dispatcher: agent,
+      headersTimeout: options.timeouts.headersMs,
+      bodyTimeout: options.timeouts.bodyMs,
+      signal: options.signal,
+    });
+    return { status: res.statusCode, headers: res.headers, body: res.body };
+  } catch (err) {
+    const code = errorCode(err);
+    const sent = !(code && NEVER_SENT_CODES.has(code)) && !(err instanceof undiciErrors.ConnectTimeoutError);
+    throw new TransportError(`${code ?? (err as Error).name}: ${(err as Error).message}`, sent);
+  }
+}
+
+/** Reads a JSON body up to a size limit: a provider's garbage is an error on the task, never a crash. */
+export async function readJson(res: HttpResponse, limitBytes = 1 << 20): Promise<unknown> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body) {
+    size += chunk.byteLength;
+    if (size > limitBytes) {
+      await res.body.dump().catch(() => undefined);
+      throw new Error(`the provider's answer was larger than ${limitBytes} bytes`);
+    }
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Error(`the provider's answer was not JSON: ${text.slice(0, 120)}`);
+  }
+}
+
+export function retryAfterMs(headers: HttpResponse['headers'], now: number): number | undefined {
+  const value = headers['retry-after'];
+  const raw = Array.isArray(value) ? value[0] : value;
+  if (!raw) return undefined;
+  const seconds = Number(raw);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(raw);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** Generic reading of a submit's status code; adapters add what their provider documents. */
+export function classifySubmitStatus(status: number, message: string, retryAfter?: number): SubmitFailure {
+  if (status === 429) return { kind: 'rate_limited', message, retryAfterMs: retryAfter };
+  // 408: the server says it did not get the whole request, so it applied nothing.
+  if (status === 408) return { kind: 'never_sent', message };
+  if (status >= 400 && status < 500) return { kind: 'rejected', message };
+  return { kind: 'maybe_applied', message };
+}
+
+export function transportFailure(err: TransportError): SubmitFailure {
+  return { kind: err.sent ? 'maybe_applied' : 'never_sent', message: err.message };
+}

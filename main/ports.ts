@@ -1,0 +1,17 @@
+/** The engine's view of time: wall-clock milliseconds for rows, a monotonic clock to notice system sleep. */
+export interface Clock {
+  now(): number;
+  monotonic(): number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+export interface SavedOutput {
+  path: string;
+  sha256: string;
+  bytes: number;
+}
+
+/** Where paid results land: written whole to a temporary file, then renamed, so no half file is ever seen. */
+export interface OutputStore {
+  save(target: { projectId: number; taskId: number; index: number; contentType: string | null }, body: AsyncIterable<Uint8Array>): Promise<SavedOutput>;
+}

@@ -1,0 +1,75 @@
+export const KINDS = ['image', 'clip', 'speech', 'render'] as const;
+export type Kind = (typeof KINDS)[number];
+
+export const STATUSES = ['PENDING', 'RUNNING', 'SUBMITTED', 'SUCCEEDED', 'FAILED', 'OUTCOME_UNKNOWN', 'CANCELLED'] as const;
+export type Status = (typeof STATUSES)[number];
+
+export const ACTIVE_STATUSES: readonly Status[] = ['PENDING', 'RUNNING', 'SUBMITTED'];
+
+export type Charged = 'no' | 'maybe' | 'yes';
+export type Actor = 'engine' | 'person';
+
+export interface Task {
+  id: number;
+  projectId: number;
+  kind: Kind;
+  provider: string;
+  model: string;
+  input: unknown;
+  inputHash: string;
+  status: Status;
+  charged: Charged;
+  attempts: number;
+  maxAttempts: number;
+  nextAttemptAt: number;
+  leaseOwner: string | null;
+  leaseExpiresAt: number | null;
+  heartbeatAt: number | null;
+  submitStartedAt: number | null;
+  idempotencyKey: string | null;
+  remoteRequestId: string | null;
+  submittedAt: number | null;
+  progress: number | null;
+  costEstimated: number | null;
+  costEstimateSource: string | null;
+  costActual: number | null;
+  costAbandoned: number;
+  currency: string;
+  outputPath: string | null;
+  outputSha256: string | null;
+  error: string | null;
+  unknownReason: string | null;
+  createdAt: number;
+  updatedAt: number;
+  finishedAt: number | null;
+}
+
+export interface TaskEvent {
+  id: number;
+  taskId: number;
+  at: number;
+  fromStatus: Status | null;
+  toStatus: Status;
+  actor: Actor;
+  reason: string;
+  detail: unknown;
+}
+
+export interface NewTask {
+  projectId: number;
+  kind: Kind;
+  provider: string;
+  model: string;
+  input: unknown;
+  maxAttempts?: number;
+  dependsOn?: number[];
+}
+
+export function isKind(value: string): value is Kind {
+  return (KINDS as readonly string[]).includes(value);
+}
+
+/** Money is kept in micro-units; people read currency units. */
+export const MICROS = 1_000_000;
+export const toMicros = (amount: number): number => Math.round(amount * MICROS);
+export const fromMicros = (micros: number | null): number | null => (micros === null ? null : micros / MICROS);

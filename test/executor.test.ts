@@ -1,0 +1,168 @@
+import { describe, expect, it } from 'vitest';
+import { runRemoteTask, type ExecutorOptions } from '../main/engine/executor.ts';
+import type { Task } from '../main/tasks/model.ts';
+import type { TaskRepository } from '../main/tasks/repository.ts';
+import { imageTask, ManualClock, openTestDb } from './helpers/engine.ts';
+import { FakeProvider, memoryOutputs, recording, type FakeProviderScript } from './helpers/recording.ts';
+import { tempDir } from './helpers/tmp.ts';
+
+const OWNER = 'worker-a';
+const OPTIONS: ExecutorOptions = {
+  owner: OWNER,
+  leaseMs: 30_000,
+  poll: { intervalMs: 1_000, maxIntervalMs: 5_000, deadlineMs: 60_000 },
+};
+const ORDER = ['markSubmitStarted', 'submit', 'recordSubmitted', 'poll', 'complete'];
+
+function setup(script: FakeProviderScript = {}) {
+  const { repo } = openTestDb(tempDir());
+  const clock = new ManualClock();
+  const calls: string[] = [];
+  const provider = new FakeProvider(script);
+  const ports = {
+    repo: recording(repo as TaskRepository, calls, ORDER),
+    provider: recording(provider, calls, ORDER),
+    clock,
+    outputs: memoryOutputs,
+    random: () => 0.5,
+    log: () => undefined,
+  };
+  const claim = (): Task => {
+    const [task] = repo.claim('image', 4, OPTIONS.leaseMs, { owner: OWNER, now: clock.now() });
+    return task!;
+  };
+  const run = (task: Task) => runRemoteTask(task, ports, OPTIONS, new AbortController().signal);
+  return { repo, clock, calls, provider, claim, run };
+}
+
+describe('executor order (pinned: any refactor that sends before the mark must fail here)', () => {
+  it('marks, sends, records the id, polls, completes, in that order', async () => {
+    const t = setup();
+    const { projectId } = { projectId: 1 };
+    t.repo.enqueue(imageTask(projectId), t.clock.now());
+    await t.run(t.claim());
+    expect(t.calls).toEqual(ORDER);
+    expect(t.repo.get(1)).toMatchObject({ status: 'SUCCEEDED', charged: 'yes', costEstimated: 40_000, costActual: 60_000 });
+  });
+
+  it('never submits a task restored in SUBMITTED with a saved request id', async () => {
+    const t = setup();
+    t.repo.enqueue(imageTask(1), t.clock.now());
+    const first = t.claim();
+    t.repo.markSubmitStarted(first.id, 'k', OPTIONS.leaseMs, { owner: OWNER, now: t.clock.now() });
+    t.repo.recordSubmitted(first.id, 'req-1', null, { owner: OWNER, now: t.clock.now() });
+    // The first worker dies; its lease runs out; another worker reclaims the row.
+    t.clock.advance(OPTIONS.leaseMs + 1);
+    const [restored] = t.repo.claim('image', 4, OPTIONS.leaseMs, { owner: 'worker-b', now: t.clock.now() });
+    expect(restored).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'req-1' });
+    t.calls.length = 0;
+    await runRemoteTask(
+      restored!,
+      { repo: t.repo, provider: recording(t.provider, t.calls, ORDER), clock: t.clock, outputs: memoryOutputs, random: () => 0.5, log: () => undefined },
+      { ...OPTIONS, owner: 'worker-b' },
+      new AbortController().signal,
+    );
+    expect(t.calls).not.toContain('submit');
+    expect(t.calls).toEqual(['poll']);
+    expect(t.repo.get(1)!.status).toBe('SUCCEEDED');
+  });
+
+  it('does not send when the boundary mark changes no row (lease lost)', async () => {
+    const t = setup();
+    t.repo.enqueue(imageTask(1), t.clock.now());
+    const task = t.claim();
+    t.repo.cancel(task.id, t.clock.now());
+    await t.run(task);
+    expect(t.calls).toEqual(['markSubmitStarted']);
+    expect(t.provider.keys).toEqual([]);
+  });
+
+  it('validates before the mark: bad input fails without a mark or a send, not charged', async () => {
+    const t = setup();
+    t.repo.enqueue({ ...imageTask(1), input: { text: 'no prompt' } }, t.clock.now());
+    await t.run(t.claim());
+    expect(t.calls).toEqual([]);
+    expect(t.repo.get(1)).toMatchObject({ status: 'FAILED', charged: 'no', submitStartedAt: null });
+    expect(t.repo.get(1)!.error).toContain('needs a "prompt"');
+  });
+
+  it('parks a claimed row that was marked but has no request id instead of sending again', async () => {
+    const t = setup();
+    t.repo.enqueue(imageTask(1), t.clock.now());
+    const task = t.claim();
+    t.repo.markSubmitStarted(task.id, 'k', 1_000, { owner: OWNER, now: t.clock.now() });
+    t.clock.advance(1_001);
+    const [again] = t.repo.claim('image', 4, OPTIONS.leaseMs, { owner: 'worker-b', now: t.clock.now() });
+    await runRemoteTask(
+      again!,
+      { repo: t.repo, provider: recording(t.provider, t.calls, ORDER), clock: t.clock, outputs: memoryOutputs, random: () => 0.5, log: () => undefined },
+      { ...OPTIONS, owner: 'worker-b' },
+      new AbortController().signal,
+    );
+    expect(t.provider.keys).toEqual([]);
+    expect(t.repo.get(1)).toMatchObject({ status: 'OUTCOME_UNKNOWN', charged: 'maybe' });
+  });
+});
+
+describe('submit outcomes', () => {
+  it('requeues with backoff when the request provably never left', async () => {
+    const t = setup({ submits: [{ kind: 'never_sent', message: 'ECONNREFUSED' }] });
+    t.repo.enqueue(imageTask(1), t.clock.now());
+    await t.run(t.claim());
+    const task = t.repo.get(1)!;
+    expect(task).toMatchObject({ status: 'PENDING', submitStartedAt: null, charged: 'no', attempts: 1 });
+    expect(task.nextAttemptAt).toBeGreaterThan(t.clock.now());
+  });
+
+  it('fails a definitive rejection as not charged', async () => {
+    const t = setup({ submits: [{ kind: 'rejected', message: 'HTTP 422: prompt too long' }] });
+    t.repo.enqueue(imageTask(1), t.clock.now());
+    await t.run(t.claim());
+    expect(t.repo.get(1)).toMatchObject({ status: 'FAILED', charged: 'no', error: 'HTTP 422: prompt too long' });
+  });
+
+  it('honours Retry-After on 429', async () => {
+    const t = setup({ submits: [{ kind: 'rate_limited', message: 'HTTP 429', retryAfterMs: 90_000 }] });
+    t.repo.enqueue(imageTask(1), t.clock.now());
+    await t.run(t.claim());
+    expect(t.repo.get(1)!.nextAttemptAt).toBeGreaterThanOrEqual(t.clock.now() + 90_000);
+  });
+
+  it('parks a request that may have been applied as OUTCOME_UNKNOWN', async () => {
+    const t = setup({ submits: [{ kind: 'maybe_applied', message: 'socket hang up' }] });
+    t.repo.enqueue(imageTask(1), t.clock.now());
+    await t.run(t.claim());
+    expect(t.repo.get(1)).toMatchObject({ status: 'OUTCOME_UNKNOWN', charged: 'maybe' });
+    expect(t.repo.get(1)!.unknownReason).toContain('socket hang up');
+    expect(t.provider.keys).toHaveLength(1);
+  });
+
+  it('resends with the same key when the provider honours idempotency keys', async () => {
+    const t = setup({ idempotencyHeader: 'Idempotency-Key', submits: [{ kind: 'maybe_applied', message: 'timeout' }] });
+    t.repo.enqueue(imageTask(1), t.clock.now());
+    await t.run(t.claim());
+    expect(t.provider.keys).toEqual(['studio-task-1-attempt-1', 'studio-task-1-attempt-1']);
+    expect(t.repo.get(1)!.status).toBe('SUCCEEDED');
+  });
+
+  it('gives up, not charged, after the last attempt that never left', async () => {
+    const t = setup({ submits: [{ kind: 'never_sent', message: 'ENOTFOUND' }] });
+    t.repo.enqueue({ ...imageTask(1), maxAttempts: 1 }, t.clock.now());
+    await t.run(t.claim());
+    expect(t.repo.get(1)).toMatchObject({ status: 'FAILED', charged: 'no' });
+  });
+});
+
+describe('poll deadline', () => {
+  it('takes one fresh poll after the deadline, then OUTCOME_UNKNOWN with its own reason, never FAILED', async () => {
+    const t = setup({ never: true });
+    t.repo.enqueue(imageTask(1), t.clock.now());
+    await t.run(t.claim());
+    const task = t.repo.get(1)!;
+    expect(task.status).toBe('OUTCOME_UNKNOWN');
+    expect(task.unknownReason).toContain('poll deadline');
+    const polls = t.calls.filter((c) => c === 'poll').length;
+    expect(polls).toBeGreaterThan(1);
+    expect(task.progress).toBe(0.5);
+  });
+});

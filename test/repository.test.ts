@@ -1,0 +1,211 @@
+import { describe, expect, it } from 'vitest';
+import { resolveUnknown } from '../main/engine/decisions.ts';
+import { recoverExpired } from '../main/engine/recoverySweep.ts';
+import { imageTask, ManualClock, openTestDb } from './helpers/engine.ts';
+import { tempDir } from './helpers/tmp.ts';
+
+const LEASE = 10_000;
+
+function setup() {
+  const { db, repo, projectId } = openTestDb(tempDir());
+  const clock = new ManualClock();
+  const as = (owner: string) => ({ owner, now: clock.now() });
+  return { db, repo, projectId, clock, as };
+}
+
+describe('claim', () => {
+  it('keeps a reclaimed SUBMITTED row SUBMITTED, with its request id', () => {
+    const { repo, projectId, clock, as } = setup();
+    const { id } = repo.enqueue(imageTask(projectId), clock.now());
+    repo.claim('image', 4, LEASE, as('a'));
+    repo.markSubmitStarted(id, 'k', LEASE, as('a'));
+    repo.recordSubmitted(id, 'req-9', null, as('a'));
+    clock.advance(LEASE + 1);
+    const [row] = repo.claim('image', 4, LEASE, as('b'));
+    expect(row).toMatchObject({ id, status: 'SUBMITTED', remoteRequestId: 'req-9', leaseOwner: 'b' });
+  });
+
+  it('does not take a row whose lease is still live, nor its own expired rows', () => {
+    const { repo, projectId, clock, as } = setup();
+    repo.enqueue(imageTask(projectId), clock.now());
+    expect(repo.claim('image', 4, LEASE, as('a'))).toHaveLength(1);
+    expect(repo.claim('image', 4, LEASE, as('b'))).toHaveLength(0);
+    clock.advance(LEASE + 1);
+    expect(repo.claim('image', 4, LEASE, as('a'))).toHaveLength(0);
+    expect(repo.claim('image', 4, LEASE, as('b'), false)).toHaveLength(0);
+    expect(repo.claim('image', 4, LEASE, as('b'))).toHaveLength(1);
+  });
+
+  it('limits each kind to its concurrency across all owners', () => {
+    const { repo, projectId, clock, as } = setup();
+    for (let i = 0; i < 6; i++) repo.enqueue(imageTask(projectId, `p${i}`), clock.now());
+    repo.enqueue({ ...imageTask(projectId), kind: 'speech', input: { text: 'hi' } }, clock.now());
+    expect(repo.claim('image', 4, LEASE, as('a'))).toHaveLength(4);
+    expect(repo.claim('image', 4, LEASE, as('b'))).toHaveLength(0);
+    expect(repo.claim('speech', 2, LEASE, as('b'))).toHaveLength(1);
+  });
+
+  it('holds back a task until everything it depends on succeeded, and cancels it if one fails', () => {
+    const { repo, projectId, clock, as } = setup();
+    const image = repo.enqueue(imageTask(projectId), clock.now());
+    const clip = repo.enqueue({ ...imageTask(projectId), kind: 'clip', dependsOn: [image.id] }, clock.now());
+    expect(repo.claim('clip', 3, LEASE, as('a'))).toHaveLength(0);
+    repo.claim('image', 4, LEASE, as('a'));
+    repo.fail(image.id, 'HTTP 422', 'no', as('a'));
+    expect(repo.get(clip.id)).toMatchObject({ status: 'CANCELLED' });
+    expect(repo.hasOutstandingWork()).toBe(false);
+  });
+
+  it('uses the partial indexes, not a scan of finished rows', () => {
+    const { db } = setup();
+    const plan = db
+      .prepare(`EXPLAIN QUERY PLAN SELECT id FROM tasks WHERE kind = 'image' AND status = 'PENDING' ORDER BY created_at, id LIMIT 4`)
+      .all()
+      .map((r) => (r as { detail: string }).detail)
+      .join('\n');
+    expect(plan).toContain('tasks_claim_pending');
+  });
+});
+
+describe('fenced writes', () => {
+  it('refuses every executor write from an owner that lost the row', () => {
+    const { repo, projectId, clock, as } = setup();
+    const { id } = repo.enqueue(imageTask(projectId), clock.now());
+    repo.claim('image', 4, LEASE, as('a'));
+    clock.advance(LEASE + 1);
+    recoverExpired(repo, clock.now(), new Set(), () => undefined);
+    repo.claim('image', 4, LEASE, as('b'));
+    expect(repo.markSubmitStarted(id, 'k', LEASE, as('a'))).toBeUndefined();
+    expect(repo.markSubmitStarted(id, 'k', LEASE, as('b'))).toBeDefined();
+    expect(repo.recordSubmitted(id, 'r', null, as('a'))).toBeUndefined();
+    expect(repo.renewLeases([id], LEASE, as('a'))).toEqual(new Set());
+    expect(repo.renewLeases([id], LEASE, as('b'))).toEqual(new Set([id]));
+  });
+
+  it('lets an owner that was only asleep renew its expired lease, as long as nobody took it', () => {
+    const { repo, projectId, clock, as } = setup();
+    const { id } = repo.enqueue(imageTask(projectId), clock.now());
+    repo.claim('image', 4, LEASE, as('a'));
+    clock.advance(LEASE * 100);
+    expect(repo.renewLeases([id], LEASE, as('a'))).toEqual(new Set([id]));
+    expect(repo.get(id)!.leaseExpiresAt).toBe(clock.now() + LEASE);
+  });
+});
+
+describe('recovery sweep', () => {
+  it('requeues an unmarked row, parks a marked one, leaves a submitted one to be polled', () => {
+    const { repo, projectId, clock, as } = setup();
+    const fresh = repo.enqueue(imageTask(projectId, 'a'), clock.now());
+    const marked = repo.enqueue(imageTask(projectId, 'b'), clock.now());
+    const submitted = repo.enqueue(imageTask(projectId, 'c'), clock.now());
+    repo.claim('image', 4, LEASE, as('dead'));
+    repo.markSubmitStarted(marked.id, 'k1', LEASE, as('dead'));
+    repo.markSubmitStarted(submitted.id, 'k2', LEASE, as('dead'));
+    repo.recordSubmitted(submitted.id, 'req', null, as('dead'));
+    clock.advance(LEASE + 1);
+    recoverExpired(repo, clock.now(), new Set(), () => undefined);
+    expect(repo.get(fresh.id)).toMatchObject({ status: 'PENDING', leaseOwner: null });
+    expect(repo.get(marked.id)).toMatchObject({ status: 'OUTCOME_UNKNOWN', charged: 'maybe' });
+    expect(repo.get(marked.id)!.unknownReason).toContain('may have accepted');
+    expect(repo.get(submitted.id)).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'req' });
+  });
+
+  it('does not recover a row whose owner renewed after the sweep looked', () => {
+    const { repo, projectId, clock, as } = setup();
+    const { id } = repo.enqueue(imageTask(projectId), clock.now());
+    repo.claim('image', 4, LEASE, as('a'));
+    clock.advance(LEASE + 1);
+    const [seen] = repo.expiredLeases(clock.now());
+    repo.renewLeases([id], LEASE, as('a'));
+    expect(repo.recoverRequeue(seen!, clock.now(), 'late')).toBeUndefined();
+    expect(repo.get(id)).toMatchObject({ status: 'RUNNING', leaseOwner: 'a' });
+  });
+
+  it('recovers the rows of a dead owner at once, before its lease runs out', () => {
+    const { repo, projectId, clock, as } = setup();
+    const { id } = repo.enqueue(imageTask(projectId), clock.now());
+    repo.claim('image', 4, LEASE, as('dead'));
+    repo.expireLeasesOf(['dead'], clock.now());
+    recoverExpired(repo, clock.now(), new Set(), () => undefined);
+    expect(repo.get(id)).toMatchObject({ status: 'PENDING' });
+  });
+});
+
+describe('task events', () => {
+  it('logs every transition with who made it, and refuses edits', () => {
+    const { db, repo, projectId, clock, as } = setup();
+    const { id } = repo.enqueue(imageTask(projectId), clock.now());
+    repo.claim('image', 4, LEASE, as('a'));
+    repo.markSubmitStarted(id, 'k', LEASE, as('a'));
+    repo.parkUnknown(id, 'socket hang up', as('a'));
+    resolveUnknown(repo, id, { giveUp: true }, clock.now());
+    expect(repo.events(id).map((e) => [e.fromStatus, e.toStatus, e.actor])).toEqual([
+      [null, 'PENDING', 'person'],
+      ['PENDING', 'RUNNING', 'engine'],
+      ['RUNNING', 'RUNNING', 'engine'],
+      ['RUNNING', 'OUTCOME_UNKNOWN', 'engine'],
+      ['OUTCOME_UNKNOWN', 'FAILED', 'person'],
+    ]);
+    expect(() => db.prepare(`UPDATE task_events SET reason = 'x'`).run()).toThrow(/append-only/);
+    expect(() => db.prepare(`DELETE FROM task_events`).run()).toThrow(/append-only/);
+  });
+});
+
+describe("a person's decisions and spend", () => {
+  function unknownTask() {
+    const s = setup();
+    const { id } = s.repo.enqueue(imageTask(s.projectId), s.clock.now());
+    s.repo.claim('image', 4, LEASE, s.as('a'));
+    s.repo.setEstimate(id, 40_000, 'catalogue', 'USD', s.as('a'));
+    s.repo.markSubmitStarted(id, 'k', LEASE, s.as('a'));
+    s.repo.parkUnknown(id, 'reset', s.as('a'));
+    return { ...s, id };
+  }
+
+  it('counts an unknown outcome as possibly charged', () => {
+    const { repo } = unknownTask();
+    expect(repo.spend()[0]).toMatchObject({ actual: 0, estimated: 0, possiblyCharged: 40_000 });
+  });
+
+  it('adopt: SUBMITTED with the request id, ready to be polled', () => {
+    const { repo, id, clock, as } = unknownTask();
+    resolveUnknown(repo, id, { adopt: 'req-found' }, clock.now());
+    expect(repo.get(id)).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'req-found', charged: 'yes', leaseOwner: null });
+    expect(repo.claim('image', 4, LEASE, as('b'))[0]).toMatchObject({ status: 'SUBMITTED' });
+    expect(repo.spend()[0]).toMatchObject({ estimated: 40_000, possiblyCharged: 0 });
+  });
+
+  it('resubmit: queued again, the first attempt still counted as possibly charged', () => {
+    const { repo, id, clock } = unknownTask();
+    resolveUnknown(repo, id, { resubmit: true }, clock.now());
+    expect(repo.get(id)).toMatchObject({ status: 'PENDING', submitStartedAt: null, costAbandoned: 40_000 });
+    expect(repo.spend()[0]!.possiblyCharged).toBe(40_000);
+    expect(repo.events(id).at(-1)!.reason).toContain('may also have been charged');
+  });
+
+  it('give up: FAILED, still possibly charged', () => {
+    const { repo, id, clock } = unknownTask();
+    resolveUnknown(repo, id, { giveUp: true }, clock.now());
+    expect(repo.get(id)).toMatchObject({ status: 'FAILED', charged: 'maybe' });
+    expect(repo.spend()[0]!.possiblyCharged).toBe(40_000);
+  });
+
+  it('refuses a decision on a task whose outcome is known', () => {
+    const { repo, projectId, clock } = setup();
+    const { id } = repo.enqueue(imageTask(projectId), clock.now());
+    expect(() => resolveUnknown(repo, id, { giveUp: true }, clock.now())).toThrow(/only a task whose outcome is unknown/);
+    expect(repo.get(id)!.status).toBe('PENDING');
+  });
+
+  it('cancel: a pending task at once; a submitted one stays possibly charged', () => {
+    const { repo, projectId, clock, as } = setup();
+    const submitted = repo.enqueue(imageTask(projectId, 'b'), clock.now());
+    repo.claim('image', 1, LEASE, as('a'));
+    const pending = repo.enqueue(imageTask(projectId, 'a'), clock.now());
+    repo.markSubmitStarted(submitted.id, 'k', LEASE, as('a'));
+    repo.recordSubmitted(submitted.id, 'r', { cost: 10_000, source: 'quote' }, as('a'));
+    expect(repo.cancel(pending.id, clock.now())).toMatchObject({ status: 'CANCELLED', charged: 'no' });
+    expect(repo.cancel(submitted.id, clock.now())).toMatchObject({ status: 'CANCELLED', charged: 'maybe', leaseOwner: null });
+    expect(repo.spend()[0]!.possiblyCharged).toBe(10_000);
+  });
+});

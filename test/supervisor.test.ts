@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_ENGINE_OPTIONS, Supervisor, type EngineOptions } from '../main/engine/supervisor.ts';
+import type { PollResult } from '../main/providers/port.ts';
+import { imageTask, ManualClock, openTestDb } from './helpers/engine.ts';
+import { FakeProvider, memoryOutputs } from './helpers/recording.ts';
+import { tempDir } from './helpers/tmp.ts';
+
+/** A provider whose job never ends and whose poll waits until it is aborted: the task stays in flight. */
+class HangingProvider extends FakeProvider {
+  override poll(_id: string, signal?: AbortSignal): Promise<PollResult> {
+    return new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(signal.reason)));
+  }
+}
+
+const OPTIONS: EngineOptions = { ...DEFAULT_ENGINE_OPTIONS, leaseMs: 60_000, tickMs: 3_600_000 };
+
+async function settle(): Promise<void> {
+  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+}
+
+describe('supervisor after a system sleep', () => {
+  it('renews its own leases before anybody judges them expired, even when another process wakes first', async () => {
+    const { repo, projectId } = openTestDb(tempDir());
+    const clock = new ManualClock();
+    const { id } = repo.enqueue(imageTask(projectId), clock.now());
+    const make = (owner: string) =>
+      new Supervisor(
+        {
+          repo,
+          providers: () => new HangingProvider(),
+          clock,
+          outputs: memoryOutputs,
+          owner: { id: owner, hostname: 'test-host', pid: process.pid },
+        },
+        OPTIONS,
+      );
+    const a = make('a');
+    const b = make('b');
+    a.start();
+    b.start();
+    await settle();
+    expect(repo.get(id)).toMatchObject({ status: 'SUBMITTED', leaseOwner: 'a' });
+
+    // The lid closes for an hour: the wall clock moves on, the monotonic clock does not.
+    clock.wall += 3_600_000;
+    b.tick();
+    a.tick();
+    await settle();
+    expect(repo.get(id)).toMatchObject({ status: 'SUBMITTED', leaseOwner: 'a' });
+    expect(repo.get(id)!.leaseExpiresAt).toBeGreaterThan(clock.now());
+
+    clock.advance(OPTIONS.leaseMs / 2);
+    b.tick();
+    expect(repo.get(id)!.leaseOwner).toBe('a');
+    expect(repo.events(id).map((e) => e.toStatus)).toEqual(['PENDING', 'RUNNING', 'RUNNING', 'SUBMITTED']);
+    await Promise.all([a.stop(), b.stop()]);
+  });
+
+  it('judges the leases of a process that stopped (SIGSTOP) once they run out', async () => {
+    const { repo, projectId } = openTestDb(tempDir());
+    const clock = new ManualClock();
+    const { id } = repo.enqueue(imageTask(projectId), clock.now());
+    repo.claim('image', 4, OPTIONS.leaseMs, { owner: 'stopped', now: clock.now() });
+    const b = new Supervisor(
+      { repo, providers: () => new FakeProvider(), clock, outputs: memoryOutputs, owner: { id: 'b', hostname: 'h', pid: process.pid } },
+      OPTIONS,
+    );
+    b.start();
+    await settle();
+    expect(repo.get(id)!.leaseOwner).toBe('stopped');
+    clock.advance(OPTIONS.leaseMs + 1);
+    b.tick();
+    b.tick();
+    await settle();
+    await b.stop();
+    expect(repo.get(id)).toMatchObject({ status: 'SUCCEEDED' });
+  });
+});
