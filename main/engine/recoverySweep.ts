@@ -6,18 +6,22 @@ import { INTERRUPTED_IN_SEND_WINDOW, recoveryFor } from './recovery.ts';
  * A submitted row is left as it is: the claim picks it up, still SUBMITTED, and polls it.
  */
 export function recoverExpired(
-  repo: Pick<TaskRepository, 'expiredLeases' | 'recoverRequeue' | 'recoverPark'>,
+  repo: Pick<TaskRepository, 'batch' | 'expiredLeases' | 'recoverRequeue' | 'recoverPark'>,
   now: number,
   working: ReadonlySet<number>,
   log: (message: string) => void,
 ): void {
-  for (const task of repo.expiredLeases(now)) {
-    if (working.has(task.id)) continue;
-    const recovery = recoveryFor(task);
-    if (recovery.action === 'requeue' && repo.recoverRequeue(task, now, 'lease expired before anything was sent; requeued')) {
-      log(`task ${task.id}: requeued (nothing had been sent)`);
-    } else if (recovery.action === 'park' && repo.recoverPark(task, now, INTERRUPTED_IN_SEND_WINDOW)) {
-      log(`task ${task.id}: outcome unknown, needs a decision`);
+  const expired = repo.expiredLeases(now).filter((t) => !working.has(t.id));
+  if (expired.length === 0) return;
+  // One transaction for the whole sweep: after a crash with many rows in flight, one sync instead of one each.
+  repo.batch(() => {
+    for (const task of expired) {
+      const recovery = recoveryFor(task);
+      if (recovery.action === 'requeue' && repo.recoverRequeue(task, now, 'lease expired before anything was sent; requeued')) {
+        log(`task ${task.id}: requeued (nothing had been sent)`);
+      } else if (recovery.action === 'park' && repo.recoverPark(task, now, INTERRUPTED_IN_SEND_WINDOW)) {
+        log(`task ${task.id}: outcome unknown, needs a decision`);
+      }
     }
-  }
+  });
 }

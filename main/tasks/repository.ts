@@ -68,6 +68,11 @@ export class TaskRepository {
     return this.db.transaction(fn).immediate();
   }
 
+  /** Runs several repository calls as one transaction: one commit, one sync, for a batch. */
+  batch<T>(fn: () => T): T {
+    return this.tx(fn);
+  }
+
   private event(taskId: number, at: number, from: Status | null, to: Status, t: Transition): void {
     this.stmt(
       `INSERT INTO task_events (task_id, at, from_status, to_status, actor, reason, detail_json)

@@ -25,9 +25,10 @@ export async function enqueue(argv: string[], ctx: CliContext) {
   const provider = required(values.provider, '--provider', 'simulator');
   if (!isProviderId(provider)) throw new UsageError(`unknown provider "${provider}"; the providers are ${PROVIDER_IDS.join(', ')}`);
   const model = required(values.model, '--model', 'sim-image-1');
+  const inputText = required(values.input, '--input', `'{"prompt":"a red fox"}'`);
   let input: unknown;
   try {
-    input = JSON.parse(required(values.input, '--input', `'{"prompt":"a red fox"}'`));
+    input = JSON.parse(inputText);
   } catch {
     throw new UsageError(`--input must be JSON, for example '{"prompt":"a red fox"}'`);
   }

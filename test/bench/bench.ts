@@ -1,0 +1,25 @@
+import { benchEngine } from './engine.ts';
+import { benchRecovery } from './recovery.ts';
+
+/** `npm run bench` prints a table; `npm run bench -- --json` prints one JSON object. */
+const json = process.argv.includes('--json');
+
+const engine = benchEngine(2_000);
+const recovery = await benchRecovery(100_000, 1_000);
+const results = { engine, recovery };
+
+if (json) {
+  console.log(JSON.stringify(results));
+} else {
+  const rows: [string, string, string][] = [
+    ['engine.cyclesPerSec', String(engine.cyclesPerSec), 'task cycles/s through the repository (WAL, synchronous=FULL)'],
+    ['engine.bareCyclesPerSec', String(engine.bareCyclesPerSec), 'the same writes as bare better-sqlite3 statements'],
+    ['engine.ratio', String(engine.ratio), 'goal >= 0.8'],
+    ['engine.writesPerCycle', String(engine.writesPerCycle), 'commits per task cycle'],
+    ['engine.rowsWrittenPerCycle', String(engine.rowsWrittenPerCycle), 'rows changed per cycle (tasks + events)'],
+    ['recovery.ms', String(recovery.ms), `start-up with ${recovery.finished} finished and ${recovery.inFlight} in flight; goal < 200`],
+    ['recovery.outcome', `${recovery.requeued}/${recovery.parked}/${recovery.toPoll}`, 'requeued / parked unknown / left to poll'],
+  ];
+  const w = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
+  for (const r of rows) console.log(`${r[0].padEnd(w[0]!)}  ${r[1].padStart(w[1]!)}  ${r[2]}`);
+}

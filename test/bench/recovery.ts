@@ -1,0 +1,74 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LocalOutputStore } from '../../main/adapters/outputStore.ts';
+import { systemClock } from '../../main/adapters/systemClock.ts';
+import { databasePath } from '../../main/config/paths.ts';
+import { Supervisor, DEFAULT_ENGINE_OPTIONS } from '../../main/engine/supervisor.ts';
+import { openStudio } from '../../main/studio.ts';
+
+/** A database left by a crash: `finished` done tasks and `inFlight` leased by a process that is gone. */
+function seed(dataDir: string, finished: number, inFlight: number): void {
+  const studio = openStudio(dataDir);
+  const { db } = studio;
+  const now = Date.now();
+  db.prepare(`INSERT INTO projects (name, created_at) VALUES ('Bench', ?)`).run(now);
+  db.prepare(`INSERT INTO lease_owners VALUES ('gone', 'bench-host', 2147483646, ?, ?)`).run(now, now);
+  const insert = db.prepare(
+    `INSERT INTO tasks (project_id, kind, provider, model, input_json, input_hash, status, charged, next_attempt_at,
+                        lease_owner, lease_expires_at, submit_started_at, remote_request_id, submitted_at,
+                        created_at, updated_at, finished_at)
+     VALUES (1, @kind, 'simulator', 'm', '{"prompt":"p"}', 'h', @status, @charged, @now, @owner, @expires, @started,
+             @request, @submitted, @now, @now, @finished)`,
+  );
+  const kinds = ['image', 'clip', 'speech'] as const;
+  db.transaction(() => {
+    for (let i = 0; i < finished; i++) {
+      insert.run({ kind: kinds[i % 3], status: 'SUCCEEDED', charged: 'yes', now, owner: null, expires: null, started: now, request: `r${i}`, submitted: now, finished: now });
+    }
+    for (let i = 0; i < inFlight; i++) {
+      // A third each: claimed only, inside the send window, and submitted with a request id.
+      const phase = i % 3;
+      insert.run({
+        kind: kinds[i % 3],
+        status: phase === 2 ? 'SUBMITTED' : 'RUNNING',
+        charged: phase === 0 ? 'no' : phase === 1 ? 'maybe' : 'yes',
+        now,
+        owner: 'gone',
+        expires: now + 3_600_000,
+        started: phase === 0 ? null : now,
+        request: phase === 2 ? `live${i}` : null,
+        submitted: phase === 2 ? now : null,
+        finished: null,
+      });
+    }
+  })();
+  studio.close();
+}
+
+/** Time from opening the data folder to the first tick done: dead owner found, every in-flight row recovered. */
+export async function benchRecovery(finished: number, inFlight: number) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'studio-bench-'));
+  seed(dataDir, finished, inFlight);
+  const start = performance.now();
+  const studio = openStudio(dataDir);
+  const supervisor = new Supervisor(
+    {
+      repo: studio.tasks,
+      providers: () => undefined,
+      clock: systemClock,
+      outputs: new LocalOutputStore(dataDir),
+      owner: { id: 'bench', hostname: 'bench-host', pid: process.pid },
+    },
+    { ...DEFAULT_ENGINE_OPTIONS, concurrency: { image: 0, clip: 0, speech: 0, render: 0 } },
+  );
+  supervisor.start();
+  const ms = performance.now() - start;
+  const counts = studio.db.prepare(`SELECT status, count(*) AS n FROM tasks GROUP BY status`).all() as { status: string; n: number }[];
+  await supervisor.stop();
+  studio.close();
+  rmSync(dataDir, { recursive: true, force: true });
+  const by = Object.fromEntries(counts.map((c) => [c.status, c.n]));
+  if ((by.RUNNING ?? 0) > 0) throw new Error(`recovery left ${by.RUNNING} rows RUNNING (${databasePath(dataDir)})`);
+  return { finished, inFlight, ms: Number(ms.toFixed(1)), requeued: by.PENDING ?? 0, parked: by.OUTCOME_UNKNOWN ?? 0, toPoll: by.SUBMITTED ?? 0 };
+}

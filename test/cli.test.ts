@@ -1,0 +1,86 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { main } from '../main/cli/main.ts';
+import { defaultDataDir } from '../main/config/paths.ts';
+import { tempDir } from './helpers/tmp.ts';
+
+async function cli(dataDir: string, ...args: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(['--data', dataDir, ...args], { out: (l) => out.push(l), err: (l) => err.push(l) });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+const ENQUEUE = ['enqueue', '--project', 'Film', '--kind', 'image', '--provider', 'simulator', '--model', 'sim-image-1'];
+
+describe('studio CLI', () => {
+  it('enqueues and prints the id; tasks --json gives the documented fields', async () => {
+    const dir = tempDir();
+    expect(await cli(dir, ...ENQUEUE, '--input', '{"prompt":"a fox"}')).toMatchObject({ code: 0, out: '1' });
+    const { out } = await cli(dir, 'tasks', '--json');
+    const [task] = JSON.parse(out);
+    expect(Object.keys(task)).toEqual(
+      expect.arrayContaining([
+        'id', 'project', 'kind', 'status', 'provider', 'model', 'remoteRequestId', 'submitStartedAt',
+        'costEstimated', 'costActual', 'outputPath', 'unknownReason',
+      ]),
+    );
+    expect(task).toMatchObject({ id: 1, project: 'Film', kind: 'image', status: 'PENDING', provider: 'simulator', remoteRequestId: null });
+  });
+
+  it.each([
+    [['enqueue', '--project', 'Film', '--kind', 'image', '--provider', 'simulator', '--model', 'm'], /--input is required/],
+    [[...ENQUEUE, '--input', '{not json'], /--input must be JSON/],
+    [[...ENQUEUE, '--input', '{"text":"no prompt"}'], /needs a "prompt"/],
+    [['enqueue', '--project', 'Film', '--kind', 'video', '--provider', 'simulator', '--model', 'm', '--input', '{}'], /--kind must be one of image, clip, speech/],
+    [['enqueue', '--project', 'Film', '--kind', 'image', '--provider', 'nowhere', '--model', 'm', '--input', '{"prompt":"x"}'], /unknown provider "nowhere"/],
+    [[...ENQUEUE, '--input', '{"prompt":"x"}', '--depends-on', '99'], /there is no task 99/],
+    [[...ENQUEUE, '--input', '{"prompt":"x"}', '--colour', 'red'], /Unknown option '--colour'/],
+    [['resolve', '7'], /choose exactly one of --adopt/],
+    [['resolve', 'seven', '--give-up'], /give a task id/],
+    [['frobnicate'], /unknown command "frobnicate"/],
+  ])('refuses %j with a clear message, exit 2, and writes nothing', async (args, message) => {
+    const dir = tempDir();
+    await cli(dir, ...ENQUEUE, '--input', '{"prompt":"kept"}');
+    const db = join(dir, 'studio.db');
+    const before = readFileSync(db);
+    const result = await cli(dir, ...args);
+    expect(result.code).toBe(2);
+    expect(result.err).toMatch(message);
+    expect(readFileSync(db).equals(before)).toBe(true);
+    expect(JSON.parse((await cli(dir, 'tasks', '--json')).out)).toHaveLength(1);
+  });
+
+  it('refuses a decision on a task that does not need one, exit 1', async () => {
+    const dir = tempDir();
+    await cli(dir, ...ENQUEUE, '--input', '{"prompt":"x"}');
+    const result = await cli(dir, 'resolve', '1', '--resubmit');
+    expect(result).toMatchObject({ code: 1 });
+    expect(result.err).toContain('task 1 is PENDING');
+  });
+
+  it('refuses a data folder whose database is not SQLite, without touching it', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'studio.db'), 'not a database');
+    const result = await cli(dir, 'tasks');
+    expect(result.code).toBe(1);
+    expect(result.err).toMatch(/not a studio database/);
+    expect(readFileSync(join(dir, 'studio.db'), 'utf8')).toBe('not a database');
+  });
+
+  it('shows spend per project as JSON', async () => {
+    const dir = tempDir();
+    await cli(dir, ...ENQUEUE, '--input', '{"prompt":"x"}');
+    expect(JSON.parse((await cli(dir, 'spend', '--json')).out)).toEqual([
+      { project: 'Film', currency: 'USD', actual: 0, estimated: 0, possiblyCharged: 0, total: 0, budget: null },
+    ]);
+  });
+
+  it('defaults to the per-user folder the desktop app uses, unless STUDIO_DATA_DIR says otherwise', () => {
+    expect(defaultDataDir({ HOME: '/home/ana' }, 'linux')).toMatch(/\.config\/take-studio$/);
+    expect(defaultDataDir({ XDG_CONFIG_HOME: '/x' }, 'linux')).toBe('/x/take-studio');
+    expect(defaultDataDir({ STUDIO_DATA_DIR: '/data' }, 'linux')).toBe('/data');
+    expect(defaultDataDir({}, 'darwin')).toMatch(/Library\/Application Support\/take-studio$/);
+  });
+});
