@@ -1,9 +1,13 @@
 import { mkdirSync } from 'node:fs';
+import { LocalOutputStore } from './adapters/outputStore.ts';
 import { systemClock } from './adapters/systemClock.ts';
 import { databasePath } from './config/paths.ts';
 import { loadSettings, type Settings } from './config/settings.ts';
 import { openDatabase, type Db } from './db/database.ts';
+import { OwnerRegistry } from './engine/owners.ts';
+import { Supervisor, type SupervisorDeps } from './engine/supervisor.ts';
 import type { Clock } from './ports.ts';
+import type { ProviderAdapter } from './providers/port.ts';
 import { ProjectRepository } from './projects/repository.ts';
 import { TaskRepository } from './tasks/repository.ts';
 
@@ -12,6 +16,7 @@ export interface Studio {
   dataDir: string;
   db: Db;
   tasks: TaskRepository;
+  owners: OwnerRegistry;
   projects: ProjectRepository;
   settings: Settings;
   clock: Clock;
@@ -26,9 +31,29 @@ export function openStudio(dataDir: string, clock: Clock = systemClock): Studio 
     dataDir,
     db,
     tasks: new TaskRepository(db),
+    owners: new OwnerRegistry(db),
     projects: new ProjectRepository(db),
     settings,
     clock,
     close: () => db.close(),
   };
+}
+
+/** The engine for a studio's data folder, as every host runs it. */
+export function createSupervisor(
+  studio: Studio,
+  providers: (id: string) => ProviderAdapter | undefined,
+  extra: Pick<SupervisorDeps, 'log' | 'owner'> = {},
+): Supervisor {
+  return new Supervisor(
+    {
+      repo: studio.tasks,
+      owners: studio.owners,
+      providers,
+      clock: studio.clock,
+      outputs: new LocalOutputStore(studio.dataDir),
+      ...extra,
+    },
+    studio.settings.engine,
+  );
 }

@@ -20,13 +20,14 @@ async function settle(): Promise<void> {
 
 describe('supervisor after a system sleep', () => {
   it('renews its own leases before anybody judges them expired, even when another process wakes first', async () => {
-    const { repo, projectId } = openTestDb(tempDir());
+    const { repo, owners, projectId } = openTestDb(tempDir());
     const clock = new ManualClock();
     const { id } = repo.enqueue(imageTask(projectId), clock.now());
     const make = (owner: string) =>
       new Supervisor(
         {
           repo,
+          owners,
           providers: () => new HangingProvider(),
           clock,
           outputs: memoryOutputs,
@@ -57,12 +58,12 @@ describe('supervisor after a system sleep', () => {
   });
 
   it('judges the leases of a process that stopped (SIGSTOP) once they run out', async () => {
-    const { repo, projectId } = openTestDb(tempDir());
+    const { repo, owners, projectId } = openTestDb(tempDir());
     const clock = new ManualClock();
     const { id } = repo.enqueue(imageTask(projectId), clock.now());
     repo.claim('image', 4, OPTIONS.leaseMs, { owner: 'stopped', now: clock.now() });
     const b = new Supervisor(
-      { repo, providers: () => new FakeProvider(), clock, outputs: memoryOutputs, owner: { id: 'b', hostname: 'h', pid: process.pid } },
+      { repo, owners, providers: () => new FakeProvider(), clock, outputs: memoryOutputs, owner: { id: 'b', hostname: 'h', pid: process.pid } },
       OPTIONS,
     );
     b.start();

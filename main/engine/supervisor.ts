@@ -4,7 +4,7 @@ import { KINDS, type Kind, type Task } from '../tasks/model.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
 import { runRemoteTask } from './executor.ts';
 import { Heartbeat } from './heartbeat.ts';
-import { newOwner, processAlive, type OwnerIdentity } from './owners.ts';
+import { newOwner, processAlive, type OwnerIdentity, type OwnerRegistry } from './owners.ts';
 import type { PollOptions } from './poller.ts';
 import { recoveryFor } from './recovery.ts';
 import { recoverExpired } from './recoverySweep.ts';
@@ -26,6 +26,7 @@ export const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
 
 export interface SupervisorDeps {
   repo: TaskRepository;
+  owners: OwnerRegistry;
   providers: (id: string) => ProviderAdapter | undefined;
   clock: Clock;
   outputs: OutputStore;
@@ -74,16 +75,16 @@ export class Supervisor {
 
   /** Registers this process and recovers, at once, the rows of owners on this machine that are gone. */
   start(): void {
-    const { repo, clock } = this.deps;
+    const { repo, owners, clock } = this.deps;
     const now = clock.now();
-    repo.registerOwner(this.owner, now);
-    const dead = repo
-      .ownersOn(this.owner.hostname)
+    owners.register(this.owner, now);
+    const dead = owners
+      .onHost(this.owner.hostname)
       .filter((o) => o.id !== this.owner.id && !processAlive(o.pid))
       .map((o) => o.id);
     if (dead.length > 0) {
       const n = repo.expireLeasesOf(dead, now);
-      dead.forEach((id) => repo.removeOwner(id));
+      dead.forEach((id) => owners.remove(id));
       this.log(`recovering ${n} task(s) left by ${dead.length} stopped process(es)`);
     }
     this.heartbeat.start();
@@ -158,7 +159,7 @@ export class Supervisor {
       for (const { controller } of this.inFlight.values()) controller.abort();
       await Promise.all([...this.inFlight.values()].map((f) => f.done));
       this.heartbeat.stop();
-      this.deps.repo.removeOwner(this.owner.id);
+      this.deps.owners.remove(this.owner.id);
     })();
     return this.stopping;
   }

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { canonicalJson } from '../tasks/repository.ts';
+import { canonicalJson } from '../tasks/inputHash.ts';
 import { isKind, type Kind } from '../tasks/model.ts';
 import { makeMedia } from './media.ts';
 import { PRICES } from './prices.ts';

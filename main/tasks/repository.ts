@@ -1,7 +1,8 @@
-import { createHash } from 'node:crypto';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../db/database.ts';
+import { immediateTransactions } from '../db/transaction.ts';
 import type { Actor, Charged, Kind, NewTask, Status, Task, TaskEvent } from './model.ts';
+import { inputHash } from './inputHash.ts';
 import { rowToEvent, rowToTask, type EventRow, type TaskRow } from './rows.ts';
 
 /** Every executor write names the lease it relies on; a write that changes no row means the lease is gone. */
@@ -33,27 +34,13 @@ const LEASED = `status IN ('RUNNING', 'SUBMITTED')`;
 // conditioned on the exact lease they saw, so an owner that was only asleep may renew and carry on.
 const FENCE = `lease_owner = @owner`;
 
-/** Stable JSON (sorted keys), so the same input always hashes the same. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
-
-export function inputHash(provider: string, model: string, input: unknown): string {
-  return createHash('sha256').update(canonicalJson({ provider, model, input })).digest('hex');
-}
-
 /** All SQL for the task table. Each public method is one transaction. */
 export class TaskRepository {
   private readonly statements = new Map<string, Statement>();
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db) {
+    this.tx = immediateTransactions(db);
+  }
 
   private stmt(sql: string): Statement {
     let s = this.statements.get(sql);
@@ -64,9 +51,7 @@ export class TaskRepository {
     return s;
   }
 
-  private tx<T>(fn: () => T): T {
-    return this.db.transaction(fn).immediate();
-  }
+  private readonly tx: <T>(fn: () => T) => T;
 
   /** Runs several repository calls as one transaction: one commit, one sync, for a batch. */
   batch<T>(fn: () => T): T {
@@ -449,22 +434,5 @@ export class TaskRepository {
       );
       if (cancelled) this.cancelDependents(dep, now);
     }
-  }
-
-  // ---- Owners -------------------------------------------------------------------------------
-
-  registerOwner(owner: { id: string; hostname: string; pid: number }, now: number): void {
-    this.stmt(
-      `INSERT INTO lease_owners (id, hostname, pid, started_at, seen_at) VALUES (@id, @hostname, @pid, @now, @now)
-       ON CONFLICT (id) DO UPDATE SET seen_at = @now`,
-    ).run({ ...owner, now });
-  }
-
-  ownersOn(hostname: string): { id: string; pid: number }[] {
-    return this.stmt(`SELECT id, pid FROM lease_owners WHERE hostname = ?`).all(hostname) as { id: string; pid: number }[];
-  }
-
-  removeOwner(id: string): void {
-    this.stmt(`DELETE FROM lease_owners WHERE id = ?`).run(id);
   }
 }

@@ -4,7 +4,7 @@ import { benchRecovery } from './recovery.ts';
 /** `npm run bench` prints a table; `npm run bench -- --json` prints one JSON object. */
 const json = process.argv.includes('--json');
 
-const engine = benchEngine(2_000);
+const engine = benchEngine(1_000);
 const recovery = await benchRecovery(100_000, 1_000);
 const results = { engine, recovery };
 

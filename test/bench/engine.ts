@@ -107,21 +107,21 @@ function bareCycles(n: number): number {
 
 export const COMMITS_PER_CYCLE = 6;
 
-export function benchEngine(cycles: number) {
-  // Alternate the two loops so disk-cache drift hits both alike; keep the best of three each.
-  const engine: number[] = [];
-  const bare: number[] = [];
+export function benchEngine(cycles: number, rounds = 5) {
+  // Interleave short rounds of the two loops so drift in the disk's sync time hits both alike.
+  let engineSeconds = 0;
+  let bareSeconds = 0;
   let rowsWritten = 0;
-  for (let round = 0; round < 3; round++) {
+  for (let round = 0; round < rounds; round++) {
     const e = engineCycles(cycles);
     rowsWritten = e.rowsWritten;
-    engine.push(e.seconds);
-    bare.push(bareCycles(cycles));
+    engineSeconds += e.seconds;
+    bareSeconds += bareCycles(cycles);
   }
-  const engineRate = cycles / Math.min(...engine);
-  const bareRate = cycles / Math.min(...bare);
+  const engineRate = (cycles * rounds) / engineSeconds;
+  const bareRate = (cycles * rounds) / bareSeconds;
   return {
-    cycles,
+    cycles: cycles * rounds,
     cyclesPerSec: Math.round(engineRate),
     bareCyclesPerSec: Math.round(bareRate),
     ratio: Number((engineRate / bareRate).toFixed(3)),

@@ -1,11 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LocalOutputStore } from '../../main/adapters/outputStore.ts';
-import { systemClock } from '../../main/adapters/systemClock.ts';
 import { databasePath } from '../../main/config/paths.ts';
-import { Supervisor, DEFAULT_ENGINE_OPTIONS } from '../../main/engine/supervisor.ts';
-import { openStudio } from '../../main/studio.ts';
+import { createSupervisor, openStudio } from '../../main/studio.ts';
 
 /** A database left by a crash: `finished` done tasks and `inFlight` leased by a process that is gone. */
 function seed(dataDir: string, finished: number, inFlight: number): void {
@@ -52,16 +49,8 @@ export async function benchRecovery(finished: number, inFlight: number) {
   seed(dataDir, finished, inFlight);
   const start = performance.now();
   const studio = openStudio(dataDir);
-  const supervisor = new Supervisor(
-    {
-      repo: studio.tasks,
-      providers: () => undefined,
-      clock: systemClock,
-      outputs: new LocalOutputStore(dataDir),
-      owner: { id: 'bench', hostname: 'bench-host', pid: process.pid },
-    },
-    { ...DEFAULT_ENGINE_OPTIONS, concurrency: { image: 0, clip: 0, speech: 0, render: 0 } },
-  );
+  studio.settings.engine.concurrency = { image: 0, clip: 0, speech: 0, render: 0 };
+  const supervisor = createSupervisor(studio, () => undefined, { owner: { id: 'bench', hostname: 'bench-host', pid: process.pid } });
   supervisor.start();
   const ms = performance.now() - start;
   const counts = studio.db.prepare(`SELECT status, count(*) AS n FROM tasks GROUP BY status`).all() as { status: string; n: number }[];

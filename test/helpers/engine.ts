@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { openDatabase, type Db } from '../../main/db/database.ts';
+import { OwnerRegistry } from '../../main/engine/owners.ts';
 import type { Clock } from '../../main/ports.ts';
 import { ProjectRepository } from '../../main/projects/repository.ts';
 import type { NewTask } from '../../main/tasks/model.ts';
@@ -25,10 +26,10 @@ export class ManualClock implements Clock {
 }
 
 /** A real SQLite file with the app's pragmas and migrations. */
-export function openTestDb(dir: string): { db: Db; repo: TaskRepository; projectId: number } {
-  const db = openDatabase(join(dir, 'studio.db'));
+export function openTestDb(dir: string) {
+  const db: Db = openDatabase(join(dir, 'studio.db'));
   const project = new ProjectRepository(db).ensure('Test project', 0);
-  return { db, repo: new TaskRepository(db), projectId: project.id };
+  return { db, repo: new TaskRepository(db), owners: new OwnerRegistry(db), projectId: project.id };
 }
 
 export function imageTask(projectId: number, prompt = 'a red fox', extra: Partial<NewTask> = {}): NewTask {

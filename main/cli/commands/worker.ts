@@ -1,7 +1,5 @@
-import { LocalOutputStore } from '../../adapters/outputStore.ts';
-import { Supervisor } from '../../engine/supervisor.ts';
 import { openProviders } from '../../providers/registry.ts';
-import { openStudio } from '../../studio.ts';
+import { createSupervisor, openStudio } from '../../studio.ts';
 import { parse } from '../args.ts';
 import type { CliContext } from '../main.ts';
 
@@ -10,16 +8,7 @@ export async function worker(argv: string[], ctx: CliContext) {
   const { values } = parse(argv, { 'until-idle': { type: 'boolean' } });
   const studio = openStudio(ctx.dataDir);
   const providers = await openProviders(studio.settings);
-  const supervisor = new Supervisor(
-    {
-      repo: studio.tasks,
-      providers: providers.get,
-      clock: studio.clock,
-      outputs: new LocalOutputStore(studio.dataDir),
-      log: (m) => ctx.err(`worker: ${m}`),
-    },
-    studio.settings.engine,
-  );
+  const supervisor = createSupervisor(studio, providers.get, { log: (m) => ctx.err(`worker: ${m}`) });
   const stop = () => void supervisor.stop();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
