@@ -1,3 +1,5 @@
+import type { Kind } from './tasks/model.ts';
+
 /** The engine's view of time: wall-clock milliseconds for rows, a monotonic clock to notice system sleep. */
 export interface Clock {
   now(): number;
@@ -11,7 +13,15 @@ export interface SavedOutput {
   bytes: number;
 }
 
-/** Where paid results land: written whole to a temporary file, then renamed, so no half file is ever seen. */
+export interface OutputTarget {
+  projectId: number;
+  taskId: number;
+  kind: Kind;
+  index: number;
+  contentType: string | null;
+}
+
+/** Where paid results land: written whole to a temporary file, checked, then renamed, so no half file is ever seen. */
 export interface OutputStore {
-  save(target: { projectId: number; taskId: number; index: number; contentType: string | null }, body: AsyncIterable<Uint8Array>): Promise<SavedOutput>;
+  save(target: OutputTarget, body: AsyncIterable<Uint8Array>): Promise<SavedOutput>;
 }

@@ -32,7 +32,7 @@ describe('studio CLI', () => {
   it.each([
     [['enqueue', '--project', 'Film', '--kind', 'image', '--provider', 'simulator', '--model', 'm'], /--input is required/],
     [[...ENQUEUE, '--input', '{not json'], /--input must be JSON/],
-    [[...ENQUEUE, '--input', '{"text":"no prompt"}'], /needs a "prompt"/],
+    [[...ENQUEUE, '--input', '{"text":"no prompt"}'], /"prompt" is required/],
     [['enqueue', '--project', 'Film', '--kind', 'video', '--provider', 'simulator', '--model', 'm', '--input', '{}'], /--kind must be one of image, clip, speech/],
     [['enqueue', '--project', 'Film', '--kind', 'image', '--provider', 'nowhere', '--model', 'm', '--input', '{"prompt":"x"}'], /unknown provider "nowhere"/],
     [[...ENQUEUE, '--input', '{"prompt":"x"}', '--depends-on', '99'], /there is no task 99/],

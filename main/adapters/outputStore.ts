@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { OutputStore, SavedOutput } from '../ports.ts';
+import { assertMedia } from '../media/probe.ts';
+import type { OutputStore, OutputTarget, SavedOutput } from '../ports.ts';
 
 const EXTENSIONS: Record<string, string> = {
   'image/png': 'png',
@@ -17,14 +18,11 @@ export function extensionFor(contentType: string | null): string {
   return EXTENSIONS[(contentType ?? '').split(';')[0]!.trim()] ?? 'bin';
 }
 
-/** Files under `<data>/projects/<id>/media/`, checksummed while they stream in. */
+/** Files under `<data>/projects/<id>/media/`, checksummed while they stream in, checked by ffprobe before they count. */
 export class LocalOutputStore implements OutputStore {
   constructor(private readonly dataDir: string) {}
 
-  async save(
-    target: { projectId: number; taskId: number; index: number; contentType: string | null },
-    body: AsyncIterable<Uint8Array>,
-  ): Promise<SavedOutput> {
+  async save(target: OutputTarget, body: AsyncIterable<Uint8Array>): Promise<SavedOutput> {
     const dir = join(this.dataDir, 'projects', String(target.projectId), 'media');
     await mkdir(dir, { recursive: true });
     const suffix = target.index === 0 ? '' : `-${target.index}`;
@@ -46,9 +44,12 @@ export class LocalOutputStore implements OutputStore {
       throw err;
     }
     await file.close();
-    if (bytes === 0) {
+    try {
+      if (bytes === 0) throw new Error('the provider sent an empty file');
+      await assertMedia(temp, target.kind);
+    } catch (err) {
       await rm(temp, { force: true });
-      throw new Error('the provider sent an empty file');
+      throw err;
     }
     await rename(temp, path);
     return { path, sha256: hash.digest('hex'), bytes };

@@ -1,8 +1,8 @@
-import type { OutputStore } from '../ports.ts';
-import { InvalidInput, SubmitError, type ProviderAdapter, type ProviderResult } from '../providers/port.ts';
+import { InvalidInput, ResultGone, SubmitError, type ProviderAdapter, type ProviderResult } from '../providers/port.ts';
 import type { Task } from '../tasks/model.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
-import type { Clock } from '../ports.ts';
+import type { Clock, OutputStore } from '../ports.ts';
+import { estimateCost } from './estimator.ts';
 import { pollUntilDone, type PollOptions } from './poller.ts';
 import { INTERRUPTED_IN_SEND_WINDOW, recoveryFor } from './recovery.ts';
 import { stopPoint } from './stopPoints.ts';
@@ -10,6 +10,7 @@ import { submitDecision, type SubmitFailure } from './submitOutcome.ts';
 
 export type TaskStore = Pick<
   TaskRepository,
+  | 'setEstimate'
   | 'markSubmitStarted'
   | 'recordSubmitted'
   | 'saveProgress'
@@ -68,6 +69,8 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
     repo.fail(task.id, `invalid input: ${err.message}`, 'no', lease());
     return;
   }
+  const estimate = await estimateCost(provider, request);
+  if (estimate && !repo.setEstimate(task.id, estimate.cost, estimate.source, estimate.currency, lease())) return lost('estimating');
   if (signal.aborted) return;
 
   stopPoint('before-mark', task.id);
@@ -148,12 +151,13 @@ async function finish(task: Task, result: ProviderResult, ports: ExecutorPorts, 
     for (let attempt = 1; ; attempt++) {
       try {
         const body = await ports.provider.download(output, signal);
-        saved.push(await ports.outputs.save({ projectId: task.projectId, taskId: task.id, index, contentType: output.contentType }, body));
+        const target = { projectId: task.projectId, taskId: task.id, kind: task.kind, index, contentType: output.contentType };
+        saved.push(await ports.outputs.save(target, body));
         break;
       } catch (err) {
         if (signal.aborted) return;
-        if (attempt >= DOWNLOAD_TRIES) {
-          const error = `the result was paid for but could not be downloaded: ${(err as Error).message}`;
+        if (err instanceof ResultGone || attempt >= DOWNLOAD_TRIES) {
+          const error = err instanceof ResultGone ? err.message : `the result was paid for but could not be saved: ${(err as Error).message}`;
           ports.repo.fail(task.id, error, 'yes', { owner: options.owner, now: ports.clock.now() }, result.costActual?.amount ?? null);
           return;
         }

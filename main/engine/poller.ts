@@ -1,5 +1,5 @@
 import type { Clock } from '../ports.ts';
-import type { Money, ProviderAdapter, ProviderResult } from '../providers/port.ts';
+import { PollError, type Money, type ProviderAdapter, type ProviderResult } from '../providers/port.ts';
 import type { Task } from '../tasks/model.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
 import { stopPoint } from './stopPoints.ts';
@@ -58,6 +58,7 @@ export async function pollUntilDone(
     } catch (err) {
       if (signal.aborted) return { state: 'stopped' };
       lastProblem = `the provider could not be asked (${(err as Error).message})`;
+      if (err instanceof PollError && err.retryAfterMs) interval = Math.max(interval, err.retryAfterMs);
     }
     if (finalPoll) {
       const minutes = Math.round(options.deadlineMs / 60_000);

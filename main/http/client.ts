@@ -43,7 +43,7 @@ function errorCode(err: unknown): string | undefined {
 export async function send(
   method: 'GET' | 'POST' | 'PUT' | 'DELETE',
   url: string,
-  options: { headers?: Record<string, string>; body?: string; timeouts: HttpTimeouts; signal?: AbortSignal },
+  options: { headers?: Record<string, string>; body?: string | Buffer; timeouts: HttpTimeouts; signal?: AbortSignal },
 ): Promise<HttpResponse> {
   try {
     const res = await request(url, {
@@ -100,8 +100,4 @@ export function classifySubmitStatus(status: number, message: string, retryAfter
   if (status === 408) return { kind: 'never_sent', message };
   if (status >= 400 && status < 500) return { kind: 'rejected', message };
   return { kind: 'maybe_applied', message };
-}
-
-export function transportFailure(err: TransportError): SubmitFailure {
-  return { kind: err.sent ? 'maybe_applied' : 'never_sent', message: err.message };
 }

@@ -1,5 +1,6 @@
 import type { SubmitFailure } from '../engine/submitOutcome.ts';
 import type { Kind, Task } from '../tasks/model.ts';
+import type { InputSchema } from './schema.ts';
 
 /** Money in micro-units (1 USD = 1,000,000). */
 export interface Money {
@@ -7,6 +8,7 @@ export interface Money {
   currency: string;
 }
 
+/** What an adapter can do, declared, so the engine never assumes. */
 export interface ProviderCapabilities {
   /** async: a request id comes back before the result; sync: nothing until the result. */
   mode: 'async' | 'sync';
@@ -15,18 +17,29 @@ export interface ProviderCapabilities {
   /** The provider can list past requests, so an unknown outcome can be reconciled. */
   lookup: boolean;
   cancel: boolean;
-  kinds: readonly Kind[];
+  /** Where the estimate comes from: a quote the adapter asks for, the submit's answer, or the catalogue. */
+  quote: 'endpoint' | 'submit' | 'catalogue';
+  /** Where the billed figure comes from, in words, or null when the provider gives none per request. */
+  billing: string | null;
+  /** Failures the provider documents as never billed, in words (the adapter marks them as it meets them). */
+  neverBilled: string | null;
+  /** The kinds it makes, each with the input schema checked before the boundary mark. */
+  inputs: Partial<Record<Kind, InputSchema>>;
 }
 
 /** A request built and validated in full before the boundary mark; the adapter alone reads `body`. */
 export interface PreparedRequest {
   kind: Kind;
   model: string;
+  /** The model input as it will be sent, for matching during reconciliation. */
+  input: Record<string, unknown>;
   body: unknown;
 }
 
+/** A result file: at a URL to download, or, for synchronous providers, already in hand. */
 export interface ProviderOutput {
-  url: string;
+  url: string | null;
+  bytes?: Uint8Array;
   contentType: string | null;
 }
 
@@ -47,16 +60,29 @@ export type PollResult =
   | { state: 'succeeded'; result: ProviderResult }
   | { state: 'failed'; error: string; costActual: Money | null };
 
+/** A request found at the provider that might be the one an unknown outcome left behind. */
+export interface Candidate {
+  requestId: string;
+  createdAt: number;
+  status: string;
+  inputMatches: boolean;
+}
+
 export interface ProviderAdapter {
   readonly id: string;
   readonly capabilities: ProviderCapabilities;
   /** Builds the request; throws InvalidInput with a message a person can act on. */
   prepare(task: Pick<Task, 'kind' | 'model' | 'input'>): PreparedRequest;
+  /** The provider's own price for this request, where it has a quote endpoint. */
+  quote?(request: PreparedRequest, signal?: AbortSignal): Promise<Money | null>;
   /** Throws SubmitError, classified by what is known about whether the request was applied. */
   submit(request: PreparedRequest, options: { idempotencyKey: string; signal?: AbortSignal }): Promise<SubmitResult>;
+  /** Throws PollError for a passing problem (asking again later is free). */
   poll(requestId: string, signal?: AbortSignal): Promise<PollResult>;
   download(output: ProviderOutput, signal?: AbortSignal): Promise<AsyncIterable<Uint8Array>>;
   cancel?(requestId: string): Promise<void>;
+  /** Requests created in a time window (ms since the epoch), compared with the request that was sent. */
+  lookup?(window: { from: number; to: number }, request: PreparedRequest, signal?: AbortSignal): Promise<Candidate[]>;
 }
 
 export class InvalidInput extends Error {}
@@ -66,3 +92,16 @@ export class SubmitError extends Error {
     super(failure.message);
   }
 }
+
+/** A status or result request that did not get an answer this time. */
+export class PollError extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** A result the provider no longer has (expired or deleted): paid for, and gone. */
+export class ResultGone extends Error {}

@@ -1,153 +1,130 @@
-import {
-  classifySubmitStatus,
-  readJson,
-  retryAfterMs,
-  send,
-  TransportError,
-  transportFailure,
-  type HttpResponse,
-} from '../http/client.ts';
-import { KINDS, toMicros, type Task } from '../tasks/model.ts';
+import { ProviderHttp, type CallTimeouts } from '../http/providerHttp.ts';
+import { canonicalJson } from '../tasks/inputHash.ts';
+import { toMicros, type Task } from '../tasks/model.ts';
 import {
   InvalidInput,
+  PollError,
   SubmitError,
+  type Candidate,
   type Money,
   type PollResult,
   type PreparedRequest,
   type ProviderAdapter,
+  type ProviderCapabilities,
   type ProviderOutput,
-  type ProviderResult,
   type SubmitResult,
 } from './port.ts';
+import { checkInput, type InputSchema } from './schema.ts';
 
-const SUBMIT_TIMEOUTS = { headersMs: 30_000, bodyMs: 30_000 };
-const POLL_TIMEOUTS = { headersMs: 15_000, bodyMs: 15_000 };
-const DOWNLOAD_TIMEOUTS = { headersMs: 30_000, bodyMs: 60_000 };
+const PROMPT = { type: 'string', required: true, maxLength: 2000, hint: 'what to make, in words' } as const;
+const SEED = { type: 'integer', min: 0 } as const;
 
-function obj(value: unknown, what: string): Record<string, unknown> {
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new Error(`the provider sent no ${what}`);
-  return value as Record<string, unknown>;
-}
+const INPUTS: Record<'image' | 'clip' | 'speech', InputSchema> = {
+  image: { prompt: PROMPT, seed: SEED },
+  clip: { prompt: PROMPT, image_url: { type: 'string' }, duration: { type: 'number', min: 0.5, max: 30 }, seed: SEED },
+  speech: { text: { type: 'string', required: true, maxLength: 5000, hint: 'the words to say' }, voice: { type: 'string' } },
+};
 
-function str(value: unknown, what: string): string {
-  if (typeof value !== 'string' || !value) throw new Error(`the provider's answer has no ${what}`);
-  return value;
-}
-
-function money(value: unknown): Money | null {
+export function money(value: unknown): Money | null {
   if (!value || typeof value !== 'object') return null;
   const { amount, currency } = value as { amount?: unknown; currency?: unknown };
   if (typeof amount !== 'number' || !Number.isFinite(amount) || amount < 0) return null;
   return { amount: toMicros(amount), currency: typeof currency === 'string' ? currency : 'USD' };
 }
 
-async function errorText(res: HttpResponse): Promise<string> {
-  const body = await readJson(res).catch(() => null);
-  const detail = body && typeof body === 'object' ? (body as { detail?: unknown }).detail : undefined;
-  return `HTTP ${res.status}${typeof detail === 'string' ? `: ${detail}` : ''}`;
+function record(value: unknown, what: string): Record<string, unknown> {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new PollError(`the simulator sent no ${what}`);
+  return value as Record<string, unknown>;
 }
 
-/** The adapter for the bundled simulator's queue API. */
+/** The adapter for the bundled simulator's queue API (see simulator/server.ts). */
 export class SimulatorAdapter implements ProviderAdapter {
   readonly id = 'simulator';
-  readonly capabilities = {
+  readonly capabilities: ProviderCapabilities = {
     mode: 'async',
-    // The simulator, like most generative APIs, does not honour idempotency keys; the key is still sent so
-    // its charge log can name the attempt.
+    // Like most generative APIs the simulator honours no idempotency key; the key is still sent, so its
+    // charge log names the attempt.
     idempotencyHeader: null,
     lookup: true,
     cancel: true,
-    kinds: KINDS.filter((k) => k !== 'render'),
-  } as const;
+    quote: 'submit',
+    billing: 'the result\'s "cost" field',
+    neverBilled: 'a 503 before the request is accepted',
+    inputs: INPUTS,
+  };
+  private readonly http: ProviderHttp;
 
-  constructor(private readonly baseUrl: string) {}
+  constructor(baseUrl: string, timeouts?: Partial<CallTimeouts>) {
+    this.http = new ProviderHttp({ name: 'The simulator', baseUrl, headers: {}, timeouts, neverBilled: (s) => s === 503 });
+  }
 
   prepare(task: Pick<Task, 'kind' | 'model' | 'input'>): PreparedRequest {
-    if (task.kind === 'render') throw new InvalidInput('renders run on this machine, not at a provider');
-    const input = task.input as Record<string, unknown> | null;
-    if (!input || typeof input !== 'object' || Array.isArray(input)) {
-      throw new InvalidInput('the input must be a JSON object, for example {"prompt": "a red fox"}');
-    }
-    const text = task.kind === 'speech' ? input.text : input.prompt;
-    if (typeof text !== 'string' || !text.trim()) {
-      throw new InvalidInput(task.kind === 'speech' ? 'speech needs a "text" to say' : `an ${task.kind} needs a "prompt"`);
-    }
-    if (input.duration !== undefined && !(typeof input.duration === 'number' && input.duration > 0 && input.duration <= 60)) {
-      throw new InvalidInput('"duration" must be a number of seconds between 0 and 60');
-    }
-    return { kind: task.kind, model: task.model, body: JSON.stringify({ input }) };
+    const schema = this.capabilities.inputs[task.kind];
+    if (!schema) throw new InvalidInput(`the simulator makes images, clips and speech, not "${task.kind}"`);
+    const input = checkInput(schema, task.input);
+    return { kind: task.kind, model: task.model, input, body: JSON.stringify({ input }) };
   }
 
   async submit(request: PreparedRequest, options: { idempotencyKey: string; signal?: AbortSignal }): Promise<SubmitResult> {
-    let res: HttpResponse;
-    try {
-      res = await send('POST', `${this.baseUrl}/v1/${request.kind}/${encodeURIComponent(request.model)}/requests`, {
-        headers: { 'content-type': 'application/json', 'idempotency-key': options.idempotencyKey },
-        body: request.body as string,
-        timeouts: SUBMIT_TIMEOUTS,
-        signal: options.signal,
-      });
-    } catch (err) {
-      if (err instanceof TransportError) throw new SubmitError(transportFailure(err));
-      throw err;
+    const res = await this.http.submit(
+      `/v1/${request.kind}/${encodeURIComponent(request.model)}/requests`,
+      request.body as string,
+      { 'content-type': 'application/json', 'idempotency-key': options.idempotencyKey },
+      options.signal,
+    );
+    const body = await this.http.acceptedJson(res);
+    if (typeof body.request_id !== 'string' || !body.request_id) {
+      throw new SubmitError({ kind: 'maybe_applied', message: 'the simulator accepted the request but sent no request id' });
     }
-    if (res.status !== 201 && res.status !== 200) {
-      throw new SubmitError(classifySubmitStatus(res.status, await errorText(res), retryAfterMs(res.headers, Date.now())));
-    }
-    try {
-      const body = obj(await readJson(res), 'answer');
-      return { requestId: str(body.request_id, 'request_id'), quote: money(body.quote), result: null };
-    } catch (err) {
-      // Accepted (2xx) but unreadable: it was applied and we cannot address it.
-      throw new SubmitError({ kind: 'maybe_applied', message: (err as Error).message });
-    }
+    return { requestId: body.request_id, quote: money(body.quote), result: null };
   }
 
   async poll(requestId: string, signal?: AbortSignal): Promise<PollResult> {
     const id = encodeURIComponent(requestId);
-    const res = await send('GET', `${this.baseUrl}/v1/requests/${id}/status`, { timeouts: POLL_TIMEOUTS, signal });
-    if (res.status !== 200) throw new Error(await errorText(res));
-    const body = obj(await readJson(res), 'status');
+    const { status, json } = await this.http.get(`/v1/requests/${id}/status`, signal);
+    const body = record(json, 'status');
+    if (status === 404) return { state: 'failed', error: `the simulator does not know request ${requestId}`, costActual: null };
     switch (body.status) {
       case 'IN_QUEUE':
       case 'IN_PROGRESS':
         return { state: 'pending', progress: typeof body.progress === 'number' ? body.progress : null };
       case 'FAILED':
-        return { state: 'failed', error: String(body.error ?? 'the provider reported a failure'), costActual: null };
+        return { state: 'failed', error: `the simulator failed: ${String(body.error ?? 'no reason given')}`, costActual: null };
       case 'CANCELLED':
-        return { state: 'failed', error: 'the request was cancelled at the provider', costActual: null };
-      case 'COMPLETED':
-        return { state: 'succeeded', result: await this.result(id, signal) };
+        return { state: 'failed', error: 'the request was cancelled at the simulator', costActual: null };
+      case 'COMPLETED': {
+        const result = record((await this.http.get(`/v1/requests/${id}/result`, signal)).json, 'result');
+        if (!Array.isArray(result.outputs) || result.outputs.length === 0) throw new PollError('the simulator sent a result with no outputs');
+        const outputs: ProviderOutput[] = result.outputs.map((o: unknown) => {
+          const out = record(o, 'output');
+          if (typeof out.url !== 'string') throw new PollError('the simulator sent an output with no url');
+          return { url: out.url, contentType: typeof out.content_type === 'string' ? out.content_type : null };
+        });
+        return { state: 'succeeded', result: { outputs, costActual: money(result.cost) } };
+      }
       default:
-        throw new Error(`the provider reported an unknown status ${JSON.stringify(body.status)}`);
+        throw new PollError(`the simulator reported an unknown status ${JSON.stringify(body.status)}`);
     }
   }
 
-  private async result(id: string, signal?: AbortSignal): Promise<ProviderResult> {
-    const res = await send('GET', `${this.baseUrl}/v1/requests/${id}/result`, { timeouts: POLL_TIMEOUTS, signal });
-    if (res.status !== 200) throw new Error(await errorText(res));
-    const body = obj(await readJson(res), 'result');
-    if (!Array.isArray(body.outputs) || body.outputs.length === 0) throw new Error('the provider sent a result with no outputs');
-    const outputs: ProviderOutput[] = body.outputs.map((o: unknown) => {
-      const out = obj(o, 'output');
-      return { url: str(out.url, 'output url'), contentType: typeof out.content_type === 'string' ? out.content_type : null };
-    });
-    return { outputs, costActual: money(body.cost) };
-  }
-
-  async download(output: ProviderOutput, signal?: AbortSignal): Promise<AsyncIterable<Uint8Array>> {
-    const res = await send('GET', output.url, { timeouts: DOWNLOAD_TIMEOUTS, signal });
-    if (res.status !== 200) {
-      await res.body.dump();
-      throw new Error(`the result could not be downloaded (HTTP ${res.status})`);
-    }
-    return res.body;
+  download(output: ProviderOutput, signal?: AbortSignal): Promise<AsyncIterable<Uint8Array>> {
+    return this.http.download(output, signal);
   }
 
   async cancel(requestId: string): Promise<void> {
-    const res = await send('PUT', `${this.baseUrl}/v1/requests/${encodeURIComponent(requestId)}/cancel`, {
-      timeouts: POLL_TIMEOUTS,
-    });
-    await res.body.dump();
+    await this.http.get(`/v1/requests/${encodeURIComponent(requestId)}/cancel`, undefined, 'PUT');
+  }
+
+  async lookup(window: { from: number; to: number }, request: PreparedRequest, signal?: AbortSignal): Promise<Candidate[]> {
+    const { json } = await this.http.get(`/v1/requests?created_after=${window.from}&created_before=${window.to}`, signal);
+    const list = record(json, 'list').requests;
+    if (!Array.isArray(list)) throw new PollError('the simulator sent no list of requests');
+    const wanted = canonicalJson(request.input);
+    return list.map((r: Record<string, unknown>) => ({
+      requestId: String(r.request_id),
+      createdAt: Number(r.created_at),
+      status: String(r.status),
+      inputMatches: r.model === request.model && canonicalJson(r.input) === wanted,
+    }));
   }
 }

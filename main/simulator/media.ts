@@ -1,42 +1,104 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { ffmpegPath } from '../media/binaries.ts';
 import type { Kind } from '../tasks/model.ts';
 
 const run = promisify(execFile);
+const require = createRequire(import.meta.url);
 
-function colourOf(input: Record<string, unknown>): string {
-  return createHash('sha256').update(JSON.stringify(input)).digest('hex').slice(0, 6);
+/** A font that ships in an npm package, since a fresh machine may have none for drawtext. */
+export const FONT = join(dirname(require.resolve('dejavu-fonts-ttf/package.json')), 'ttf', 'DejaVuSans.ttf');
+
+const WIDTH = 640;
+const HEIGHT = 360;
+const FPS = 24;
+
+export interface Media {
+  bytes: Buffer;
+  contentType: string;
 }
 
-/** Real media made locally: a PNG still, an H.264 clip of the asked duration, a WAV of speech length. */
-export async function makeMedia(kind: Kind, input: Record<string, unknown>): Promise<{ bytes: Buffer; contentType: string }> {
+function colourOf(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 6);
+}
+
+async function ffmpeg(args: string[]): Promise<void> {
+  await run(ffmpegPath(), ['-hide_banner', '-loglevel', 'error', ...args, '-y']);
+}
+
+/** Reads an image given as a data: URI or an http(s) URL, as generative APIs take them. */
+async function fetchImage(source: string): Promise<Buffer> {
+  const data = /^data:[^;,]+;base64,(.*)$/s.exec(source);
+  if (data) return Buffer.from(data[1]!, 'base64');
+  const res = await fetch(source);
+  if (!res.ok) throw new Error(`could not read the source image (HTTP ${res.status})`);
+  return Buffer.from(await res.arrayBuffer());
+}
+
+async function still(dir: string, prompt: string): Promise<string> {
+  const text = join(dir, 'prompt.txt');
+  await writeFile(text, prompt.slice(0, 80));
+  const out = join(dir, 'still.png');
+  // textfile= rather than text=, so no prompt needs escaping for the filter syntax.
+  await ffmpeg([
+    '-f', 'lavfi', '-i', `color=c=0x${colourOf(prompt)}:s=${WIDTH}x${HEIGHT}`,
+    '-frames:v', '1',
+    '-vf', `drawtext=fontfile=${FONT}:textfile=${text}:expansion=none:fontcolor=white:fontsize=28:x=(w-text_w)/2:y=(h-text_h)/2`,
+    out,
+  ]);
+  return out;
+}
+
+/** A clip with a slow push-in, from the source image when one is given, else from a still of the prompt. */
+async function clip(dir: string, input: Record<string, unknown>, duration: number): Promise<string> {
+  let source: string;
+  if (typeof input.image_url === 'string') {
+    source = join(dir, 'source');
+    await writeFile(source, await fetchImage(input.image_url));
+  } else {
+    source = await still(dir, String(input.prompt ?? ''));
+  }
+  const frames = Math.max(1, Math.round(duration * FPS));
+  const out = join(dir, 'clip.mp4');
+  await ffmpeg([
+    '-loop', '1', '-i', source,
+    '-vf', `scale=${WIDTH * 2}:${HEIGHT * 2},zoompan=z='min(zoom+0.0015,1.3)':d=${frames}:s=${WIDTH}x${HEIGHT}:fps=${FPS}`,
+    '-frames:v', String(frames), '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', out,
+  ]);
+  return out;
+}
+
+let espeakWasm: Promise<Buffer> | null = null;
+
+/** Real speech from eSpeak NG compiled to WebAssembly: nothing is downloaded at run time. */
+async function speech(text: string): Promise<Buffer> {
+  const { default: ESpeakNg } = await import('espeak-ng');
+  espeakWasm ??= readFile(join(dirname(require.resolve('espeak-ng')), 'espeak-ng.wasm'));
+  const instance = await ESpeakNg({
+    arguments: ['-v', 'en-us', '-w', 'out.wav', text],
+    wasmBinary: await espeakWasm,
+    print: () => undefined,
+    printErr: () => undefined,
+  });
+  return Buffer.from(instance.FS.readFile('out.wav'));
+}
+
+/** Real media made on this machine: a PNG with the prompt drawn on it, an H.264 clip, spoken WAV. */
+export async function makeMedia(kind: Kind, input: Record<string, unknown>): Promise<Media> {
+  if (kind === 'speech') return { bytes: await speech(String(input.text ?? '')), contentType: 'audio/wav' };
   const dir = await mkdtemp(join(tmpdir(), 'studio-sim-'));
   try {
-    const colour = colourOf(input);
-    const duration = Math.max(0.5, Number(input.duration ?? 1));
-    const [args, file, contentType] = ((): [string[], string, string] => {
-      switch (kind) {
-        case 'image':
-          return [['-f', 'lavfi', '-i', `color=c=0x${colour}:s=640x360`, '-frames:v', '1'], 'out.png', 'image/png'];
-        case 'clip':
-          return [
-            ['-f', 'lavfi', '-i', `color=c=0x${colour}:s=640x360:r=24:d=${duration}`, '-c:v', 'libx264', '-pix_fmt', 'yuv420p'],
-            'out.mp4',
-            'video/mp4',
-          ];
-        case 'speech':
-          return [['-f', 'lavfi', '-i', `sine=frequency=440:duration=${duration}`], 'out.wav', 'audio/wav'];
-        case 'render':
-          throw new Error('the simulator does not render; renders are local');
-      }
-    })();
-    await run(ffmpegPath(), ['-hide_banner', '-loglevel', 'error', ...args, '-y', join(dir, file)]);
-    return { bytes: await readFile(join(dir, file)), contentType };
+    if (kind === 'image') return { bytes: await readFile(await still(dir, String(input.prompt ?? ''))), contentType: 'image/png' };
+    if (kind === 'clip') {
+      const duration = Math.max(0.5, Number(input.duration ?? 2));
+      return { bytes: await readFile(await clip(dir, input, duration)), contentType: 'video/mp4' };
+    }
+    throw new Error('renders are made on this machine, not by a provider');
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

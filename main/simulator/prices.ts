@@ -1,9 +1,7 @@
+import { estimateFromCatalogue } from '../pricing/catalogue.ts';
 import type { Kind } from '../tasks/model.ts';
 
-/** What the simulator quotes, in micro-USD: per image, per second of clip or speech. Fake, by design. */
-export const PRICES: Record<Kind, number> = {
-  image: 40_000,
-  clip: 100_000,
-  speech: 15_000,
-  render: 0,
-};
+/** The simulator quotes its catalogue price, in micro-USD; what it bills differs a little, as real bills do. */
+export function quoteFor(kind: Kind, input: Record<string, unknown>): number {
+  return estimateFromCatalogue('simulator', '*', kind, input)?.cost ?? 0;
+}

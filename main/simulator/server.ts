@@ -3,30 +3,24 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { canonicalJson } from '../tasks/inputHash.ts';
 import { isKind, type Kind } from '../tasks/model.ts';
-import { makeMedia } from './media.ts';
-import { PRICES } from './prices.ts';
+import { nextFault, parseFaults, seededRandom, type Faults, type JobFault } from './faults.ts';
+import { makeMedia, type Media } from './media.ts';
+import { quoteFor } from './prices.ts';
 
 /**
  * The bundled provider: a real HTTP server on loopback speaking a queue API, so the studio runs with
  * no key and no network, and tests drive the engine through real sockets.
  *
- *   POST /v1/{kind}/{model}/requests      -> 201 {request_id, status, quote}
- *   GET  /v1/requests/{id}/status         -> {request_id, status, progress, error?}
- *   GET  /v1/requests/{id}/result         -> {outputs: [{url, content_type}], cost}
+ *   POST /v1/{kind}/{model}/requests   {input}  -> 201 {request_id, status, quote: {amount, currency}}
+ *   GET  /v1/requests/{id}/status                -> {request_id, status, progress, error?}
+ *   GET  /v1/requests/{id}/result                -> {outputs: [{url, content_type}], cost: {amount, currency}}
  *   PUT  /v1/requests/{id}/cancel
- *   GET  /v1/requests?created_after&created_before  -> {requests: [...]}
- *   GET  /files/{id}/{n}
- *   GET  /_sim/charges, POST /_sim/faults  (for tests and people who want to see faults)
+ *   GET  /v1/requests?created_after=MS&created_before=MS  -> {requests: [{request_id, model, input, created_at, status}]}
+ *   GET  /files/{id}/0                           -> the media
+ *   GET  /_sim/charges, GET /_sim/faults-injected, POST /_sim/faults   (to watch and to inject faults)
+ *
+ * Status is IN_QUEUE, IN_PROGRESS, COMPLETED, FAILED or CANCELLED. Amounts are in currency units.
  */
-
-export type SubmitFault = 'drop-after-accept' | 'error-after-accept' | 'reject' | 'rate-limit' | 'server-error';
-
-export interface Faults {
-  /** Applied to the next submits, one each, in order. */
-  submit?: SubmitFault[];
-  /** Extra latency before every answer. */
-  latencyMs?: number;
-}
 
 export interface Charge {
   requestId: string;
@@ -35,8 +29,18 @@ export interface Charge {
   kind: Kind;
   model: string;
   quoted: number;
+  billed: number;
   at: number;
 }
+
+export interface InjectedFault {
+  at: number;
+  fault: string;
+  requestId: string | null;
+  idempotencyKey: string | null;
+}
+
+type JobStatus = 'IN_QUEUE' | 'IN_PROGRESS' | 'COMPLETED' | 'FAILED' | 'CANCELLED';
 
 interface Job {
   id: string;
@@ -45,22 +49,24 @@ interface Job {
   input: Record<string, unknown>;
   createdAt: number;
   durationMs: number;
-  quote: number;
-  billed: number;
-  status: 'IN_QUEUE' | 'IN_PROGRESS' | 'COMPLETED' | 'FAILED' | 'CANCELLED';
-  media?: { bytes: Buffer; contentType: string };
+  charge: Charge;
+  fault: JobFault | undefined;
+  status: JobStatus;
+  media?: Promise<Media>;
 }
 
 export interface SimulatorOptions {
   port?: number;
   /** How long a job takes, unless its input says `duration_ms`. */
   jobMs?: number;
+  faults?: Faults;
 }
 
 export interface RunningSimulator {
   url: string;
   server: Server;
   charges: Charge[];
+  injected: InjectedFault[];
   setFaults(faults: Faults): void;
   close(): Promise<void>;
 }
@@ -76,6 +82,8 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+const usd = (micros: number) => ({ amount: micros / 1e6, currency: 'USD' });
+
 /** Billing differs from the quote a little, as real invoices do. */
 function billedFrom(quote: number, id: string): number {
   const wobble = (createHash('sha256').update(id).digest()[0]! / 255) * 0.3;
@@ -85,64 +93,90 @@ function billedFrom(quote: number, id: string): number {
 export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
   const jobs = new Map<string, Job>();
   const charges: Charge[] = [];
-  let faults: Faults = {};
+  const injected: InjectedFault[] = [];
   const jobMs = options.jobMs ?? 3_000;
+  let faults: Faults = {};
+  let random = Math.random;
+  const setFaults = (f: Faults) => {
+    faults = structuredClone(f);
+    random = f.seed === undefined ? Math.random : seededRandom(f.seed);
+  };
+  setFaults(options.faults ?? {});
+  const inject = (fault: string, job: Job | null, key: string | null) =>
+    injected.push({ at: Date.now(), fault, requestId: job?.id ?? null, idempotencyKey: key });
 
   const refresh = (job: Job): Job => {
-    if (job.status === 'CANCELLED' || job.status === 'FAILED' || job.status === 'COMPLETED') return job;
+    if (job.status !== 'IN_QUEUE' && job.status !== 'IN_PROGRESS') return job;
     const elapsed = Date.now() - job.createdAt;
-    job.status = elapsed >= job.durationMs ? 'COMPLETED' : elapsed >= job.durationMs * 0.1 ? 'IN_PROGRESS' : 'IN_QUEUE';
+    if (elapsed >= job.durationMs && job.fault !== 'never-finish') job.status = job.fault === 'fail' ? 'FAILED' : 'COMPLETED';
+    else job.status = elapsed >= job.durationMs * 0.1 ? 'IN_PROGRESS' : 'IN_QUEUE';
     return job;
   };
-
-  const progressOf = (job: Job): number =>
-    Math.min(1, Math.max(0, (Date.now() - job.createdAt) / Math.max(1, job.durationMs)));
+  const progressOf = (job: Job) => Math.min(job.fault === 'never-finish' ? 0.95 : 1, (Date.now() - job.createdAt) / Math.max(1, job.durationMs));
+  // Made as soon as the job is accepted, as a provider would, so a result is ready when it is asked for.
+  const mediaOf = (job: Job) => (job.media ??= makeMedia(job.kind, job.input));
 
   async function submit(req: IncomingMessage, res: ServerResponse, kind: Kind, model: string): Promise<void> {
     let input: Record<string, unknown>;
     try {
       const parsed = JSON.parse(await readBody(req)) as { input?: unknown };
-      if (!parsed.input || typeof parsed.input !== 'object') throw new Error('missing input');
+      if (!parsed.input || typeof parsed.input !== 'object' || Array.isArray(parsed.input)) throw new Error();
       input = parsed.input as Record<string, unknown>;
     } catch {
       return json(res, 422, { detail: 'the body must be JSON with an "input" object' });
     }
-    const fault = faults.submit?.shift();
-    if (fault === 'reject') return json(res, 422, { detail: 'input rejected by the simulator' });
-    if (fault === 'rate-limit') return json(res, 429, { detail: 'slow down' }, { 'retry-after': '1' });
-    if (fault === 'server-error') return json(res, 503, { detail: 'the simulator failed before accepting' });
+    const key = typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : null;
+    const fault = nextFault(faults.submit, faults.rates?.submit, random);
+    if (fault === 'reject' || fault === 'rate-limit' || fault === 'unavailable') {
+      inject(fault, null, key);
+      if (fault === 'reject') return json(res, 422, { detail: 'the simulator refused this input (an injected fault)' });
+      if (fault === 'rate-limit') return json(res, 429, { detail: 'slow down' }, { 'retry-after': '1' });
+      return json(res, 503, { detail: 'the simulator is unavailable; nothing was accepted' });
+    }
 
-    const quote = PRICES[kind] * (kind === 'clip' || kind === 'speech' ? Math.max(1, Number(input.duration ?? 1)) : 1);
-    const job: Job = {
-      id: randomUUID(),
-      kind,
-      model,
-      input,
-      createdAt: Date.now(),
-      durationMs: Number(input.duration_ms ?? jobMs),
-      quote,
-      billed: 0,
-      status: 'IN_QUEUE',
-    };
-    job.billed = billedFrom(quote, job.id);
-    jobs.set(job.id, job);
-    const key = req.headers['idempotency-key'];
-    charges.push({
-      requestId: job.id,
-      idempotencyKey: typeof key === 'string' ? key : null,
+    const id = randomUUID();
+    const quoted = quoteFor(kind, input);
+    const charge: Charge = {
+      requestId: id,
+      idempotencyKey: key,
       inputHash: createHash('sha256').update(canonicalJson({ model, input })).digest('hex'),
       kind,
       model,
-      quoted: quote,
-      at: job.createdAt,
-    });
+      quoted,
+      billed: billedFrom(quoted, id),
+      at: Date.now(),
+    };
+    const job: Job = {
+      id,
+      kind,
+      model,
+      input,
+      createdAt: charge.at,
+      durationMs: Number(input.duration_ms ?? jobMs),
+      charge,
+      fault: nextFault(faults.job, faults.rates?.job, random),
+      status: 'IN_QUEUE',
+    };
+    if (job.fault) inject(job.fault, job, key);
+    jobs.set(id, job);
+    charges.push(charge);
+    void mediaOf(job).catch(() => undefined);
+
+    if (fault) inject(fault, job, key);
     if (fault === 'drop-after-accept') return void res.socket?.destroy();
     if (fault === 'error-after-accept') return json(res, 502, { detail: 'bad gateway after the job was queued' });
-    json(res, 201, {
-      request_id: job.id,
-      status: job.status,
-      quote: { amount: quote / 1e6, currency: 'USD' },
-    });
+    if (fault === 'malformed-json') {
+      res.writeHead(201, { 'content-type': 'application/json' });
+      return void res.end('{"request_id": "' + id.slice(0, 8));
+    }
+    if (fault === 'slow-body') {
+      res.writeHead(201, { 'content-type': 'application/json' });
+      res.write('{"request_id":');
+      const drip = setInterval(() => res.write(' '), 1_000);
+      res.on('close', () => clearInterval(drip));
+      return;
+    }
+    json(res, 201, { request_id: id, status: job.status, quote: usd(quoted) });
   }
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -152,56 +186,62 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     const base = `http://${req.headers.host}`;
 
     if (req.method === 'POST' && parts[0] === 'v1' && parts.length === 4 && parts[3] === 'requests') {
-      const [, kind, model] = parts as [string, string, string];
-      if (!isKind(kind)) return json(res, 404, { detail: `no such kind ${kind}` });
-      return submit(req, res, kind, decodeURIComponent(model));
+      const kind = parts[1]!;
+      if (!isKind(kind) || kind === 'render') return json(res, 404, { detail: `the simulator makes no "${kind}"` });
+      return submit(req, res, kind, decodeURIComponent(parts[2]!));
     }
     if (req.method === 'GET' && url.pathname === '/v1/requests') {
       const after = Number(url.searchParams.get('created_after') ?? 0);
       const before = Number(url.searchParams.get('created_before') ?? Number.MAX_SAFE_INTEGER);
-      const list = [...jobs.values()]
+      const requests = [...jobs.values()]
         .filter((j) => j.createdAt >= after && j.createdAt <= before)
-        .map((j) => ({ request_id: j.id, kind: j.kind, model: j.model, input: j.input, created_at: j.createdAt, status: refresh(j).status }));
-      return json(res, 200, { requests: list });
+        .map((j) => ({ request_id: j.id, model: j.model, input: j.input, created_at: j.createdAt, status: refresh(j).status }));
+      return json(res, 200, { requests });
     }
     if (parts[0] === 'v1' && parts[1] === 'requests' && parts[2]) {
       const job = jobs.get(parts[2]);
       if (!job) return json(res, 404, { detail: 'no such request' });
       refresh(job);
       if (req.method === 'GET' && parts[3] === 'status') {
-        return json(res, 200, { request_id: job.id, status: job.status, progress: progressOf(job) });
+        const fault = nextFault(faults.status, faults.rates?.status, random);
+        if (fault) inject(`status-${fault}`, job, job.charge.idempotencyKey);
+        if (fault === 'server-error') return json(res, 500, { detail: 'status is unavailable for a moment' });
+        if (fault === 'malformed-json') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":');
+        const error = job.status === 'FAILED' ? { error: 'the model failed on this input' } : {};
+        return json(res, 200, { request_id: job.id, status: job.status, progress: progressOf(job), ...error });
       }
       if (req.method === 'GET' && parts[3] === 'result') {
-        if (job.status !== 'COMPLETED') return json(res, 409, { detail: `request is ${job.status}` });
+        if (job.status !== 'COMPLETED') return json(res, 409, { detail: `the request is ${job.status}` });
         return json(res, 200, {
           outputs: [{ url: `${base}/files/${job.id}/0`, content_type: (await mediaOf(job)).contentType }],
-          cost: { amount: job.billed / 1e6, currency: 'USD' },
+          cost: usd(job.charge.billed),
         });
       }
       if (req.method === 'PUT' && parts[3] === 'cancel') {
-        if (job.status === 'COMPLETED') return json(res, 400, { status: 'ALREADY_COMPLETED' });
+        if (job.status === 'COMPLETED' || job.status === 'FAILED') return json(res, 400, { status: 'ALREADY_COMPLETED' });
         job.status = 'CANCELLED';
         return json(res, 200, { status: 'CANCELLATION_REQUESTED' });
       }
     }
     if (req.method === 'GET' && parts[0] === 'files' && parts[1]) {
       const job = jobs.get(parts[1]);
+      if (job?.fault === 'expired-result') return json(res, 410, { detail: 'this result has expired and was deleted' });
       if (!job || refresh(job).status !== 'COMPLETED') return json(res, 404, { detail: 'no such file' });
       const media = await mediaOf(job);
       res.writeHead(200, { 'content-type': media.contentType, 'content-length': media.bytes.length });
       return void res.end(media.bytes);
     }
     if (req.method === 'GET' && url.pathname === '/_sim/charges') return json(res, 200, charges);
+    if (req.method === 'GET' && url.pathname === '/_sim/faults-injected') return json(res, 200, injected);
     if (req.method === 'POST' && url.pathname === '/_sim/faults') {
-      faults = JSON.parse(await readBody(req)) as Faults;
+      try {
+        setFaults(parseFaults(JSON.parse(await readBody(req))));
+      } catch (err) {
+        return json(res, 400, { detail: (err as Error).message });
+      }
       return json(res, 200, faults);
     }
     json(res, 404, { detail: 'not found' });
-  }
-
-  async function mediaOf(job: Job) {
-    job.media ??= await makeMedia(job.kind, job.input);
-    return job.media;
   }
 
   const server = createServer((req, res) => {
@@ -210,15 +250,17 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       else res.destroy();
     });
   });
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', resolve);
+  });
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     server,
     charges,
-    setFaults: (f) => {
-      faults = f;
-    },
+    injected,
+    setFaults,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -45,14 +45,17 @@ export class FakeProvider implements ProviderAdapter {
       idempotencyHeader: script.idempotencyHeader ?? null,
       lookup: false,
       cancel: false,
-      kinds: ['image', 'clip', 'speech'] as const,
+      quote: 'submit' as const,
+      billing: 'the result',
+      neverBilled: null,
+      inputs: { image: { prompt: { type: 'string' as const, required: true } } },
     };
   }
 
   prepare(task: Pick<Task, 'kind' | 'model' | 'input'>): PreparedRequest {
     const prompt = (task.input as { prompt?: unknown }).prompt;
     if (typeof prompt !== 'string') throw new InvalidInput('an image needs a "prompt"');
-    return { kind: task.kind, model: task.model, body: { prompt } };
+    return { kind: task.kind, model: task.model, input: { prompt }, body: { prompt } };
   }
 
   async submit(_req: PreparedRequest, options: { idempotencyKey: string }): Promise<SubmitResult> {

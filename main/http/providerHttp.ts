@@ -1,0 +1,165 @@
+import { Readable } from 'node:stream';
+import type { SubmitFailure } from '../engine/submitOutcome.ts';
+import { PollError, ResultGone, SubmitError, type ProviderOutput } from '../providers/port.ts';
+import { classifySubmitStatus, readJson, retryAfterMs, send, TransportError, type HttpResponse, type HttpTimeouts } from './client.ts';
+
+export interface CallTimeouts {
+  submit: HttpTimeouts;
+  poll: HttpTimeouts;
+  download: HttpTimeouts;
+}
+
+export const DEFAULT_TIMEOUTS: CallTimeouts = {
+  submit: { headersMs: 60_000, bodyMs: 60_000 },
+  poll: { headersMs: 15_000, bodyMs: 15_000 },
+  download: { headersMs: 30_000, bodyMs: 120_000 },
+};
+
+export interface ProviderHttpConfig {
+  /** The provider's name as a person knows it, for messages. */
+  name: string;
+  baseUrl: string;
+  /** Headers on every call, the credentials among them; their values never reach a message. */
+  headers: Record<string, string>;
+  timeouts?: Partial<CallTimeouts>;
+  /** Extra headers on a submit, such as a provider's own no-retry switch. */
+  submitHeaders?: Record<string, string>;
+  /** Whether the provider documents a failure with this status as never billed (fal: 5xx). */
+  neverBilled?: (status: number) => boolean;
+}
+
+/** Pulls a readable message out of the error bodies providers send. */
+export function errorDetail(body: unknown): string | null {
+  if (typeof body === 'string') return body.slice(0, 300) || null;
+  if (!body || typeof body !== 'object') return null;
+  const b = body as Record<string, any>;
+  const detail = b.detail ?? b.error ?? b.message ?? b.title;
+  if (typeof detail === 'string') return detail.slice(0, 300);
+  if (Array.isArray(detail)) return detail.map((d) => d?.msg ?? d?.message ?? JSON.stringify(d)).join('; ').slice(0, 300);
+  if (detail && typeof detail === 'object') return errorDetail(detail);
+  return null;
+}
+
+/** The provider's answer in words a creator can act on. */
+export function plainProblem(name: string, status: number, detail: string | null): string {
+  const said = detail ? `: ${detail}` : '';
+  if (status === 401 || status === 403) return `${name} refused the API key; check the key in Settings (HTTP ${status}${said})`;
+  if (status === 402) return `${name} says the account has no credit left; add credit, then try again (HTTP 402${said})`;
+  if (status === 429) return `${name} is rate limiting; the studio will wait and try again (HTTP 429${said})`;
+  if (status === 400 || status === 422) return `${name} refused the input${said} (HTTP ${status})`;
+  if (status === 404) return `${name} does not know this model or request (HTTP 404${said})`;
+  if (status >= 500) return `${name} had a problem on its side (HTTP ${status}${said})`;
+  return `${name} answered HTTP ${status}${said}`;
+}
+
+/**
+ * One provider's HTTP: its base URL, credentials and timeouts per call kind, with every answer classified.
+ * A submit is sent once and never resent here; status calls may be asked again, so their failures are
+ * PollErrors carrying any Retry-After. Credentials are only ever headers and are scrubbed from messages.
+ */
+export class ProviderHttp {
+  private readonly timeouts: CallTimeouts;
+  private readonly secrets: string[];
+
+  constructor(private readonly config: ProviderHttpConfig) {
+    this.timeouts = { ...DEFAULT_TIMEOUTS, ...config.timeouts };
+    this.secrets = Object.values(config.headers)
+      .flatMap((v) => [v, v.split(' ').at(-1) ?? ''])
+      .filter((v) => v.length >= 8);
+  }
+
+  url(path: string): string {
+    return /^https?:\/\//.test(path) ? path : `${this.config.baseUrl.replace(/\/$/, '')}${path}`;
+  }
+
+  /** Removes any credential a provider might echo back in an error. */
+  scrub(message: string): string {
+    return this.secrets.reduce((m, s) => m.split(s).join('[key]'), message);
+  }
+
+  private async problem(res: HttpResponse): Promise<string> {
+    const body = await readJson(res).catch(() => null);
+    return this.scrub(plainProblem(this.config.name, res.status, errorDetail(body)));
+  }
+
+  /** POSTs a paid request once. Returns the response of a 2xx; anything else is a classified SubmitError. */
+  async submit(path: string, body: string | Buffer, headers: Record<string, string>, signal?: AbortSignal): Promise<HttpResponse> {
+    let res: HttpResponse;
+    try {
+      res = await send('POST', this.url(path), {
+        headers: { ...this.config.headers, ...this.config.submitHeaders, ...headers },
+        body,
+        timeouts: this.timeouts.submit,
+        signal,
+      });
+    } catch (err) {
+      if (!(err instanceof TransportError)) throw err;
+      const failure: SubmitFailure = { kind: err.sent ? 'maybe_applied' : 'never_sent', message: this.scrub(`${this.config.name}: ${err.message}`) };
+      throw new SubmitError(failure);
+    }
+    if (res.status >= 200 && res.status < 300) return res;
+    const failure = classifySubmitStatus(res.status, await this.problem(res), retryAfterMs(res.headers, Date.now()));
+    throw new SubmitError({ ...failure, neverBilled: this.config.neverBilled?.(res.status) ?? false });
+  }
+
+  /** Reads an accepted submit's JSON; an unreadable answer to a request that was applied is an unknown outcome. */
+  async acceptedJson(res: HttpResponse): Promise<Record<string, unknown>> {
+    try {
+      const body = await readJson(res);
+      if (!body || typeof body !== 'object' || Array.isArray(body)) throw new Error('the answer is not a JSON object');
+      return body as Record<string, unknown>;
+    } catch (err) {
+      throw new SubmitError({
+        kind: 'maybe_applied',
+        message: `${this.config.name} accepted the request but its answer could not be read (${(err as Error).message})`,
+      });
+    }
+  }
+
+  /** A status or result call: JSON back, or a PollError for anything worth asking again. */
+  async get(path: string, signal?: AbortSignal, method: 'GET' | 'PUT' | 'POST' = 'GET', body?: string): Promise<{ status: number; json: unknown; headers: HttpResponse['headers'] }> {
+    let res: HttpResponse;
+    try {
+      res = await send(method, this.url(path), {
+        headers: body ? { ...this.config.headers, 'content-type': 'application/json' } : this.config.headers,
+        body,
+        timeouts: this.timeouts.poll,
+        signal,
+      });
+    } catch (err) {
+      if (err instanceof TransportError) throw new PollError(this.scrub(`${this.config.name}: ${err.message}`));
+      throw err;
+    }
+    if (res.status === 429 || res.status >= 500) throw new PollError(await this.problem(res), retryAfterMs(res.headers, Date.now()));
+    if (res.status >= 400) return { status: res.status, json: { error: await this.problem(res) }, headers: res.headers };
+    try {
+      return { status: res.status, json: await readJson(res), headers: res.headers };
+    } catch (err) {
+      throw new PollError(`${this.config.name}: ${(err as Error).message}`);
+    }
+  }
+
+  /** Streams a result file; an expired or deleted one is ResultGone, said plainly. */
+  async download(output: ProviderOutput, signal?: AbortSignal, withCredentials = false): Promise<AsyncIterable<Uint8Array>> {
+    if (output.bytes) return Readable.from([output.bytes]);
+    if (!output.url) throw new ResultGone(`${this.config.name} gave no file for this result`);
+    const data = /^data:[^;,]*;base64,(.*)$/s.exec(output.url);
+    if (data) return Readable.from([Buffer.from(data[1]!, 'base64')]);
+    let res: HttpResponse;
+    try {
+      res = await send('GET', output.url, { headers: withCredentials ? this.config.headers : {}, timeouts: this.timeouts.download, signal });
+    } catch (err) {
+      if (err instanceof TransportError) throw new Error(this.scrub(`${this.config.name}: ${err.message}`));
+      throw err;
+    }
+    if (res.status === 404 || res.status === 410 || res.status === 403) {
+      await res.body.dump();
+      throw new ResultGone(
+        `${this.config.name} no longer has this result (HTTP ${res.status}: its link expired or it was deleted). ` +
+          'It was paid for; the provider keeps results only for a while',
+      );
+    }
+    if (res.status !== 200) throw new Error(await this.problem(res));
+    return res.body;
+  }
+}
