@@ -31,6 +31,8 @@ CREATE TABLE tasks (
   submit_started_at  INTEGER,
   idempotency_key    TEXT,
   remote_request_id  TEXT,
+  -- What else the provider said is needed to reach the request again (fal's status and response URLs).
+  remote_handle      TEXT CHECK (remote_handle IS NULL OR json_valid(remote_handle)),
   submitted_at       INTEGER,
   progress           REAL CHECK (progress IS NULL OR (progress >= 0 AND progress <= 1)),
   cost_estimated     INTEGER,
@@ -64,6 +66,7 @@ CREATE INDEX tasks_leased ON tasks (kind, lease_expires_at) WHERE status IN ('RU
 CREATE INDEX tasks_lease_owner ON tasks (lease_owner) WHERE lease_owner IS NOT NULL;
 CREATE INDEX tasks_project ON tasks (project_id, status);
 CREATE INDEX tasks_unknown ON tasks (updated_at) WHERE status = 'OUTCOME_UNKNOWN';
+CREATE INDEX tasks_remote_request ON tasks (provider, remote_request_id) WHERE remote_request_id IS NOT NULL;
 CREATE INDEX task_dependencies_reverse ON task_dependencies (depends_on);
 
 -- Every transition, with its reason and who made it. Append-only: the triggers refuse edits.

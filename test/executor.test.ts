@@ -50,7 +50,7 @@ describe('executor order (pinned: any refactor that sends before the mark must f
     t.repo.enqueue(imageTask(1), t.clock.now());
     const first = t.claim();
     t.repo.markSubmitStarted(first.id, 'k', OPTIONS.leaseMs, { owner: OWNER, now: t.clock.now() });
-    t.repo.recordSubmitted(first.id, 'req-1', null, { owner: OWNER, now: t.clock.now() });
+    t.repo.recordSubmitted(first.id, { requestId: 'req-1', handle: null }, null, { owner: OWNER, now: t.clock.now() });
     // The first worker dies; its lease runs out; another worker reclaims the row.
     t.clock.advance(OPTIONS.leaseMs + 1);
     const [restored] = t.repo.claim('image', 4, OPTIONS.leaseMs, { owner: 'worker-b', now: t.clock.now() });

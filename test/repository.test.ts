@@ -19,7 +19,7 @@ describe('claim', () => {
     const { id } = repo.enqueue(imageTask(projectId), clock.now());
     repo.claim('image', 4, LEASE, as('a'));
     repo.markSubmitStarted(id, 'k', LEASE, as('a'));
-    repo.recordSubmitted(id, 'req-9', null, as('a'));
+    repo.recordSubmitted(id, { requestId: 'req-9', handle: null }, null, as('a'));
     clock.advance(LEASE + 1);
     const [row] = repo.claim('image', 4, LEASE, as('b'));
     expect(row).toMatchObject({ id, status: 'SUBMITTED', remoteRequestId: 'req-9', leaseOwner: 'b' });
@@ -77,7 +77,7 @@ describe('fenced writes', () => {
     repo.claim('image', 4, LEASE, as('b'));
     expect(repo.markSubmitStarted(id, 'k', LEASE, as('a'))).toBeUndefined();
     expect(repo.markSubmitStarted(id, 'k', LEASE, as('b'))).toBeDefined();
-    expect(repo.recordSubmitted(id, 'r', null, as('a'))).toBeUndefined();
+    expect(repo.recordSubmitted(id, { requestId: 'r', handle: null }, null, as('a'))).toBeUndefined();
     expect(repo.renewLeases([id], LEASE, as('a'))).toEqual(new Set());
     expect(repo.renewLeases([id], LEASE, as('b'))).toEqual(new Set([id]));
   });
@@ -101,7 +101,7 @@ describe('recovery sweep', () => {
     repo.claim('image', 4, LEASE, as('dead'));
     repo.markSubmitStarted(marked.id, 'k1', LEASE, as('dead'));
     repo.markSubmitStarted(submitted.id, 'k2', LEASE, as('dead'));
-    repo.recordSubmitted(submitted.id, 'req', null, as('dead'));
+    repo.recordSubmitted(submitted.id, { requestId: 'req', handle: null }, null, as('dead'));
     clock.advance(LEASE + 1);
     recoverExpired(repo, clock.now(), new Set(), () => undefined);
     expect(repo.get(fresh.id)).toMatchObject({ status: 'PENDING', leaseOwner: null });
@@ -203,7 +203,7 @@ describe("a person's decisions and spend", () => {
     repo.claim('image', 1, LEASE, as('a'));
     const pending = repo.enqueue(imageTask(projectId, 'a'), clock.now());
     repo.markSubmitStarted(submitted.id, 'k', LEASE, as('a'));
-    repo.recordSubmitted(submitted.id, 'r', { cost: 10_000, source: 'quote' }, as('a'));
+    repo.recordSubmitted(submitted.id, { requestId: 'r', handle: null }, { cost: 10_000, source: 'quote' }, as('a'));
     expect(repo.cancel(pending.id, clock.now())).toMatchObject({ status: 'CANCELLED', charged: 'no' });
     expect(repo.cancel(submitted.id, clock.now())).toMatchObject({ status: 'CANCELLED', charged: 'maybe', leaseOwner: null });
     expect(repo.spend()[0]!.possiblyCharged).toBe(10_000);

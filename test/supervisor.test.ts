@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ENGINE_OPTIONS, Supervisor, type EngineOptions } from '../main/engine/supervisor.ts';
 import type { PollResult } from '../main/providers/port.ts';
+import type { RemoteRef } from '../main/tasks/model.ts';
 import { imageTask, ManualClock, openTestDb } from './helpers/engine.ts';
 import { FakeProvider, memoryOutputs } from './helpers/recording.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 /** A provider whose job never ends and whose poll waits until it is aborted: the task stays in flight. */
 class HangingProvider extends FakeProvider {
-  override poll(_id: string, signal?: AbortSignal): Promise<PollResult> {
+  override poll(_remote: RemoteRef, signal?: AbortSignal): Promise<PollResult> {
     return new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(signal.reason)));
   }
 }

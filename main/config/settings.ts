@@ -1,11 +1,19 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { DEFAULT_ENGINE_OPTIONS, type EngineOptions } from '../engine/supervisor.ts';
+import type { CallTimeouts } from '../http/providerHttp.ts';
 import { KINDS } from '../tasks/model.ts';
 import { settingsPath } from './paths.ts';
 
+export interface ProviderSettings {
+  /** Kept as typed here; the desktop app keeps keys encrypted and hands them over at start. */
+  key?: string;
+  baseUrl?: string;
+  timeouts?: Partial<CallTimeouts>;
+}
+
 export interface Settings {
   engine: EngineOptions;
-  providers: Record<string, { baseUrl?: string }>;
+  providers: Record<string, ProviderSettings>;
 }
 
 export class SettingsError extends Error {}
@@ -48,5 +56,17 @@ export function loadSettings(dataDir: string): Settings {
       deadlineMs: positive(e.poll?.deadlineMs, 'engine.poll.deadlineMs', d.poll.deadlineMs, 100),
     },
   };
-  return { engine, providers: raw.providers ?? {} };
+  return { engine, providers: checkProviders(raw.providers ?? {}) };
+}
+
+function checkProviders(raw: unknown): Record<string, ProviderSettings> {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new SettingsError('settings: providers must be an object');
+  for (const [id, p] of Object.entries(raw as Record<string, any>)) {
+    if (!p || typeof p !== 'object') throw new SettingsError(`settings: providers.${id} must be an object`);
+    if (p.key !== undefined && (typeof p.key !== 'string' || !p.key)) throw new SettingsError(`settings: providers.${id}.key must be text`);
+    if (p.baseUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(String(p.baseUrl))) {
+      throw new SettingsError(`settings: providers.${id}.baseUrl must be an http(s) address, not ${JSON.stringify(p.baseUrl)}`);
+    }
+  }
+  return raw as Record<string, ProviderSettings>;
 }

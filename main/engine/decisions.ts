@@ -43,7 +43,7 @@ export async function cancelTask(repo: TaskRepository, provider: ProviderAdapter
   let providerNote = '';
   if (task.remoteRequestId && provider?.cancel) {
     try {
-      await provider.cancel(task.remoteRequestId);
+      await provider.cancel({ requestId: task.remoteRequestId, model: task.model, handle: task.remoteHandle });
       providerNote = 'asked the provider to cancel it';
     } catch (err) {
       providerNote = `the provider could not be asked to cancel it (${(err as Error).message})`;

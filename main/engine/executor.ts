@@ -86,7 +86,7 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
       const accepted = await provider.submit(request, { idempotencyKey: key });
       stopPoint('after-send', task.id);
       const quote = accepted.quote && { cost: accepted.quote.amount, source: `${provider.id} quote` };
-      const submitted = repo.recordSubmitted(task.id, accepted.requestId, quote, lease());
+      const submitted = repo.recordSubmitted(task.id, { requestId: accepted.requestId, handle: accepted.handle }, quote, lease());
       if (!submitted) {
         repo.noteLateRequestId(task.id, accepted.requestId, clock.now());
         return lost('recording the request id');

@@ -1,5 +1,5 @@
 import type { Clock } from '../ports.ts';
-import { PollError, type Money, type ProviderAdapter, type ProviderResult } from '../providers/port.ts';
+import { PollError, ResultGone, type Money, type ProviderAdapter, type ProviderResult } from '../providers/port.ts';
 import type { Task } from '../tasks/model.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
 import { stopPoint } from './stopPoints.ts';
@@ -36,7 +36,7 @@ export async function pollUntilDone(
   options: PollOptions & { owner: string; leaseMs: number },
   signal: AbortSignal,
 ): Promise<PollOutcome> {
-  const requestId = task.remoteRequestId!;
+  const remote = { requestId: task.remoteRequestId!, model: task.model, handle: task.remoteHandle };
   const deadline = (task.submittedAt ?? ports.clock.now()) + options.deadlineMs;
   let interval = options.intervalMs;
   let lastProblem = 'the provider had not finished';
@@ -46,7 +46,7 @@ export async function pollUntilDone(
     if (signal.aborted) return { state: 'stopped' };
     if (ports.clock.now() >= deadline) finalPoll = true;
     try {
-      const answer = await ports.provider.poll(requestId, signal);
+      const answer = await ports.provider.poll(remote, signal);
       if (answer.state !== 'pending') return answer;
       const lease = { owner: options.owner, now: ports.clock.now() };
       if (!ports.repo.saveProgress(task.id, answer.progress, options.leaseMs, lease)) {
@@ -57,6 +57,7 @@ export async function pollUntilDone(
       lastProblem = 'the provider had not finished';
     } catch (err) {
       if (signal.aborted) return { state: 'stopped' };
+      if (err instanceof ResultGone) return { state: 'failed', error: err.message, costActual: null };
       lastProblem = `the provider could not be asked (${(err as Error).message})`;
       if (err instanceof PollError && err.retryAfterMs) interval = Math.max(interval, err.retryAfterMs);
     }

@@ -1,5 +1,5 @@
 import type { SubmitFailure } from '../engine/submitOutcome.ts';
-import type { Kind, Task } from '../tasks/model.ts';
+import type { Kind, RemoteRef, Task } from '../tasks/model.ts';
 import type { InputSchema } from './schema.ts';
 
 /** Money in micro-units (1 USD = 1,000,000). */
@@ -50,6 +50,8 @@ export interface ProviderResult {
 
 export interface SubmitResult {
   requestId: string;
+  /** Anything else needed to reach the request again, kept on the row with the id. */
+  handle: Record<string, string> | null;
   quote: Money | null;
   /** Synchronous providers answer with the result itself. */
   result: ProviderResult | null;
@@ -78,9 +80,9 @@ export interface ProviderAdapter {
   /** Throws SubmitError, classified by what is known about whether the request was applied. */
   submit(request: PreparedRequest, options: { idempotencyKey: string; signal?: AbortSignal }): Promise<SubmitResult>;
   /** Throws PollError for a passing problem (asking again later is free). */
-  poll(requestId: string, signal?: AbortSignal): Promise<PollResult>;
+  poll(remote: RemoteRef, signal?: AbortSignal): Promise<PollResult>;
   download(output: ProviderOutput, signal?: AbortSignal): Promise<AsyncIterable<Uint8Array>>;
-  cancel?(requestId: string): Promise<void>;
+  cancel?(remote: RemoteRef): Promise<void>;
   /** Requests created in a time window (ms since the epoch), compared with the request that was sent. */
   lookup?(window: { from: number; to: number }, request: PreparedRequest, signal?: AbortSignal): Promise<Candidate[]>;
 }

@@ -1,14 +1,31 @@
+import { join } from 'node:path';
 import type { Settings } from '../config/settings.ts';
 import { startSimulator, type RunningSimulator } from '../simulator/server.ts';
 import type { Task } from '../tasks/model.ts';
+import type { AdapterConfig } from './config.ts';
+import { ElevenLabsAdapter } from './elevenlabs.ts';
+import { FalAdapter } from './fal.ts';
+import { OpenAiAdapter } from './openai.ts';
 import type { ProviderAdapter } from './port.ts';
+import { ReplicateAdapter } from './replicate.ts';
 import { SimulatorAdapter } from './simulatorAdapter.ts';
 
-const FACTORIES: Record<string, (baseUrl: string) => ProviderAdapter> = {
-  simulator: (baseUrl) => new SimulatorAdapter(baseUrl),
+interface ProviderEntry {
+  /** The variable the provider's own tools read the key from. */
+  keyVariable: string | null;
+  baseUrlVariable: string;
+  create(config: AdapterConfig): ProviderAdapter;
+}
+
+const PROVIDERS: Record<string, ProviderEntry> = {
+  simulator: { keyVariable: null, baseUrlVariable: 'STUDIO_SIMULATOR_BASE_URL', create: (c) => new SimulatorAdapter(c.baseUrl!, c.timeouts) },
+  fal: { keyVariable: 'FAL_KEY', baseUrlVariable: 'STUDIO_FAL_BASE_URL', create: (c) => new FalAdapter(c) },
+  replicate: { keyVariable: 'REPLICATE_API_TOKEN', baseUrlVariable: 'STUDIO_REPLICATE_BASE_URL', create: (c) => new ReplicateAdapter(c) },
+  openai: { keyVariable: 'OPENAI_API_KEY', baseUrlVariable: 'STUDIO_OPENAI_BASE_URL', create: (c) => new OpenAiAdapter(c) },
+  elevenlabs: { keyVariable: 'ELEVENLABS_API_KEY', baseUrlVariable: 'STUDIO_ELEVENLABS_BASE_URL', create: (c) => new ElevenLabsAdapter(c) },
 };
 
-export const PROVIDER_IDS = Object.keys(FACTORIES);
+export const PROVIDER_IDS = Object.keys(PROVIDERS);
 
 export interface Providers {
   get(id: string): ProviderAdapter | undefined;
@@ -16,27 +33,40 @@ export interface Providers {
 }
 
 export function isProviderId(id: string): boolean {
-  return id in FACTORIES;
+  return id in PROVIDERS;
 }
 
 /** Checks a task's input as its adapter will before sending, so bad input is refused at enqueue time. */
 export function validateInput(provider: string, task: Pick<Task, 'kind' | 'model' | 'input'>): void {
-  // prepare() never touches the network; the address is not used.
-  FACTORIES[provider]!('http://127.0.0.1').prepare(task);
+  // Only the input is judged here: a key may still be added before the task runs.
+  PROVIDERS[provider]!.create({ key: 'unused', baseUrl: 'http://127.0.0.1' }).prepare(task);
+}
+
+function configFor(id: string, settings: Settings, env: NodeJS.ProcessEnv): AdapterConfig {
+  const entry = PROVIDERS[id]!;
+  const own = settings.providers[id] ?? {};
+  return {
+    key: own.key ?? (entry.keyVariable ? env[entry.keyVariable] : undefined) ?? null,
+    baseUrl: own.baseUrl ?? env[entry.baseUrlVariable] ?? null,
+    timeouts: own.timeouts,
+  };
 }
 
 /**
- * The configured adapters. The simulator is the default provider: with no base URL set
- * (settings, or STUDIO_SIMULATOR_BASE_URL) it runs inside this process on loopback.
+ * The configured adapters. The simulator is the default provider: with no base URL set it runs inside
+ * this process on loopback, keeping its jobs in the data folder so they outlive a restart.
  */
-export async function openProviders(settings: Settings, env: NodeJS.ProcessEnv = process.env): Promise<Providers> {
+export async function openProviders(settings: Settings, dataDir: string, env: NodeJS.ProcessEnv = process.env): Promise<Providers> {
   let simulator: RunningSimulator | null = null;
-  let simulatorUrl = settings.providers.simulator?.baseUrl ?? env.STUDIO_SIMULATOR_BASE_URL;
-  if (!simulatorUrl) {
-    simulator = await startSimulator();
-    simulatorUrl = simulator.url;
+  const adapters = new Map<string, ProviderAdapter>();
+  for (const id of PROVIDER_IDS) {
+    const config = configFor(id, settings, env);
+    if (id === 'simulator' && !config.baseUrl) {
+      simulator = await startSimulator({ stateDir: join(dataDir, 'simulator') });
+      config.baseUrl = simulator.url;
+    }
+    adapters.set(id, PROVIDERS[id]!.create(config));
   }
-  const adapters = new Map<string, ProviderAdapter>([['simulator', FACTORIES.simulator!(simulatorUrl)]]);
   return {
     get: (id) => adapters.get(id),
     close: async () => {

@@ -1,6 +1,6 @@
 import { ProviderHttp, type CallTimeouts } from '../http/providerHttp.ts';
 import { canonicalJson } from '../tasks/inputHash.ts';
-import { toMicros, type Task } from '../tasks/model.ts';
+import { toMicros, type RemoteRef, type Task } from '../tasks/model.ts';
 import {
   InvalidInput,
   PollError,
@@ -76,10 +76,10 @@ export class SimulatorAdapter implements ProviderAdapter {
     if (typeof body.request_id !== 'string' || !body.request_id) {
       throw new SubmitError({ kind: 'maybe_applied', message: 'the simulator accepted the request but sent no request id' });
     }
-    return { requestId: body.request_id, quote: money(body.quote), result: null };
+    return { requestId: body.request_id, handle: null, quote: money(body.quote), result: null };
   }
 
-  async poll(requestId: string, signal?: AbortSignal): Promise<PollResult> {
+  async poll({ requestId }: RemoteRef, signal?: AbortSignal): Promise<PollResult> {
     const id = encodeURIComponent(requestId);
     const { status, json } = await this.http.get(`/v1/requests/${id}/status`, signal);
     const body = record(json, 'status');
@@ -111,7 +111,7 @@ export class SimulatorAdapter implements ProviderAdapter {
     return this.http.download(output, signal);
   }
 
-  async cancel(requestId: string): Promise<void> {
+  async cancel({ requestId }: RemoteRef): Promise<void> {
     await this.http.get(`/v1/requests/${encodeURIComponent(requestId)}/cancel`, undefined, 'PUT');
   }
 

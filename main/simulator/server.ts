@@ -5,6 +5,7 @@ import { canonicalJson } from '../tasks/inputHash.ts';
 import { isKind, type Kind } from '../tasks/model.ts';
 import { nextFault, parseFaults, seededRandom, type Faults, type JobFault } from './faults.ts';
 import { makeMedia, type Media } from './media.ts';
+import { JobStore } from './jobStore.ts';
 import { quoteFor } from './prices.ts';
 
 /**
@@ -42,7 +43,7 @@ export interface InjectedFault {
 
 type JobStatus = 'IN_QUEUE' | 'IN_PROGRESS' | 'COMPLETED' | 'FAILED' | 'CANCELLED';
 
-interface Job {
+export interface Job {
   id: string;
   kind: Kind;
   model: string;
@@ -55,8 +56,12 @@ interface Job {
   media?: Promise<Media>;
 }
 
+export type SavedJob = Omit<Job, 'status' | 'media'> & { cancelled: boolean };
+
 export interface SimulatorOptions {
   port?: number;
+  /** Where accepted jobs are kept, so a simulator started again still knows them, as a real provider would. */
+  stateDir?: string;
   /** How long a job takes, unless its input says `duration_ms`. */
   jobMs?: number;
   faults?: Faults;
@@ -102,6 +107,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     random = f.seed === undefined ? Math.random : seededRandom(f.seed);
   };
   setFaults(options.faults ?? {});
+  const store = options.stateDir ? new JobStore(options.stateDir) : null;
+  for (const saved of store?.load() ?? []) {
+    jobs.set(saved.id, { ...saved, status: saved.cancelled ? 'CANCELLED' : 'IN_QUEUE' });
+    charges.push(saved.charge);
+  }
+  const persist = (job: Job) => store?.save({ ...job, cancelled: job.status === 'CANCELLED' });
   const inject = (fault: string, job: Job | null, key: string | null) =>
     injected.push({ at: Date.now(), fault, requestId: job?.id ?? null, idempotencyKey: key });
 
@@ -160,6 +171,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     if (job.fault) inject(job.fault, job, key);
     jobs.set(id, job);
     charges.push(charge);
+    persist(job);
     void mediaOf(job).catch(() => undefined);
 
     if (fault) inject(fault, job, key);
@@ -220,6 +232,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       if (req.method === 'PUT' && parts[3] === 'cancel') {
         if (job.status === 'COMPLETED' || job.status === 'FAILED') return json(res, 400, { status: 'ALREADY_COMPLETED' });
         job.status = 'CANCELLED';
+        persist(job);
         return json(res, 200, { status: 'CANCELLATION_REQUESTED' });
       }
     }

@@ -28,6 +28,7 @@ export interface Task {
   submitStartedAt: number | null;
   idempotencyKey: string | null;
   remoteRequestId: string | null;
+  remoteHandle: Record<string, string> | null;
   submittedAt: number | null;
   progress: number | null;
   costEstimated: number | null;
@@ -42,6 +43,13 @@ export interface Task {
   createdAt: number;
   updatedAt: number;
   finishedAt: number | null;
+}
+
+/** How to reach a request at its provider again. */
+export interface RemoteRef {
+  requestId: string;
+  model: string;
+  handle: Record<string, string> | null;
 }
 
 export interface TaskEvent {

@@ -1,7 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../db/database.ts';
 import { immediateTransactions } from '../db/transaction.ts';
-import type { Actor, Charged, Kind, NewTask, Status, Task, TaskEvent } from './model.ts';
+import type { Actor, Charged, Kind, NewTask, RemoteRef, Status, Task, TaskEvent } from './model.ts';
 import { inputHash } from './inputHash.ts';
 import { rowToEvent, rowToTask, type EventRow, type TaskRow } from './rows.ts';
 
@@ -184,14 +184,20 @@ export class TaskRepository {
     );
   }
 
-  recordSubmitted(id: number, requestId: string, estimate: { cost: number; source: string } | null, lease: Lease) {
+  recordSubmitted(id: number, remote: Omit<RemoteRef, 'model'>, estimate: { cost: number; source: string } | null, lease: Lease) {
     return this.change(
       id,
       `${FENCE} AND status = 'RUNNING' AND submit_started_at IS NOT NULL`,
-      `status = 'SUBMITTED', remote_request_id = @requestId, submitted_at = @now, charged = 'yes',
+      `status = 'SUBMITTED', remote_request_id = @requestId, remote_handle = @handle, submitted_at = @now, charged = 'yes',
        cost_estimated = coalesce(@cost, cost_estimated), cost_estimate_source = coalesce(@source, cost_estimate_source)`,
-      { ...lease, requestId, cost: estimate?.cost ?? null, source: estimate?.source ?? null },
-      { actor: 'engine', reason: 'provider accepted the request', detail: { requestId } },
+      {
+        ...lease,
+        requestId: remote.requestId,
+        handle: remote.handle ? JSON.stringify(remote.handle) : null,
+        cost: estimate?.cost ?? null,
+        source: estimate?.source ?? null,
+      },
+      { actor: 'engine', reason: 'provider accepted the request', detail: { requestId: remote.requestId } },
     );
   }
 
@@ -367,13 +373,22 @@ export class TaskRepository {
     ).all({ projectId }) as SpendRow[];
   }
 
+  /** Which of these request ids already belong to a task, so reconciliation never offers another task's request. */
+  requestIdsInUse(provider: string, ids: readonly string[], exceptTask: number): Set<string> {
+    const rows = this.stmt(
+      `SELECT remote_request_id AS id FROM tasks
+        WHERE provider = @provider AND remote_request_id IN (SELECT value FROM json_each(@ids)) AND id <> @exceptTask`,
+    ).all({ provider, ids: JSON.stringify(ids), exceptTask }) as { id: string }[];
+    return new Set(rows.map((r) => r.id));
+  }
+
   // ---- A person's decisions ---------------------------------------------------------------
 
   adopt(id: number, requestId: string, now: number) {
     return this.change(
       id,
       `status = 'OUTCOME_UNKNOWN'`,
-      `status = 'SUBMITTED', remote_request_id = @requestId, submitted_at = coalesce(submitted_at, @now),
+      `status = 'SUBMITTED', remote_request_id = @requestId, remote_handle = NULL, submitted_at = coalesce(submitted_at, @now),
        charged = 'yes', unknown_reason = NULL, finished_at = NULL, lease_owner = NULL, lease_expires_at = NULL`,
       { now, requestId },
       { actor: 'person', reason: 'adopted a request id found at the provider', detail: { requestId } },
@@ -385,7 +400,7 @@ export class TaskRepository {
       id,
       `status = 'OUTCOME_UNKNOWN'`,
       `status = 'PENDING', cost_abandoned = cost_abandoned + coalesce(cost_estimated, 0), charged = 'no',
-       submit_started_at = NULL, idempotency_key = NULL, remote_request_id = NULL, submitted_at = NULL,
+       submit_started_at = NULL, idempotency_key = NULL, remote_request_id = NULL, remote_handle = NULL, submitted_at = NULL,
        unknown_reason = NULL, finished_at = NULL, next_attempt_at = @now, progress = NULL`,
       { now },
       { actor: 'person', reason: 'resubmitted: the earlier attempt may also have been charged' },

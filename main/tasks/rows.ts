@@ -19,6 +19,7 @@ export interface TaskRow {
   submit_started_at: number | null;
   idempotency_key: string | null;
   remote_request_id: string | null;
+  remote_handle: string | null;
   submitted_at: number | null;
   progress: number | null;
   cost_estimated: number | null;
@@ -55,6 +56,7 @@ export function rowToTask(r: TaskRow): Task {
     submitStartedAt: r.submit_started_at,
     idempotencyKey: r.idempotency_key,
     remoteRequestId: r.remote_request_id,
+    remoteHandle: r.remote_handle === null ? null : JSON.parse(r.remote_handle),
     submittedAt: r.submitted_at,
     progress: r.progress,
     costEstimated: r.cost_estimated,

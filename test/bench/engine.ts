@@ -30,7 +30,7 @@ function engineCycles(n: number): { seconds: number; rowsWritten: number } {
     );
     repo.claim('image', 4, LEASE, lease(now));
     repo.markSubmitStarted(id, `k${i}`, LEASE, lease(now));
-    repo.recordSubmitted(id, `r${i}`, { cost: 40_000, source: 'quote' }, lease(now));
+    repo.recordSubmitted(id, { requestId: `r${i}`, handle: null }, { cost: 40_000, source: 'quote' }, lease(now));
     repo.saveProgress(id, 0.5, LEASE, lease(now));
     repo.complete(id, { outputPath: `/m/${i}.png`, sha256: 'f'.repeat(64), costActual: 41_000 }, lease(now));
   }

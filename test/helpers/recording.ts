@@ -3,7 +3,7 @@ import type { SubmitFailure } from '../../main/engine/submitOutcome.ts';
 import type { PollResult, PreparedRequest, ProviderAdapter, SubmitResult } from '../../main/providers/port.ts';
 import { InvalidInput, SubmitError } from '../../main/providers/port.ts';
 import type { OutputStore } from '../../main/ports.ts';
-import type { Task } from '../../main/tasks/model.ts';
+import type { RemoteRef, Task } from '../../main/tasks/model.ts';
 
 /** Wraps an object so every method call is appended to `calls` by name, then passed through. */
 export function recording<T extends object>(target: T, calls: string[], names?: readonly string[]): T {
@@ -62,10 +62,10 @@ export class FakeProvider implements ProviderAdapter {
     this.keys.push(options.idempotencyKey);
     const failure = this.script.submits?.shift();
     if (failure) throw new SubmitError(failure);
-    return { requestId: 'req-1', quote: { amount: 40_000, currency: 'USD' }, result: null };
+    return { requestId: 'req-1', handle: null, quote: { amount: 40_000, currency: 'USD' }, result: null };
   }
 
-  async poll(_requestId: string, _signal?: AbortSignal): Promise<PollResult> {
+  async poll(_remote: RemoteRef, _signal?: AbortSignal): Promise<PollResult> {
     this.polls++;
     if (this.script.never || this.polls <= (this.script.pendingPolls ?? 0)) return { state: 'pending', progress: 0.5 };
     return {

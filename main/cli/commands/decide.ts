@@ -1,9 +1,11 @@
 import { cancelTask, resolveUnknown, type Decision } from '../../engine/decisions.ts';
+import { reconcile } from '../../engine/reconciler.ts';
 import { openProviders } from '../../providers/registry.ts';
 import { openStudio } from '../../studio.ts';
 import { parse, taskId } from '../args.ts';
 import { UsageError } from '../errors.ts';
 import type { CliContext } from '../main.ts';
+import { iso, table } from '../output.ts';
 
 export async function resolve(argv: string[], ctx: CliContext) {
   const { values, positionals } = parse(
@@ -34,11 +36,33 @@ export async function cancel(argv: string[], ctx: CliContext) {
   const { positionals } = parse(argv, {}, 1);
   const id = taskId(positionals[0]);
   const studio = openStudio(ctx.dataDir);
-  const providers = await openProviders(studio.settings);
+  const providers = await openProviders(studio.settings, studio.dataDir);
   try {
     const task = studio.tasks.get(id);
     const { providerNote } = await cancelTask(studio.tasks, task && providers.get(task.provider), id, studio.clock.now());
     ctx.out(`task ${id}: cancelled${providerNote ? `; ${providerNote}` : ''}`);
+  } finally {
+    await providers.close();
+    studio.close();
+  }
+}
+
+export async function reconcileCommand(argv: string[], ctx: CliContext) {
+  const { values, positionals } = parse(argv, { json: { type: 'boolean' } }, 1);
+  const id = taskId(positionals[0]);
+  const studio = openStudio(ctx.dataDir);
+  const providers = await openProviders(studio.settings, studio.dataDir);
+  try {
+    const task = studio.tasks.get(id);
+    const { candidates } = await reconcile(studio.tasks, task && providers.get(task.provider), id, studio.clock.now());
+    if (values.json) return ctx.out(JSON.stringify(candidates.map((c) => ({ ...c, createdAt: iso(c.createdAt) })), null, 2));
+    if (candidates.length === 0) {
+      ctx.out(`No request at ${task!.provider} matches task ${id}: it was probably never accepted.`);
+      ctx.out(`Decide: studio resolve ${id} --resubmit (or --give-up)`);
+      return;
+    }
+    ctx.out(table([['REQUEST ID', 'CREATED', 'STATUS', 'WHY'], ...candidates.map((c) => [c.requestId, iso(c.createdAt)!, c.status, c.why])]));
+    ctx.out(`Adopt one: studio resolve ${id} --adopt REQUEST_ID`);
   } finally {
     await providers.close();
     studio.close();

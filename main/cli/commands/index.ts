@@ -1,5 +1,5 @@
 import type { CliContext } from '../main.ts';
-import { cancel, resolve } from './decide.ts';
+import { cancel, reconcileCommand, resolve } from './decide.ts';
 import { enqueue } from './enqueue.ts';
 import { events, spend, tasks, unknown } from './inspect.ts';
 import { simulator } from './simulator.ts';
@@ -7,7 +7,18 @@ import { worker } from './worker.ts';
 
 export type Command = (args: string[], ctx: CliContext) => Promise<number | void>;
 
-export const COMMANDS: Record<string, Command> = { enqueue, worker, tasks, unknown, resolve, cancel, spend, events, simulator };
+export const COMMANDS: Record<string, Command> = {
+  enqueue,
+  worker,
+  tasks,
+  unknown,
+  reconcile: reconcileCommand,
+  resolve,
+  cancel,
+  spend,
+  events,
+  simulator,
+};
 
 export const HELP = `studio: generate media with paid APIs without ever paying twice
 
@@ -19,6 +30,7 @@ usage: studio [--data DIR] <command> [options]
   tasks [--json] [--project P] [--status S]
                             list tasks
   unknown [--json]          tasks whose outcome nobody can know, waiting for your decision
+  reconcile ID [--json]     requests at the provider that may be the one an unknown outcome sent
   resolve ID --adopt REQUEST_ID | --resubmit | --give-up
                             decide an unknown outcome
   cancel ID                 cancel unfinished work (a submitted request is cancelled at the provider too)

@@ -7,7 +7,7 @@ import type { CliContext } from '../main.ts';
 export async function worker(argv: string[], ctx: CliContext) {
   const { values } = parse(argv, { 'until-idle': { type: 'boolean' } });
   const studio = openStudio(ctx.dataDir);
-  const providers = await openProviders(studio.settings);
+  const providers = await openProviders(studio.settings, studio.dataDir);
   const supervisor = createSupervisor(studio, providers.get, { log: (m) => ctx.err(`worker: ${m}`) });
   const stop = () => void supervisor.stop();
   process.once('SIGINT', stop);

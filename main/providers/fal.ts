@@ -1,0 +1,169 @@
+import { ProviderHttp } from '../http/providerHttp.ts';
+import { unitsOf, type PriceUnit } from '../pricing/catalogue.ts';
+import { canonicalJson } from '../tasks/inputHash.ts';
+import { toMicros, type RemoteRef, type Task } from '../tasks/model.ts';
+import type { AdapterConfig } from './config.ts';
+import {
+  InvalidInput,
+  PollError,
+  ResultGone,
+  SubmitError,
+  type Candidate,
+  type Money,
+  type PollResult,
+  type PreparedRequest,
+  type ProviderAdapter,
+  type ProviderCapabilities,
+  type ProviderOutput,
+  type SubmitResult,
+} from './port.ts';
+import { checkInput } from './schema.ts';
+import { collectOutputs, obj, requireKey } from './shared.ts';
+
+export const FAL_QUEUE_URL = 'https://queue.fal.run';
+export const FAL_API_URL = 'https://api.fal.ai';
+
+const PROMPT = { type: 'string', required: true, maxLength: 5000, hint: 'what to make, in words' } as const;
+
+/** fal's pricing units, as the catalogue counts them. */
+const UNITS: Record<string, PriceUnit> = { image: 'image', images: 'image', megapixel: 'megapixel', megapixels: 'megapixel', second: 'second', seconds: 'second', video_second: 'second', video_seconds: 'second' };
+
+/**
+ * fal's queue API. Submits go to queue.fal.run with `x-fal-no-retry: 1`, so fal's own queue never resends
+ * them either; the status and response URLs that the submit returns are kept with the request id and
+ * followed, as fal asks. fal documents server errors (5xx) as never billed.
+ */
+export class FalAdapter implements ProviderAdapter {
+  readonly id = 'fal';
+  readonly capabilities: ProviderCapabilities = {
+    mode: 'async',
+    idempotencyHeader: null,
+    lookup: true,
+    cancel: true,
+    quote: 'endpoint',
+    billing: null,
+    neverBilled: 'server errors (HTTP 5xx), which fal documents as never billed',
+    inputs: {
+      image: { prompt: PROMPT, image_size: { type: 'string' }, num_images: { type: 'integer', min: 1, max: 4 }, seed: { type: 'integer', min: 0 } },
+      clip: { prompt: PROMPT, image_url: { type: 'string' }, duration: { type: 'number', min: 1, max: 20 }, seed: { type: 'integer', min: 0 } },
+    },
+  };
+  private readonly queue: ProviderHttp;
+  private readonly api: ProviderHttp;
+
+  constructor(private readonly config: AdapterConfig) {
+    const headers: Record<string, string> = config.key ? { authorization: `Key ${config.key}` } : {};
+    const base = config.baseUrl ?? FAL_QUEUE_URL;
+    this.queue = new ProviderHttp({
+      name: 'fal',
+      baseUrl: base,
+      headers,
+      timeouts: config.timeouts,
+      submitHeaders: { 'x-fal-no-retry': '1' },
+      neverBilled: (status) => status >= 500,
+    });
+    // An overridden base URL (a local stand-in) serves the platform API too.
+    this.api = new ProviderHttp({ name: 'fal', baseUrl: config.baseUrl ?? FAL_API_URL, headers, timeouts: config.timeouts });
+  }
+
+  prepare(task: Pick<Task, 'kind' | 'model' | 'input'>): PreparedRequest {
+    const schema = this.capabilities.inputs[task.kind];
+    if (!schema) throw new InvalidInput(`fal makes images and clips here, not "${task.kind}"`);
+    if (!/^[\w.-]+\/[\w.-]+(\/[\w./-]+)?$/.test(task.model)) {
+      throw new InvalidInput(`"${task.model}" is not a fal endpoint id; it looks like fal-ai/flux/dev`);
+    }
+    requireKey(this.config, 'fal', 'FAL_KEY');
+    const input = checkInput(schema, task.input);
+    return { kind: task.kind, model: task.model, input, body: JSON.stringify(input) };
+  }
+
+  /** fal's price for the endpoint, times the units this input asks for. */
+  async quote(request: PreparedRequest, signal?: AbortSignal): Promise<Money | null> {
+    const { status, json } = await this.api.get(`/v1/models/pricing?endpoint_id=${encodeURIComponent(request.model)}`, signal);
+    if (status !== 200) return null;
+    const price = (obj(json).prices as unknown[] | undefined)?.map((p) => obj(p)).find((p) => p.endpoint_id === request.model);
+    const unit = price && UNITS[String(price.unit)];
+    if (!price || !unit || typeof price.unit_price !== 'number') return null;
+    return { amount: toMicros(price.unit_price * unitsOf(unit, request.kind, request.input)), currency: String(price.currency ?? 'USD') };
+  }
+
+  async submit(request: PreparedRequest, options: { idempotencyKey: string; signal?: AbortSignal }): Promise<SubmitResult> {
+    const res = await this.queue.submit(`/${request.model}`, request.body as string, { 'content-type': 'application/json' }, options.signal);
+    const body = await this.queue.acceptedJson(res);
+    const requestId = body.request_id;
+    if (typeof requestId !== 'string' || !requestId) {
+      throw new SubmitError({ kind: 'maybe_applied', message: 'fal accepted the request but sent no request_id' });
+    }
+    const handle: Record<string, string> = {};
+    for (const key of ['status_url', 'response_url', 'cancel_url']) {
+      if (typeof body[key] === 'string') handle[key] = body[key] as string;
+    }
+    return { requestId, handle, quote: null, result: null };
+  }
+
+  /** fal's documented URLs name only owner/app, for a request adopted without the URLs its submit gave. */
+  private urls(remote: RemoteRef) {
+    const [owner, app] = remote.model.split('/');
+    const base = `/${owner}/${app}/requests/${encodeURIComponent(remote.requestId)}`;
+    return {
+      status: remote.handle?.status_url ?? `${base}/status`,
+      response: remote.handle?.response_url ?? base,
+      cancel: remote.handle?.cancel_url ?? `${base}/cancel`,
+    };
+  }
+
+  async poll(remote: RemoteRef, signal?: AbortSignal): Promise<PollResult> {
+    const urls = this.urls(remote);
+    const { status, json } = await this.queue.get(urls.status, signal);
+    const body = obj(json);
+    if (status === 404) return { state: 'failed', error: `fal does not know request ${remote.requestId}`, costActual: null };
+    if (body.status === 'IN_QUEUE' || body.status === 'IN_PROGRESS') return { state: 'pending', progress: null };
+    if (body.status !== 'COMPLETED') throw new PollError(`fal reported an unknown status ${JSON.stringify(body.status)}`);
+    // fal has no FAILED status: a failure is COMPLETED with an error.
+    if (body.error) return { state: 'failed', error: `fal: ${String(body.error)}${body.error_type ? ` (${String(body.error_type)})` : ''}`, costActual: null };
+    const result = await this.queue.get(urls.response, signal);
+    if (result.status === 404 || result.status === 410) {
+      throw new ResultGone('fal no longer has this result (it keeps results for a limited time); it was paid for');
+    }
+    if (result.status >= 400) return { state: 'failed', error: String(obj(result.json).error), costActual: null };
+    const outputs = collectOutputs(result.json);
+    if (outputs.length === 0) throw new PollError('fal sent a result with no file in it');
+    return { state: 'succeeded', result: { outputs, costActual: null } };
+  }
+
+  download(output: ProviderOutput, signal?: AbortSignal): Promise<AsyncIterable<Uint8Array>> {
+    return this.queue.download(output, signal);
+  }
+
+  async cancel(remote: RemoteRef): Promise<void> {
+    await this.queue.get(this.urls(remote).cancel, undefined, 'PUT');
+  }
+
+  async lookup(window: { from: number; to: number }, request: PreparedRequest, signal?: AbortSignal): Promise<Candidate[]> {
+    const wanted = canonicalJson(request.input);
+    const found: Candidate[] = [];
+    let cursor: string | null = null;
+    do {
+      const q = new URLSearchParams({
+        endpoint_id: request.model,
+        start: new Date(window.from).toISOString(),
+        end: new Date(window.to).toISOString(),
+        expand: 'payloads',
+        limit: '100',
+      });
+      if (cursor) q.set('cursor', cursor);
+      const page = obj((await this.api.get(`/v1/models/requests/by-endpoint?${q}`, signal)).json);
+      for (const item of (page.items as unknown[] | undefined) ?? []) {
+        const r = obj(item);
+        found.push({
+          requestId: String(r.request_id),
+          createdAt: Date.parse(String(r.sent_at ?? r.started_at)),
+          status: r.status_code ? `HTTP ${r.status_code}` : 'unknown',
+          inputMatches: r.json_input !== undefined && canonicalJson(r.json_input) === wanted,
+        });
+      }
+      cursor = page.has_more && typeof page.next_cursor === 'string' ? page.next_cursor : null;
+    } while (cursor && found.length < 1_000);
+    return found;
+  }
+}

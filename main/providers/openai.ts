@@ -1,0 +1,102 @@
+import { randomUUID } from 'node:crypto';
+import { readJson, type HttpResponse } from '../http/client.ts';
+import { ProviderHttp } from '../http/providerHttp.ts';
+import type { Task } from '../tasks/model.ts';
+import type { AdapterConfig } from './config.ts';
+import {
+  InvalidInput,
+  SubmitError,
+  type PollResult,
+  type PreparedRequest,
+  type ProviderAdapter,
+  type ProviderCapabilities,
+  type ProviderOutput,
+  type SubmitResult,
+} from './port.ts';
+import { checkInput } from './schema.ts';
+import { header, readAll, requireKey } from './shared.ts';
+
+export const OPENAI_URL = 'https://api.openai.com';
+
+const AUDIO_LIMIT = 64 << 20;
+const IMAGE_LIMIT = 64 << 20;
+
+/**
+ * OpenAI images and speech: synchronous, so there is no request id until the whole result is back, and
+ * OpenAI offers no way to look a past request up. A request that leaves and gets no answer is therefore
+ * an unknown outcome that only a person, with OpenAI's usage page, can settle.
+ */
+export class OpenAiAdapter implements ProviderAdapter {
+  readonly id = 'openai';
+  readonly capabilities: ProviderCapabilities = {
+    mode: 'sync',
+    idempotencyHeader: null,
+    lookup: false,
+    cancel: false,
+    quote: 'catalogue',
+    billing: null,
+    neverBilled: null,
+    inputs: {
+      image: { prompt: { type: 'string', required: true, maxLength: 4000 }, size: { type: 'string' }, quality: { type: 'string' }, n: { type: 'integer', min: 1, max: 4 } },
+      speech: {
+        text: { type: 'string', required: true, maxLength: 4096, hint: 'the words to say' },
+        voice: { type: 'string', oneOf: ['alloy', 'ash', 'coral', 'echo', 'fable', 'nova', 'onyx', 'sage', 'shimmer'] },
+      },
+    },
+  };
+  private readonly http: ProviderHttp;
+
+  constructor(private readonly config: AdapterConfig) {
+    this.http = new ProviderHttp({
+      name: 'OpenAI',
+      baseUrl: config.baseUrl ?? OPENAI_URL,
+      headers: config.key ? { authorization: `Bearer ${config.key}` } : {},
+      // Synchronous generation holds the request open until the image or audio is made.
+      timeouts: { submit: { headersMs: 5 * 60_000, bodyMs: 5 * 60_000 }, ...config.timeouts },
+    });
+  }
+
+  prepare(task: Pick<Task, 'kind' | 'model' | 'input'>): PreparedRequest {
+    const schema = this.capabilities.inputs[task.kind];
+    if (!schema) throw new InvalidInput(`OpenAI makes images and speech here, not "${task.kind}"`);
+    requireKey(this.config, 'OpenAI', 'OPENAI_API_KEY');
+    const input = checkInput(schema, task.input);
+    if (task.kind === 'image') {
+      const body = { model: task.model, prompt: input.prompt, n: input.n ?? 1, size: input.size, quality: input.quality, ...(task.model.startsWith('dall-e') ? { response_format: 'b64_json' } : {}) };
+      return { kind: task.kind, model: task.model, input, body: { path: '/v1/images/generations', json: JSON.stringify(body) } };
+    }
+    const body = { model: task.model, input: input.text, voice: input.voice ?? 'alloy', response_format: 'mp3' };
+    return { kind: task.kind, model: task.model, input, body: { path: '/v1/audio/speech', json: JSON.stringify(body) } };
+  }
+
+  async submit(request: PreparedRequest, options: { idempotencyKey: string; signal?: AbortSignal }): Promise<SubmitResult> {
+    const { path, json } = request.body as { path: string; json: string };
+    const res = await this.http.submit(path, json, { 'content-type': 'application/json' }, options.signal);
+    const requestId = header(res, 'x-request-id') ?? `openai-unnamed-${randomUUID()}`;
+    const outputs = request.kind === 'image' ? await this.images(res) : [{ url: null, bytes: await readAll(res, AUDIO_LIMIT, 'OpenAI'), contentType: 'audio/mpeg' }];
+    return { requestId, handle: null, quote: null, result: { outputs, costActual: null } };
+  }
+
+  private async images(res: HttpResponse): Promise<ProviderOutput[]> {
+    let body: any;
+    try {
+      body = await readJson(res, IMAGE_LIMIT);
+    } catch (err) {
+      throw new SubmitError({ kind: 'maybe_applied', message: `OpenAI made the image but its answer could not be read (${(err as Error).message})` });
+    }
+    const data: unknown[] = Array.isArray(body?.data) ? body.data : [];
+    const outputs = data.flatMap((d: any): ProviderOutput[] =>
+      typeof d?.b64_json === 'string' ? [{ url: null, bytes: Buffer.from(d.b64_json, 'base64'), contentType: 'image/png' }] : typeof d?.url === 'string' ? [{ url: d.url, contentType: 'image/png' }] : [],
+    );
+    if (outputs.length === 0) throw new SubmitError({ kind: 'maybe_applied', message: 'OpenAI answered without an image' });
+    return outputs;
+  }
+
+  async poll(): Promise<PollResult> {
+    return { state: 'failed', error: 'OpenAI keeps no copy of a synchronous result: it was paid for and cannot be fetched again', costActual: null };
+  }
+
+  download(output: ProviderOutput, signal?: AbortSignal): Promise<AsyncIterable<Uint8Array>> {
+    return this.http.download(output, signal);
+  }
+}

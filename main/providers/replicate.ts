@@ -1,0 +1,132 @@
+import { ProviderHttp } from '../http/providerHttp.ts';
+import { canonicalJson } from '../tasks/inputHash.ts';
+import type { RemoteRef, Task } from '../tasks/model.ts';
+import type { AdapterConfig } from './config.ts';
+import {
+  InvalidInput,
+  PollError,
+  SubmitError,
+  type Candidate,
+  type PollResult,
+  type PreparedRequest,
+  type ProviderAdapter,
+  type ProviderCapabilities,
+  type ProviderOutput,
+  type SubmitResult,
+} from './port.ts';
+import { checkInput } from './schema.ts';
+import { collectOutputs, obj, requireKey } from './shared.ts';
+
+export const REPLICATE_URL = 'https://api.replicate.com';
+
+const PROMPT = { type: 'string', required: true, maxLength: 5000, hint: 'what to make, in words' } as const;
+
+/**
+ * Replicate predictions, created without `Prefer: wait` so the prediction id comes back at once and is
+ * saved before any generation happens. Official models by owner/name, others by owner/name:version.
+ */
+export class ReplicateAdapter implements ProviderAdapter {
+  readonly id = 'replicate';
+  readonly capabilities: ProviderCapabilities = {
+    mode: 'async',
+    idempotencyHeader: null,
+    lookup: true,
+    cancel: true,
+    quote: 'catalogue',
+    billing: null,
+    neverBilled: null,
+    inputs: {
+      image: { prompt: PROMPT, seed: { type: 'integer', min: 0 }, num_outputs: { type: 'integer', min: 1, max: 4 } },
+      clip: { prompt: PROMPT, image: { type: 'string' }, duration: { type: 'number', min: 1, max: 20 }, seed: { type: 'integer', min: 0 } },
+      speech: { text: { type: 'string', required: true, maxLength: 5000, hint: 'the words to say' } },
+    },
+  };
+  private readonly http: ProviderHttp;
+
+  constructor(private readonly config: AdapterConfig) {
+    this.http = new ProviderHttp({
+      name: 'Replicate',
+      baseUrl: config.baseUrl ?? REPLICATE_URL,
+      headers: config.key ? { authorization: `Bearer ${config.key}` } : {},
+      timeouts: config.timeouts,
+    });
+  }
+
+  prepare(task: Pick<Task, 'kind' | 'model' | 'input'>): PreparedRequest {
+    const schema = this.capabilities.inputs[task.kind];
+    if (!schema) throw new InvalidInput(`Replicate makes images, clips and speech here, not "${task.kind}"`);
+    const match = /^([\w.-]+\/[\w.-]+)(?::([0-9a-f]{64}))?$/.exec(task.model);
+    if (!match) throw new InvalidInput(`"${task.model}" is not a Replicate model; write owner/name or owner/name:version`);
+    requireKey(this.config, 'Replicate', 'REPLICATE_API_TOKEN');
+    const input = checkInput(schema, task.input);
+    const [, name, version] = match;
+    const body = version ? { version, input } : { input };
+    return { kind: task.kind, model: task.model, input, body: { path: version ? '/v1/predictions' : `/v1/models/${name}/predictions`, json: JSON.stringify(body) } };
+  }
+
+  async submit(request: PreparedRequest, options: { idempotencyKey: string; signal?: AbortSignal }): Promise<SubmitResult> {
+    const { path, json } = request.body as { path: string; json: string };
+    const res = await this.http.submit(path, json, { 'content-type': 'application/json' }, options.signal);
+    const body = await this.http.acceptedJson(res);
+    if (typeof body.id !== 'string' || !body.id) {
+      throw new SubmitError({ kind: 'maybe_applied', message: 'Replicate accepted the prediction but sent no id' });
+    }
+    return { requestId: body.id, handle: null, quote: null, result: null };
+  }
+
+  async poll(remote: RemoteRef, signal?: AbortSignal): Promise<PollResult> {
+    const { status, json } = await this.http.get(`/v1/predictions/${encodeURIComponent(remote.requestId)}`, signal);
+    const p = obj(json);
+    if (status === 404) return { state: 'failed', error: `Replicate does not know prediction ${remote.requestId}`, costActual: null };
+    switch (p.status) {
+      case 'starting':
+      case 'processing':
+        return { state: 'pending', progress: null };
+      case 'failed':
+        return { state: 'failed', error: `Replicate: ${String(p.error ?? 'the prediction failed')}`, costActual: null };
+      case 'canceled':
+      case 'aborted':
+        return { state: 'failed', error: `the prediction was ${p.status} at Replicate`, costActual: null };
+      case 'succeeded': {
+        if (p.data_removed) {
+          return { state: 'failed', error: 'Replicate already deleted this result (it keeps API results for an hour); it was paid for', costActual: null };
+        }
+        const outputs = collectOutputs(p.output);
+        if (outputs.length === 0) throw new PollError('Replicate sent a finished prediction with no file in its output');
+        return { state: 'succeeded', result: { outputs, costActual: null } };
+      }
+      default:
+        throw new PollError(`Replicate reported an unknown status ${JSON.stringify(p.status)}`);
+    }
+  }
+
+  download(output: ProviderOutput, signal?: AbortSignal): Promise<AsyncIterable<Uint8Array>> {
+    // Files served by the API itself need the token; files on a delivery host do not.
+    return this.http.download(output, signal, !!output.url?.startsWith(this.http.url('/')));
+  }
+
+  async cancel(remote: RemoteRef): Promise<void> {
+    await this.http.get(`/v1/predictions/${encodeURIComponent(remote.requestId)}/cancel`, undefined, 'POST');
+  }
+
+  async lookup(window: { from: number; to: number }, request: PreparedRequest, signal?: AbortSignal): Promise<Candidate[]> {
+    const wanted = canonicalJson(request.input);
+    const model = request.model.split(':')[0];
+    const found: Candidate[] = [];
+    let next: string | null = `/v1/predictions?created_after=${new Date(window.from).toISOString()}&created_before=${new Date(window.to).toISOString()}`;
+    while (next && found.length < 1_000) {
+      const page = obj((await this.http.get(next, signal)).json);
+      for (const item of (page.results as unknown[] | undefined) ?? []) {
+        const p = obj(item);
+        found.push({
+          requestId: String(p.id),
+          createdAt: Date.parse(String(p.created_at)),
+          status: String(p.status),
+          inputMatches: p.model === model && canonicalJson(p.input) === wanted,
+        });
+      }
+      next = typeof page.next === 'string' ? page.next : null;
+    }
+    return found;
+  }
+}
