@@ -1,0 +1,130 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LocalOutputStore } from '../main/adapters/outputStore.ts';
+import { resolveUnknown } from '../main/engine/decisions.ts';
+import { reconcile } from '../main/engine/reconciler.ts';
+import { openProviders, type Providers } from '../main/providers/registry.ts';
+import type { Faults } from '../main/simulator/faults.ts';
+import { startSimulator, type RunningSimulator } from '../main/simulator/server.ts';
+import { createSupervisor, openStudio, type Studio } from '../main/studio.ts';
+import type { NewTask } from '../main/tasks/model.ts';
+import { writeSettings } from './helpers/processes.ts';
+import { tempDir } from './helpers/tmp.ts';
+
+/** The engine in this process against the simulator over real HTTP, with real files and ffprobe. */
+let sim: RunningSimulator;
+let studio: Studio;
+let providers: Providers;
+afterEach(async () => {
+  await providers?.close();
+  studio?.close();
+  await sim?.close();
+});
+
+async function setup(faults: Faults = {}, engine: Record<string, unknown> = {}) {
+  sim = await startSimulator({ jobMs: 300, faults });
+  const dir = tempDir();
+  writeSettings(dir, {
+    engine: { tickMs: 50, poll: { intervalMs: 50, maxIntervalMs: 100, deadlineMs: 5_000 }, ...engine },
+    providers: { simulator: { baseUrl: sim.url }, fal: { key: 'fal-secret-key-123456', baseUrl: 'http://127.0.0.1:9' } },
+  });
+  studio = openStudio(dir);
+  providers = await openProviders(studio.settings, dir, {});
+  const project = studio.projects.ensure('Film', Date.now());
+  const enqueue = (t: Partial<NewTask> = {}) =>
+    studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: 'a fox' }, ...t }, Date.now()).id;
+  const run = () => createSupervisor(studio, providers.get).runUntilIdle();
+  return { dir, enqueue, run };
+}
+
+describe('the engine with the simulator', () => {
+  it('saves a checked result and both money figures: the quote before, the bill after', async () => {
+    const { enqueue, run } = await setup();
+    const id = enqueue({ kind: 'clip', model: 'sim-clip-1', input: { prompt: 'runs', duration: 1 } });
+    await run();
+    const task = studio.tasks.get(id)!;
+    expect(task).toMatchObject({ status: 'SUCCEEDED', costEstimated: 100_000, charged: 'yes' });
+    expect(task.costEstimateSource).toBe('simulator quote');
+    expect(task.costActual).toBeGreaterThanOrEqual(100_000);
+    expect(existsSync(task.outputPath!)).toBe(true);
+    expect(readdirSync(join(task.outputPath!, '..')).filter((f) => f.endsWith('.part'))).toEqual([]);
+  });
+
+  it('recovers an accepted request whose answer was lost: unknown, reconciled, adopted, collected, paid once', async () => {
+    const { enqueue, run } = await setup({ submit: ['drop-after-accept'] });
+    const id = enqueue();
+    await run();
+    expect(studio.tasks.get(id)).toMatchObject({ status: 'OUTCOME_UNKNOWN', charged: 'maybe' });
+
+    const { candidates } = await reconcile(studio.tasks, providers.get('simulator'), id, Date.now());
+    expect(candidates.map((c) => c.requestId)).toEqual([sim.charges[0]!.requestId]);
+    resolveUnknown(studio.tasks, id, { adopt: candidates[0]!.requestId }, Date.now());
+    await run();
+    expect(studio.tasks.get(id)).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: sim.charges[0]!.requestId });
+    expect(sim.charges).toHaveLength(1);
+  });
+
+  it('never offers a request that already belongs to another task', async () => {
+    const { enqueue, run } = await setup({ submit: ['drop-after-accept'] });
+    const lost = enqueue();
+    const twin = enqueue();
+    await run();
+    expect(studio.tasks.get(twin)!.status).toBe('SUCCEEDED');
+    const { candidates } = await reconcile(studio.tasks, providers.get('simulator'), lost, Date.now());
+    expect(candidates.map((c) => c.requestId)).not.toContain(studio.tasks.get(twin)!.remoteRequestId);
+    expect(candidates).toHaveLength(1);
+  });
+
+  it('requeues what the provider refused before accepting and what it rate limited, and pays once', async () => {
+    const { enqueue, run } = await setup({ submit: ['unavailable', 'rate-limit'] });
+    const id = enqueue();
+    await run();
+    expect(studio.tasks.get(id)).toMatchObject({ status: 'SUCCEEDED', attempts: 3 });
+    expect(sim.charges).toHaveLength(1);
+  });
+
+  it('tells the person a result expired at the provider, and counts it as paid', async () => {
+    const { enqueue, run } = await setup({ job: ['expired-result'] });
+    const id = enqueue();
+    await run();
+    const task = studio.tasks.get(id)!;
+    expect(task).toMatchObject({ status: 'FAILED', charged: 'yes' });
+    expect(task.error).toMatch(/no longer has this result.*paid for/);
+  });
+
+  it('parks a request that never finishes as unknown once the poll deadline passes, not as failed', async () => {
+    const { enqueue, run } = await setup({ job: ['never-finish'] }, { poll: { intervalMs: 50, maxIntervalMs: 100, deadlineMs: 600 } });
+    const id = enqueue();
+    await run();
+    expect(studio.tasks.get(id)!.status).toBe('OUTCOME_UNKNOWN');
+    expect(studio.tasks.get(id)!.unknownReason).toMatch(/poll deadline/);
+  });
+
+  it('fails without charging when a key is missing, naming the variable, and never writes a key anywhere', async () => {
+    const { dir, enqueue, run } = await setup();
+    const noKey = enqueue({ provider: 'replicate', model: 'black-forest-labs/flux-schnell' });
+    const withKey = enqueue({ provider: 'fal', model: 'fal-ai/flux/dev', maxAttempts: 1 });
+    await run();
+    expect(studio.tasks.get(noKey)).toMatchObject({ status: 'FAILED', charged: 'no' });
+    expect(studio.tasks.get(noKey)!.error).toMatch(/REPLICATE_API_TOKEN/);
+    // Nothing listens at that fal address: the request provably never left, so nothing was charged.
+    expect(studio.tasks.get(withKey)).toMatchObject({ status: 'FAILED', charged: 'no' });
+    expect(studio.tasks.get(withKey)!.error).toMatch(/never reached the provider.*ECONNREFUSED/);
+    const dump = JSON.stringify(studio.db.prepare('SELECT * FROM tasks').all()) + JSON.stringify(studio.db.prepare('SELECT * FROM task_events').all());
+    expect(dump).not.toContain('fal-secret-key-123456');
+    expect(existsSync(join(dir, 'studio.db'))).toBe(true);
+  });
+});
+
+describe('output store', () => {
+  it('refuses a file that is not the media asked for and leaves nothing behind', async () => {
+    const dir = tempDir();
+    const store = new LocalOutputStore(dir);
+    await expect(
+      store.save({ projectId: 1, taskId: 9, kind: 'clip', index: 0, contentType: 'video/mp4' }, Readable.from([Buffer.from('<html>not a video</html>')])),
+    ).rejects.toThrow(/not readable media/);
+    expect(readdirSync(join(dir, 'projects', '1', 'media'))).toEqual([]);
+  });
+});

@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import { FalAdapter } from '../../main/providers/fal.ts';
+import { ResultGone, SubmitError } from '../../main/providers/port.ts';
+import { send, startFake, type Route } from '../fakes/server.ts';
+
+const KEY = 'fal-key-0123456789abcdef';
+const MODEL = 'fal-ai/flux/dev';
+
+/**
+ * fal's queue API as its docs describe it: submit answers with request_id and the status, response and
+ * cancel URLs to follow; status is 202 while queued or running and 200 when COMPLETED; a failure is
+ * COMPLETED with an error; results expire.
+ */
+function falQueue(opts: { polls?: number; failWith?: string; expired?: boolean; submitStatus?: number; submitBody?: unknown } = {}): Route {
+  let polls = 0;
+  return (req, res) => {
+    const base = `http://${req.headers.host}/fal-ai/flux/requests/req-1`;
+    if (req.method === 'POST' && req.path === `/${MODEL}`) {
+      if (opts.submitStatus) return send(res, opts.submitStatus, opts.submitBody ?? { detail: 'no' });
+      return send(res, 200, { request_id: 'req-1', status: 'IN_QUEUE', queue_position: 0, status_url: `${base}/status`, response_url: base, cancel_url: `${base}/cancel` });
+    }
+    if (req.path === '/fal-ai/flux/requests/req-1/status') {
+      if (polls++ < (opts.polls ?? 1)) return send(res, 202, { status: 'IN_QUEUE', queue_position: 2, request_id: 'req-1' });
+      return send(res, 200, { status: 'COMPLETED', request_id: 'req-1', logs: [], metrics: { inference_time: 1.2 }, ...(opts.failWith ? { error: opts.failWith, error_type: 'runtime_error' } : {}) });
+    }
+    if (req.path === '/fal-ai/flux/requests/req-1') {
+      if (opts.expired) return send(res, 404, { detail: 'Request not found' });
+      return send(res, 200, { images: [{ url: `http://${req.headers.host}/files/out.png`, content_type: 'image/png', width: 1024, height: 1024 }], seed: 7 });
+    }
+    if (req.path === '/fal-ai/flux/requests/req-1/cancel') return send(res, 202, { status: 'CANCELLATION_REQUESTED' });
+    if (req.path === '/files/out.png') return send(res, 200, Buffer.from('png'), { 'content-type': 'image/png' });
+    if (req.path.startsWith('/v1/models/pricing')) return send(res, 200, { prices: [{ endpoint_id: MODEL, unit_price: 0.025, unit: 'megapixels', currency: 'USD' }] });
+    if (req.path.startsWith('/v1/models/requests/by-endpoint')) {
+      return send(res, 200, {
+        items: [
+          { request_id: 'req-1', endpoint_id: MODEL, sent_at: '2026-11-29T10:00:01Z', status_code: 200, json_input: { prompt: 'a fox' } },
+          { request_id: 'req-2', endpoint_id: MODEL, sent_at: '2026-11-29T10:00:02Z', status_code: 200, json_input: { prompt: 'a cat' } },
+        ],
+        has_more: false,
+        next_cursor: null,
+      });
+    }
+  };
+}
+
+const task = { kind: 'image' as const, model: MODEL, input: { prompt: 'a fox' } };
+
+async function adapterFor(route: Route) {
+  const fake = await startFake(route);
+  return { fake, fal: new FalAdapter({ key: KEY, baseUrl: fake.url }) };
+}
+
+describe('fal adapter', () => {
+  it('submits once with x-fal-no-retry, keeps the URLs fal returned, follows them to the result', async () => {
+    const { fake, fal } = await adapterFor(falQueue({ polls: 2 }));
+    const sent = await fal.submit(fal.prepare(task), { idempotencyKey: 'k' });
+    expect(sent.requestId).toBe('req-1');
+    expect(sent.handle?.status_url).toMatch(/requests\/req-1\/status$/);
+    const post = fake.seen.find((r) => r.method === 'POST')!;
+    expect(post.headers['x-fal-no-retry']).toBe('1');
+    expect(post.headers.authorization).toBe(`Key ${KEY}`);
+    expect(JSON.parse(post.body)).toEqual({ prompt: 'a fox' });
+
+    const remote = { requestId: sent.requestId, model: MODEL, handle: sent.handle };
+    expect(await fal.poll(remote)).toEqual({ state: 'pending', progress: null });
+    expect(await fal.poll(remote)).toEqual({ state: 'pending', progress: null });
+    const done = await fal.poll(remote);
+    expect(done).toMatchObject({ state: 'succeeded', result: { outputs: [{ contentType: 'image/png' }] } });
+    expect(fake.count('POST', /./)).toBe(1);
+  });
+
+  it('reports a COMPLETED request with an error as failed', async () => {
+    const { fal } = await adapterFor(falQueue({ polls: 0, failWith: 'NSFW content detected' }));
+    const sent = await fal.submit(fal.prepare(task), { idempotencyKey: 'k' });
+    expect(await fal.poll({ requestId: sent.requestId, model: MODEL, handle: sent.handle })).toMatchObject({
+      state: 'failed',
+      error: expect.stringContaining('NSFW content detected'),
+    });
+  });
+
+  it('says plainly when the result has expired', async () => {
+    const { fal } = await adapterFor(falQueue({ polls: 0, expired: true }));
+    await expect(fal.poll({ requestId: 'req-1', model: MODEL, handle: null })).rejects.toThrow(ResultGone);
+  });
+
+  it('classifies a 5xx on submit as maybe applied but never billed, and 401 as a refused key without the key in it', async () => {
+    const { fal: five } = await adapterFor(falQueue({ submitStatus: 503 }));
+    const err = await five.submit(five.prepare(task), { idempotencyKey: 'k' }).catch((e) => e);
+    expect(err).toBeInstanceOf(SubmitError);
+    expect(err.failure).toMatchObject({ kind: 'maybe_applied', neverBilled: true });
+
+    const { fal: bad } = await adapterFor(falQueue({ submitStatus: 401, submitBody: { detail: `Invalid key ${KEY}` } }));
+    const refused = await bad.submit(bad.prepare(task), { idempotencyKey: 'k' }).catch((e) => e);
+    expect(refused.failure.kind).toBe('rejected');
+    expect(refused.message).toContain('refused the API key');
+    expect(refused.message).not.toContain(KEY);
+  });
+
+  it('quotes from fal pricing, per megapixel of the asked size', async () => {
+    const { fal } = await adapterFor(falQueue());
+    expect(await fal.quote(fal.prepare({ ...task, input: { prompt: 'x', width: 1000, height: 1000 } } as never))).toEqual({ amount: 25_000, currency: 'USD' });
+  });
+
+  it('finds past requests with the same input for reconciliation', async () => {
+    const { fal } = await adapterFor(falQueue());
+    const found = await fal.lookup({ from: 0, to: Date.now() }, fal.prepare(task));
+    expect(found.map((c) => [c.requestId, c.inputMatches])).toEqual([
+      ['req-1', true],
+      ['req-2', false],
+    ]);
+  });
+
+  it('reaches an adopted request through the URLs fal documents, and cancels it', async () => {
+    const { fake, fal } = await adapterFor(falQueue({ polls: 0 }));
+    expect(await fal.poll({ requestId: 'req-1', model: MODEL, handle: null })).toMatchObject({ state: 'succeeded' });
+    await fal.cancel({ requestId: 'req-1', model: MODEL, handle: null });
+    expect(fake.count('PUT', /req-1\/cancel$/)).toBe(1);
+  });
+
+  it('refuses bad input and a missing key before anything is sent', () => {
+    const fal = new FalAdapter({ key: KEY, baseUrl: 'http://127.0.0.1:9' });
+    expect(() => fal.prepare({ ...task, input: { prompt: '' } })).toThrow(/"prompt" is required|"prompt" must be text/);
+    expect(() => fal.prepare({ ...task, model: 'flux' })).toThrow(/not a fal endpoint id/);
+    expect(() => new FalAdapter({ key: null, baseUrl: null }).prepare(task)).toThrow(/FAL_KEY/);
+  });
+});
