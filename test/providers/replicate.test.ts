@@ -77,10 +77,10 @@ describe('Replicate adapter', () => {
 
   it('reads 429 with its Retry-After and 402 as no credit', async () => {
     const limited = new ReplicateAdapter({ key: KEY, baseUrl: (await startFake(replicate({ createStatus: 429, createBody: { detail: 'Request was throttled.' }, retryAfter: '30' }))).url });
-    const err = await limited.submit(limited.prepare(task), { idempotencyKey: 'k' }).catch((e) => e as SubmitError);
+    const err = await limited.submit(limited.prepare(task), { idempotencyKey: 'k' }).catch((e: SubmitError) => e) as SubmitError;
     expect(err.failure).toMatchObject({ kind: 'rate_limited', retryAfterMs: 30_000 });
     const broke = new ReplicateAdapter({ key: KEY, baseUrl: (await startFake(replicate({ createStatus: 402, createBody: { title: 'Insufficient credit' } }))).url });
-    const poor = await broke.submit(broke.prepare(task), { idempotencyKey: 'k' }).catch((e) => e as SubmitError);
+    const poor = await broke.submit(broke.prepare(task), { idempotencyKey: 'k' }).catch((e: SubmitError) => e) as SubmitError;
     expect(poor.failure.kind).toBe('rejected');
     expect(poor.message).toMatch(/no credit left/);
   });
