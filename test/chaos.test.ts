@@ -118,7 +118,7 @@ describe('chaos', () => {
     expect(tasks).toHaveLength(210);
     expect(tasks.filter((t) => ['PENDING', 'RUNNING', 'SUBMITTED'].includes(t.status))).toEqual([]);
     expect(duplicates).toBe(0);
-    expect(unexplained.map((t) => [t.id, t.unknownReason])).toEqual([]);
+    expect(unexplained.map((t) => [t.id, t.unknownReason, events.get(t.id)])).toEqual([]);
     expect(killed.length).toBeGreaterThan(5);
     for (const t of tasks) {
       if (t.status === 'SUCCEEDED') {

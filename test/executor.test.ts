@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runRemoteTask, type ExecutorOptions } from '../main/engine/executor.ts';
+import { FINAL_POLL_TRIES } from '../main/engine/poller.ts';
+import { PollError } from '../main/providers/port.ts';
 import type { Task } from '../main/tasks/model.ts';
 import type { TaskRepository } from '../main/tasks/repository.ts';
 import { imageTask, ManualClock, openTestDb } from './helpers/engine.ts';
@@ -154,6 +156,33 @@ describe('submit outcomes', () => {
 });
 
 describe('poll deadline', () => {
+  it('does not count a poll that got no answer as the fresh poll after the deadline', async () => {
+    const t = setup({ pendingPolls: 1_000 });
+    const deadline = t.clock.now() + OPTIONS.poll.deadlineMs;
+    let failures = 0;
+    t.provider.poll = async () => {
+      if (t.clock.now() < deadline) return { state: 'pending', progress: 0.5 };
+      if (failures++ < FINAL_POLL_TRIES - 1) throw new PollError('HTTP 503');
+      return { state: 'succeeded', result: { outputs: [{ url: 'fake://o.png', contentType: 'image/png' }], costActual: null } };
+    };
+    t.repo.enqueue(imageTask(1), t.clock.now());
+    await t.run(t.claim());
+    expect(t.repo.get(1)!.status).toBe('SUCCEEDED');
+  });
+
+  it('gives up as unknown when the provider cannot be asked at all after the deadline', async () => {
+    const t = setup();
+    const deadline = t.clock.now() + OPTIONS.poll.deadlineMs;
+    t.provider.poll = async () => {
+      if (t.clock.now() < deadline) return { state: 'pending', progress: 0.5 };
+      throw new PollError('HTTP 503');
+    };
+    t.repo.enqueue(imageTask(1), t.clock.now());
+    await t.run(t.claim());
+    expect(t.repo.get(1)).toMatchObject({ status: 'OUTCOME_UNKNOWN' });
+    expect(t.repo.get(1)!.unknownReason).toMatch(/poll deadline \(60 s\).*could not be asked \(HTTP 503\)/);
+  });
+
   it('takes one fresh poll after the deadline, then OUTCOME_UNKNOWN with its own reason, never FAILED', async () => {
     const t = setup({ never: true });
     t.repo.enqueue(imageTask(1), t.clock.now());

@@ -25,10 +25,18 @@ interface PollPorts {
   log: (message: string) => void;
 }
 
+/** After the deadline, a poll that gets no answer at all is tried this many times before giving up. */
+export const FINAL_POLL_TRIES = 3;
+
+function duration(ms: number): string {
+  return ms >= 120_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 1000)} s`;
+}
+
 /**
  * Polls a submitted request until it ends, saving progress (and so renewing the lease) on the row.
  * A transient poll error is only a reason to poll again later: a GET costs nothing. When the deadline
- * passes, one fresh poll decides; without an answer the outcome is unknown, never failed.
+ * passes, one fresh answer decides (a passing error does not count as one); a request still running then
+ * is an unknown outcome, never a failure.
  */
 export async function pollUntilDone(
   task: Task,
@@ -39,12 +47,16 @@ export async function pollUntilDone(
   const remote = { requestId: task.remoteRequestId!, model: task.model, handle: task.remoteHandle };
   const deadline = (task.submittedAt ?? ports.clock.now()) + options.deadlineMs;
   let interval = options.intervalMs;
-  let lastProblem = 'the provider had not finished';
-  let finalPoll = false;
+  let unanswered = 0;
+
+  const gaveUp = (problem: string): PollOutcome => ({
+    state: 'deadline',
+    reason: `no result within the poll deadline (${duration(options.deadlineMs)}): ${problem}; it may still finish and be charged`,
+  });
 
   for (;;) {
     if (signal.aborted) return { state: 'stopped' };
-    if (ports.clock.now() >= deadline) finalPoll = true;
+    const late = ports.clock.now() >= deadline;
     try {
       const answer = await ports.provider.poll(remote, signal);
       if (answer.state !== 'pending') return answer;
@@ -54,21 +66,14 @@ export async function pollUntilDone(
         return { state: 'stopped' };
       }
       stopPoint('mid-poll', task.id);
-      lastProblem = 'the provider had not finished';
+      if (late) return gaveUp('the provider had not finished');
     } catch (err) {
       if (signal.aborted) return { state: 'stopped' };
       if (err instanceof ResultGone) return { state: 'failed', error: err.message, costActual: null };
-      lastProblem = `the provider could not be asked (${(err as Error).message})`;
+      if (late && ++unanswered >= FINAL_POLL_TRIES) return gaveUp(`the provider could not be asked (${(err as Error).message})`);
       if (err instanceof PollError && err.retryAfterMs) interval = Math.max(interval, err.retryAfterMs);
     }
-    if (finalPoll) {
-      const minutes = Math.round(options.deadlineMs / 60_000);
-      return {
-        state: 'deadline',
-        reason: `no result within the poll deadline (${minutes} min): ${lastProblem}; it may still finish and be charged`,
-      };
-    }
-    const wait = Math.min(interval, Math.max(0, deadline - ports.clock.now()));
+    const wait = late ? interval : Math.min(interval, Math.max(0, deadline - ports.clock.now()));
     try {
       await ports.clock.sleep(Math.round(wait * (0.8 + 0.4 * ports.random())), signal);
     } catch {
