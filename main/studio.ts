@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { LocalOutputStore } from './adapters/outputStore.ts';
+import { ffmpegPath, ffprobePath } from './media/binaries.ts';
 import { systemClock } from './adapters/systemClock.ts';
 import { databasePath } from './config/paths.ts';
 import { loadSettings, type Settings } from './config/settings.ts';
@@ -8,6 +9,7 @@ import { OwnerRegistry } from './engine/owners.ts';
 import { Supervisor, type SupervisorDeps } from './engine/supervisor.ts';
 import type { Clock } from './ports.ts';
 import type { ProviderAdapter } from './providers/port.ts';
+import { StoryboardRepository } from './pipeline/storyboardRepository.ts';
 import { ProjectRepository } from './projects/repository.ts';
 import { TaskRepository } from './tasks/repository.ts';
 
@@ -18,6 +20,7 @@ export interface Studio {
   tasks: TaskRepository;
   owners: OwnerRegistry;
   projects: ProjectRepository;
+  storyboards: StoryboardRepository;
   settings: Settings;
   clock: Clock;
   close(): void;
@@ -33,6 +36,7 @@ export function openStudio(dataDir: string, clock: Clock = systemClock): Studio 
     tasks: new TaskRepository(db),
     owners: new OwnerRegistry(db),
     projects: new ProjectRepository(db),
+    storyboards: new StoryboardRepository(db),
     settings,
     clock,
     close: () => db.close(),
@@ -52,6 +56,8 @@ export function createSupervisor(
       providers,
       clock: studio.clock,
       outputs: new LocalOutputStore(studio.dataDir),
+      dataDir: studio.dataDir,
+      media: { ffmpegPath: ffmpegPath(studio.settings.media.ffmpegPath), ffprobePath: ffprobePath(studio.settings.media.ffprobePath) },
       ...extra,
     },
     studio.settings.engine,

@@ -13,6 +13,9 @@ class HangingProvider extends FakeProvider {
   }
 }
 
+/** No render runs in these tests; the paths are never used. */
+const LOCAL = { dataDir: '/nonexistent', media: { ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe' } };
+
 const OPTIONS: EngineOptions = { ...DEFAULT_ENGINE_OPTIONS, leaseMs: 60_000, tickMs: 3_600_000 };
 
 async function settle(): Promise<void> {
@@ -32,6 +35,7 @@ describe('supervisor after a system sleep', () => {
           providers: () => new HangingProvider(),
           clock,
           outputs: memoryOutputs,
+          ...LOCAL,
           owner: { id: owner, hostname: 'test-host', pid: process.pid },
         },
         OPTIONS,
@@ -64,7 +68,7 @@ describe('supervisor after a system sleep', () => {
     const { id } = repo.enqueue(imageTask(projectId), clock.now());
     repo.claim('image', 4, OPTIONS.leaseMs, { owner: 'stopped', now: clock.now() });
     const b = new Supervisor(
-      { repo, owners, providers: () => new FakeProvider(), clock, outputs: memoryOutputs, owner: { id: 'b', hostname: 'h', pid: process.pid } },
+      { repo, owners, providers: () => new FakeProvider(), clock, outputs: memoryOutputs, ...LOCAL, owner: { id: 'b', hostname: 'h', pid: process.pid } },
       OPTIONS,
     );
     b.start();

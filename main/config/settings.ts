@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { DEFAULT_ENGINE_OPTIONS, type EngineOptions } from '../engine/supervisor.ts';
 import type { CallTimeouts } from '../http/providerHttp.ts';
+import { parseStoryboard, type StepChoice, type StepKind } from '../pipeline/storyboard.ts';
 import { KINDS } from '../tasks/model.ts';
 import { settingsPath } from './paths.ts';
 
@@ -14,7 +15,16 @@ export interface ProviderSettings {
 export interface Settings {
   engine: EngineOptions;
   providers: Record<string, ProviderSettings>;
+  media: { ffmpegPath?: string; ffprobePath?: string };
+  /** The provider and model of each step kind when a storyboard does not say. */
+  defaults: Record<StepKind, StepChoice>;
 }
+
+export const DEFAULT_STEPS: Record<StepKind, StepChoice> = {
+  image: { provider: 'simulator', model: 'sim-image-1' },
+  clip: { provider: 'simulator', model: 'sim-clip-1' },
+  speech: { provider: 'simulator', model: 'sim-speech-1' },
+};
 
 export class SettingsError extends Error {}
 
@@ -56,7 +66,18 @@ export function loadSettings(dataDir: string): Settings {
       deadlineMs: positive(e.poll?.deadlineMs, 'engine.poll.deadlineMs', d.poll.deadlineMs, 100),
     },
   };
-  return { engine, providers: checkProviders(raw.providers ?? {}) };
+  if (concurrency.render > 1) throw new SettingsError('settings: engine.concurrency.render must be 0 or 1: renders run one at a time');
+  const media = raw.media ?? {};
+  for (const key of ['ffmpegPath', 'ffprobePath']) {
+    if (media[key] !== undefined && (typeof media[key] !== 'string' || !media[key])) throw new SettingsError(`settings: media.${key} must be the path of the program`);
+  }
+  let defaults = DEFAULT_STEPS;
+  try {
+    defaults = { ...DEFAULT_STEPS, ...parseStoryboard({ scenes: [{ imagePrompt: 'x' }], steps: raw.defaults ?? {} }).steps };
+  } catch (err) {
+    throw new SettingsError(`settings: defaults: ${(err as Error).message.replace(/^steps\.?/, '')}`);
+  }
+  return { engine, providers: checkProviders(raw.providers ?? {}), media, defaults };
 }
 
 function checkProviders(raw: unknown): Record<string, ProviderSettings> {

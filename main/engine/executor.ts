@@ -3,6 +3,7 @@ import type { Task } from '../tasks/model.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
 import type { Clock, OutputStore } from '../ports.ts';
 import { estimateCost } from './estimator.ts';
+import { asDataUri, outputPathOf, replaceOutputRefs } from './outputRefs.ts';
 import { pollUntilDone, type PollOptions } from './poller.ts';
 import { INTERRUPTED_IN_SEND_WINDOW, recoveryFor } from './recovery.ts';
 import { stopPoint } from './stopPoints.ts';
@@ -10,6 +11,7 @@ import { submitDecision, type SubmitFailure } from './submitOutcome.ts';
 
 export type TaskStore = Pick<
   TaskRepository,
+  | 'get'
   | 'setEstimate'
   | 'markSubmitStarted'
   | 'recordSubmitted'
@@ -34,6 +36,11 @@ export interface ExecutorOptions {
   owner: string;
   leaseMs: number;
   poll: PollOptions;
+}
+
+function overBudget(task: Task): string {
+  const cost = task.costEstimated === null ? 'it' : `its estimated ${(task.costEstimated / 1e6).toFixed(2)} ${task.currency}`;
+  return `not sent: ${cost} would take the project past its budget; raise the budget, then generate again (nothing was charged)`;
 }
 
 /** Derived from task and attempt, so a resend of the same attempt carries the same key and a new attempt a new one. */
@@ -63,10 +70,10 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
 
   let request;
   try {
-    request = provider.prepare(task);
+    const input = await replaceOutputRefs(task.input, (id) => asDataUri(outputPathOf((i) => repo.get(i), id)));
+    request = provider.prepare({ ...task, input });
   } catch (err) {
-    if (!(err instanceof InvalidInput)) throw err;
-    repo.fail(task.id, `invalid input: ${err.message}`, 'no', lease());
+    repo.fail(task.id, err instanceof InvalidInput ? `invalid input: ${err.message}` : (err as Error).message, 'no', lease());
     return;
   }
   const estimate = await estimateCost(provider, request);
@@ -76,7 +83,12 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
   stopPoint('before-mark', task.id);
   const key = idempotencyKey(task.id, task.attempts + 1);
   const marked = repo.markSubmitStarted(task.id, key, options.leaseMs, lease());
-  if (!marked) return lost('the boundary mark');
+  if (!marked) {
+    const now = repo.get(task.id);
+    if (now?.leaseOwner !== options.owner || now.status !== 'RUNNING') return lost('the boundary mark');
+    repo.fail(task.id, overBudget(now), 'no', lease());
+    return;
+  }
   stopPoint('after-mark', task.id);
 
   for (let resends = 0; ; resends++) {

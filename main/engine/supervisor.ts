@@ -3,6 +3,7 @@ import type { ProviderAdapter } from '../providers/port.ts';
 import { KINDS, type Kind, type Task } from '../tasks/model.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
 import { runRemoteTask } from './executor.ts';
+import { runRenderTask } from './renderExecutor.ts';
 import { Heartbeat } from './heartbeat.ts';
 import { newOwner, processAlive, type OwnerIdentity, type OwnerRegistry } from './owners.ts';
 import type { PollOptions } from './poller.ts';
@@ -30,6 +31,9 @@ export interface SupervisorDeps {
   providers: (id: string) => ProviderAdapter | undefined;
   clock: Clock;
   outputs: OutputStore;
+  /** Where renders are written, and the ffmpeg and ffprobe that make and check them. */
+  dataDir: string;
+  media: { ffmpegPath: string; ffprobePath: string };
   random?: () => number;
   log?: (message: string) => void;
   owner?: OwnerIdentity;
@@ -104,7 +108,7 @@ export class Supervisor {
     if (judging) recoverExpired(repo, clock.now(), new Set(this.inFlight.keys()), this.log);
     for (const kind of KINDS) {
       const limit = this.options.concurrency[kind];
-      if (limit <= 0 || kind === 'render') continue;
+      if (limit <= 0) continue;
       const claimed = repo.claim(kind, limit, this.options.leaseMs, { owner: this.owner.id, now: clock.now() }, judging);
       for (const task of claimed) this.dispatch(task);
     }
@@ -115,14 +119,22 @@ export class Supervisor {
     const controller = new AbortController();
     const provider = this.deps.providers(task.provider);
     const lease = () => ({ owner: this.owner.id, now: clock.now() });
-    const run = provider
-      ? runRemoteTask(
-          task,
-          { repo, provider, clock, outputs: this.deps.outputs, random: this.random, log: this.log },
-          { owner: this.owner.id, leaseMs: this.options.leaseMs, poll: this.options.poll },
-          controller.signal,
-        )
-      : Promise.resolve(this.withoutProvider(task));
+    const run =
+      task.kind === 'render'
+        ? runRenderTask(
+            task,
+            { repo, clock, log: this.log, dataDir: this.deps.dataDir, ...this.deps.media },
+            { owner: this.owner.id, leaseMs: this.options.leaseMs },
+            controller.signal,
+          )
+        : provider
+          ? runRemoteTask(
+              task,
+              { repo, provider, clock, outputs: this.deps.outputs, random: this.random, log: this.log },
+              { owner: this.owner.id, leaseMs: this.options.leaseMs, poll: this.options.poll },
+              controller.signal,
+            )
+          : Promise.resolve(this.withoutProvider(task));
     const done = run
       .catch((err: Error) => this.log(`task ${task.id}: ${err.stack ?? err.message}`))
       .finally(() => {

@@ -40,6 +40,11 @@ export class ProjectRepository {
     return this.byName(trimmed)!;
   }
 
+  /** Sets or clears (null) a project's budget, in micro-units. */
+  setBudget(id: number, budget: number | null): void {
+    this.db.prepare(`UPDATE projects SET budget = ? WHERE id = ?`).run(budget, id);
+  }
+
   list(): Project[] {
     return (this.db.prepare(`SELECT * FROM projects ORDER BY id`).all() as ProjectRow[]).map(toProject);
   }

@@ -30,6 +30,16 @@ interface Transition {
 }
 
 const LEASED = `status IN ('RUNNING', 'SUBMITTED')`;
+
+/** What a project has spent or may have spent: billed, else estimated, for accepted and unknown requests. */
+const PROJECT_SPEND = `(SELECT coalesce(sum(CASE WHEN s.charged <> 'no' THEN coalesce(s.cost_actual, s.cost_estimated, 0) ELSE 0 END)
+                                   + sum(s.cost_abandoned), 0)
+                         FROM tasks s WHERE s.project_id = tasks.project_id)`;
+
+/** This task's estimate still fits in its project's budget (or the project has none). */
+const WITHIN_BUDGET = `(SELECT CASE WHEN p.budget IS NULL THEN 1
+                                    ELSE ${PROJECT_SPEND} + coalesce(tasks.cost_estimated, 0) <= p.budget END
+                          FROM projects p WHERE p.id = tasks.project_id)`;
 // Ownership is the fence: a takeover or a recovery changes lease_owner, and recovery writes are themselves
 // conditioned on the exact lease they saw, so an owner that was only asleep may renew and carry on.
 const FENCE = `lease_owner = @owner`;
@@ -172,11 +182,15 @@ export class TaskRepository {
     });
   }
 
-  /** The boundary: written, and durable, before the paid request leaves. No row changed means do not send. */
+  /**
+   * The boundary: written, and durable, before the paid request leaves. No row changed means do not send:
+   * the lease is gone, or this request would take the project past its budget (see withinBudget). The
+   * budget is checked in the same write, so two workers cannot both spend the last of it.
+   */
   markSubmitStarted(id: number, idempotencyKey: string, leaseMs: number, lease: Lease): Task | undefined {
     return this.change(
       id,
-      `${FENCE} AND status = 'RUNNING' AND submit_started_at IS NULL`,
+      `${FENCE} AND status = 'RUNNING' AND submit_started_at IS NULL AND ${WITHIN_BUDGET}`,
       `submit_started_at = @now, attempts = attempts + 1, idempotency_key = @key, charged = 'maybe',
        lease_expires_at = @now + @leaseMs, heartbeat_at = @now`,
       { ...lease, key: idempotencyKey, leaseMs },
@@ -210,12 +224,12 @@ export class TaskRepository {
     return r.changes === 1;
   }
 
-  /** Saves poll progress and extends the lease in the same write. */
+  /** Saves progress (a poll's, a render's) and extends the lease in the same write. */
   saveProgress(id: number, progress: number | null, leaseMs: number, lease: Lease): boolean {
     const r = this.stmt(
       `UPDATE tasks SET progress = coalesce(@progress, progress), lease_expires_at = @now + @leaseMs,
               heartbeat_at = @now, updated_at = @now
-        WHERE id = @id AND ${FENCE} AND status = 'SUBMITTED'`,
+        WHERE id = @id AND ${FENCE} AND ${LEASED}`,
     ).run({ id, progress, leaseMs, ...lease });
     return r.changes === 1;
   }
@@ -371,6 +385,19 @@ export class TaskRepository {
         WHERE @projectId IS NULL OR p.id = @projectId
         GROUP BY p.id ORDER BY p.id`,
     ).all({ projectId }) as SpendRow[];
+  }
+
+  /**
+   * A task of the project with this exact provider, model and input that can stand in for a new one: done,
+   * still under way, or waiting for a person's decision (possibly paid, so never silently bought again).
+   */
+  findReusable(projectId: number, hash: string): Task | undefined {
+    const row = this.stmt(
+      `SELECT * FROM tasks WHERE project_id = ? AND input_hash = ?
+          AND status IN ('SUCCEEDED', 'PENDING', 'RUNNING', 'SUBMITTED', 'OUTCOME_UNKNOWN')
+        ORDER BY status = 'SUCCEEDED' DESC, id DESC LIMIT 1`,
+    ).get(projectId, hash) as TaskRow | undefined;
+    return row && rowToTask(row);
   }
 
   /** Which of these request ids already belong to a task, so reconciliation never offers another task's request. */

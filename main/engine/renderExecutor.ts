@@ -1,0 +1,134 @@
+import { execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, existsSync, readFileSync } from 'node:fs';
+import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { probe } from '../media/probe.ts';
+import { runRender, type RenderJob } from '../media/renderer.ts';
+import type { Clock } from '../ports.ts';
+import type { Task } from '../tasks/model.ts';
+import type { TaskRepository } from '../tasks/repository.ts';
+import { outputPathOf } from './outputRefs.ts';
+
+export interface RenderPorts {
+  repo: Pick<TaskRepository, 'get' | 'saveProgress' | 'complete' | 'fail'>;
+  clock: Clock;
+  dataDir: string;
+  ffmpegPath: string;
+  ffprobePath: string;
+  log: (message: string) => void;
+}
+
+interface RenderInput {
+  width: number;
+  height: number;
+  fps: number;
+  scenes: { duration: number; clip: { $output: number }; narration: { $output: number } | null }[];
+}
+
+/** Progress is written at most this often, and at least once a second while ffmpeg reports. */
+const PROGRESS_EVERY_MS = 500;
+
+/** The command line of a process, to be sure a pid still names the ffmpeg we started. */
+function commandLine(pid: number): string {
+  try {
+    if (existsSync(`/proc/${pid}/cmdline`)) return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    return execFileSync('ps', ['-o', 'command=', '-p', String(pid)], { encoding: 'utf8' });
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * A worker killed mid-render leaves its ffmpeg running (children outlive a SIGKILLed parent) and a partial
+ * file behind. Before a render starts again, that ffmpeg is stopped and every partial file removed.
+ */
+async function clearEarlierAttempt(dir: string, taskId: number): Promise<void> {
+  const pidFile = join(dir, `render-${taskId}.pid`);
+  if (existsSync(pidFile)) {
+    const { pid, temp } = JSON.parse(readFileSync(pidFile, 'utf8')) as { pid: number; temp: string };
+    if (commandLine(pid).includes(temp)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+    await rm(pidFile, { force: true });
+  }
+  for (const f of await readdir(dir)) {
+    if (f.startsWith(`render-${taskId}-`) && f.endsWith('.part.mp4')) await rm(join(dir, f), { force: true });
+  }
+}
+
+async function sha256(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/**
+ * The local render: no money is at stake, so a crash simply runs it again. Exactly one runs at a time (the
+ * claim's concurrency for renders is 1). The lease is kept by the heartbeat, since ffmpeg has no poll loop;
+ * progress goes on the row; the output is written to a temporary file and renamed once ffprobe confirms it.
+ */
+export async function runRenderTask(task: Task, ports: RenderPorts, options: { owner: string; leaseMs: number }, signal: AbortSignal) {
+  const { repo, clock } = ports;
+  const lease = () => ({ owner: options.owner, now: clock.now() });
+  const dir = join(ports.dataDir, 'projects', String(task.projectId), 'renders');
+  await mkdir(dir, { recursive: true });
+  await clearEarlierAttempt(dir, task.id);
+
+  const input = task.input as RenderInput;
+  let job: RenderJob;
+  try {
+    const path = (id: number) => outputPathOf((i) => repo.get(i), id);
+    job = {
+      width: input.width,
+      height: input.height,
+      fps: input.fps,
+      scenes: input.scenes.map((s) => ({ duration: s.duration, clip: path(s.clip.$output), narration: s.narration ? path(s.narration.$output) : null })),
+      output: join(dir, `render-${task.id}-${randomBytes(4).toString('hex')}.part.mp4`),
+    };
+  } catch (err) {
+    repo.fail(task.id, `the render cannot start: ${(err as Error).message}`, 'no', lease());
+    return;
+  }
+
+  let lastSave = 0;
+  const run = runRender(job, ports.ffmpegPath, (fraction) => {
+    if (clock.now() - lastSave < PROGRESS_EVERY_MS) return;
+    lastSave = clock.now();
+    // A row that was cancelled or taken over refuses the write: stop ffmpeg at once.
+    if (!repo.saveProgress(task.id, fraction, options.leaseMs, lease())) run.kill();
+  });
+  const pidFile = join(dir, `render-${task.id}.pid`);
+  void run.pid.then((pid) => writeFile(pidFile, JSON.stringify({ pid, temp: job.output })));
+  const onAbort = () => run.kill();
+  signal.addEventListener('abort', onAbort);
+  try {
+    await run.done;
+  } catch (err) {
+    await rm(job.output, { force: true });
+    if (!signal.aborted && repo.get(task.id)?.leaseOwner === options.owner) {
+      repo.fail(task.id, `the render failed: ${(err as Error).message}`, 'no', lease());
+    }
+    return;
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    await rm(pidFile, { force: true });
+  }
+
+  const expected = job.scenes.reduce((sum, s) => sum + s.duration, 0);
+  const result = await probe(job.output, ports.ffprobePath).catch(() => null);
+  if (!result?.video || !result.audio || Math.abs((result.durationSec ?? 0) - expected) > 1.5 / job.fps) {
+    await rm(job.output, { force: true });
+    repo.fail(task.id, `the render came out wrong (expected ${expected} s with picture and sound); it was not kept`, 'no', lease());
+    return;
+  }
+  const final = join(dir, `render-${task.id}.mp4`);
+  await rename(job.output, final);
+  if (!repo.complete(task.id, { outputPath: final, sha256: await sha256(final), costActual: 0 }, lease())) {
+    ports.log(`task ${task.id}: lease lost before completing the render; the file is at ${final}`);
+  }
+}

@@ -1,0 +1,97 @@
+import ffmpeg from 'fluent-ffmpeg';
+
+export interface RenderScene {
+  clip: string;
+  narration: string | null;
+  /** Seconds this scene fills in the finished video. */
+  duration: number;
+}
+
+export interface RenderJob {
+  scenes: RenderScene[];
+  width: number;
+  height: number;
+  fps: number;
+  output: string;
+}
+
+const SAMPLE_RATE = 48_000;
+
+/**
+ * The one ffmpeg command that assembles a project: every clip brought to one size and frame rate and held
+ * or cut to its scene's length, each scene's narration laid under it (silence where there is none, padded
+ * or cut to the scene), the scenes concatenated, H.264/AAC MP4 out.
+ */
+export function renderCommand(job: RenderJob, ffmpegPath: string): ffmpeg.FfmpegCommand {
+  const cmd = ffmpeg().setFfmpegPath(ffmpegPath);
+  const filters: string[] = [];
+  let input = 0;
+  const { width: w, height: h, fps } = job;
+  job.scenes.forEach((scene, i) => {
+    const d = scene.duration.toFixed(3);
+    cmd.input(scene.clip);
+    filters.push(
+      `[${input++}:v]scale=${w}:${h}:force_original_aspect_ratio=decrease,pad=${w}:${h}:(ow-iw)/2:(oh-ih)/2,setsar=1,` +
+        `fps=${fps},tpad=stop_mode=clone:stop_duration=${d},trim=duration=${d},setpts=PTS-STARTPTS[v${i}]`,
+    );
+    if (scene.narration) {
+      cmd.input(scene.narration);
+    } else {
+      cmd.input(`anullsrc=r=${SAMPLE_RATE}:cl=stereo`).inputFormat('lavfi').inputOptions(['-t', d]);
+    }
+    filters.push(
+      `[${input++}:a]aresample=${SAMPLE_RATE},aformat=sample_fmts=fltp:channel_layouts=stereo,apad,atrim=duration=${d},asetpts=PTS-STARTPTS[a${i}]`,
+    );
+  });
+  const pairs = job.scenes.map((_, i) => `[v${i}][a${i}]`).join('');
+  filters.push(`${pairs}concat=n=${job.scenes.length}:v=1:a=1[v][a]`);
+  return cmd
+    .complexFilter(filters)
+    .outputOptions([
+      '-map', '[v]', '-map', '[a]',
+      '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-pix_fmt', 'yuv420p', '-r', String(fps),
+      '-c:a', 'aac', '-b:a', '160k',
+      '-movflags', '+faststart',
+    ])
+    .format('mp4')
+    .output(job.output);
+}
+
+/** The same command as arguments, for running ffmpeg directly (the benchmark's baseline). */
+export function renderArgs(job: RenderJob, ffmpegPath: string): string[] {
+  return (renderCommand(job, ffmpegPath) as unknown as { _getArguments(): string[] })._getArguments();
+}
+
+function seconds(timemark: string): number {
+  const [hh, mm, ss] = timemark.split(':').map(Number);
+  return (hh ?? 0) * 3600 + (mm ?? 0) * 60 + (ss ?? 0);
+}
+
+export interface RenderRun {
+  /** The ffmpeg process id, once it has started. */
+  pid: Promise<number>;
+  done: Promise<void>;
+  kill(): void;
+}
+
+/** Runs a render, reporting the seconds written and the fraction done. */
+export function runRender(job: RenderJob, ffmpegPath: string, onProgress: (fraction: number, seconds: number) => void): RenderRun {
+  const total = job.scenes.reduce((sum, s) => sum + s.duration, 0);
+  const cmd = renderCommand(job, ffmpegPath);
+  let stderr = '';
+  const pid = new Promise<number>((resolve) => cmd.on('start', () => resolve((cmd as unknown as { ffmpegProc: { pid: number } }).ffmpegProc.pid)));
+  const done = new Promise<void>((resolve, reject) => {
+    cmd
+      .on('progress', (p: { timemark?: string }) => {
+        const s = seconds(p.timemark ?? '0:0:0');
+        onProgress(Math.min(1, s / total), s);
+      })
+      .on('stderr', (line: string) => {
+        stderr = `${stderr}\n${line}`.slice(-2_000);
+      })
+      .on('error', (err: Error) => reject(new Error(`${err.message}${stderr ? `\n${stderr.trim().split('\n').slice(-5).join('\n')}` : ''}`)))
+      .on('end', () => resolve());
+  });
+  cmd.run();
+  return { pid, done, kill: () => cmd.kill('SIGKILL') };
+}

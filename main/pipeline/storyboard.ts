@@ -1,0 +1,119 @@
+import { createHash } from 'node:crypto';
+
+/** Which provider and model make one kind of step, with any provider-specific input (a voice id, say). */
+export interface StepChoice {
+  provider: string;
+  model: string;
+  options?: Record<string, unknown>;
+}
+
+export type StepKind = 'image' | 'clip' | 'speech';
+
+export interface Scene {
+  id: string;
+  imagePrompt: string;
+  motionPrompt: string;
+  narration: string | null;
+  /** Seconds of the finished video this scene fills. */
+  duration: number;
+  seed: number;
+  /** Raised by "new take": a new seed, so nothing is reused. */
+  take: number;
+  steps: Partial<Record<StepKind, StepChoice>>;
+}
+
+export interface Storyboard {
+  width: number;
+  height: number;
+  fps: number;
+  steps: Partial<Record<StepKind, StepChoice>>;
+  scenes: Scene[];
+}
+
+export class StoryboardError extends Error {}
+
+const STEP_KINDS: StepKind[] = ['image', 'clip', 'speech'];
+
+function fail(where: string, what: string): never {
+  throw new StoryboardError(`${where}: ${what}`);
+}
+
+function text(v: unknown, where: string, required: boolean): string | null {
+  if (v === undefined || v === null || v === '') {
+    if (required) fail(where, 'is required');
+    return null;
+  }
+  if (typeof v !== 'string') fail(where, 'must be text');
+  return v.trim();
+}
+
+function num(v: unknown, where: string, min: number, max: number, fallback: number, integer = false): number {
+  if (v === undefined) return fallback;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max || (integer && !Number.isInteger(v))) {
+    fail(where, `must be ${integer ? 'a whole number' : 'a number'} from ${min} to ${max}`);
+  }
+  return v;
+}
+
+function steps(v: unknown, where: string): Partial<Record<StepKind, StepChoice>> {
+  if (v === undefined) return {};
+  if (!v || typeof v !== 'object' || Array.isArray(v)) fail(where, 'must be an object like {"image": {"provider": "simulator", "model": "sim-image-1"}}');
+  const out: Partial<Record<StepKind, StepChoice>> = {};
+  for (const [kind, choice] of Object.entries(v as Record<string, unknown>)) {
+    if (!STEP_KINDS.includes(kind as StepKind)) fail(`${where}.${kind}`, `is not a step; the steps are ${STEP_KINDS.join(', ')}`);
+    const c = choice as Record<string, unknown>;
+    if (!c || typeof c !== 'object') fail(`${where}.${kind}`, 'must be {"provider": ..., "model": ...}');
+    const options = c.options;
+    if (options !== undefined && (!options || typeof options !== 'object' || Array.isArray(options))) fail(`${where}.${kind}.options`, 'must be an object');
+    out[kind as StepKind] = {
+      provider: text(c.provider, `${where}.${kind}.provider`, true)!,
+      model: text(c.model, `${where}.${kind}.model`, true)!,
+      ...(options ? { options: options as Record<string, unknown> } : {}),
+    };
+  }
+  return out;
+}
+
+/** A seed that stays the same for a scene until its id changes. */
+function seedOf(id: string): number {
+  return createHash('sha256').update(id).digest().readUInt32BE(0) % 1_000_000;
+}
+
+/** Reads a storyboard as a person wrote it, naming the scene and field of anything wrong. */
+export function parseStoryboard(value: unknown): Storyboard {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new StoryboardError('a storyboard must be a JSON object with "scenes"');
+  const v = value as Record<string, unknown>;
+  if (!Array.isArray(v.scenes) || v.scenes.length === 0) throw new StoryboardError('"scenes" must be a list with at least one scene');
+  const ids = new Set<string>();
+  const scenes = v.scenes.map((raw, i): Scene => {
+    const s = (raw ?? {}) as Record<string, unknown>;
+    const id = text(s.id, `scene ${i + 1} id`, false) ?? `scene-${i + 1}`;
+    const where = `scene ${i + 1} ("${id}")`;
+    if (ids.has(id)) fail(where, 'has the same id as an earlier scene; ids must differ');
+    ids.add(id);
+    return {
+      id,
+      imagePrompt: text(s.imagePrompt, `${where} imagePrompt`, true)!,
+      motionPrompt: text(s.motionPrompt, `${where} motionPrompt`, false) ?? text(s.imagePrompt, '', true)!,
+      narration: text(s.narration, `${where} narration`, false),
+      duration: num(s.duration, `${where} duration`, 0.5, 60, 3),
+      seed: num(s.seed, `${where} seed`, 0, 2_147_483_647, seedOf(id), true),
+      take: num(s.take, `${where} take`, 1, 10_000, 1, true),
+      steps: steps(s.steps, `${where} steps`),
+    };
+  });
+  const even = (n: number, where: string) => (n % 2 === 0 ? n : fail(where, 'must be an even number (H.264 needs it)'));
+  return {
+    width: even(num(v.width, 'width', 64, 3840, 1280, true), 'width'),
+    height: even(num(v.height, 'height', 64, 2160, 720, true), 'height'),
+    fps: num(v.fps, 'fps', 1, 60, 24, true),
+    steps: steps(v.steps, 'steps'),
+    scenes,
+  };
+}
+
+export function sceneById(board: Storyboard, id: string): Scene {
+  const scene = board.scenes.find((s) => s.id === id);
+  if (!scene) throw new StoryboardError(`there is no scene "${id}"; the scenes are ${board.scenes.map((s) => s.id).join(', ')}`);
+  return scene;
+}
