@@ -1,12 +1,14 @@
 import { benchEngine } from './engine.ts';
 import { benchRecovery } from './recovery.ts';
+import { benchRender } from './render.ts';
 
 /** `npm run bench` prints a table; `npm run bench -- --json` prints one JSON object. */
 const json = process.argv.includes('--json');
 
 const engine = benchEngine(1_000);
 const recovery = await benchRecovery(100_000, 1_000);
-const results = { engine, recovery };
+const render = await benchRender();
+const results = { engine, recovery, render };
 
 if (json) {
   console.log(JSON.stringify(results));
@@ -19,6 +21,9 @@ if (json) {
     ['engine.rowsWrittenPerCycle', String(engine.rowsWrittenPerCycle), 'rows changed per cycle (tasks + events)'],
     ['recovery.ms', String(recovery.ms), `start-up with ${recovery.finished} finished and ${recovery.inFlight} in flight; goal < 200`],
     ['recovery.outcome', `${recovery.requeued}/${recovery.parked}/${recovery.toPoll}`, 'requeued / parked unknown / left to poll'],
+    ['render.engineMs', String(render.engineMs), `the studio's render of ${render.seconds} s at 1280x720 (median of 5)`],
+    ['render.directMs', String(render.directMs), 'the same ffmpeg command line run directly'],
+    ['render.ratio', String(render.ratio), 'goal <= 1.1'],
   ];
   const w = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const r of rows) console.log(`${r[0].padEnd(w[0]!)}  ${r[1].padStart(w[1]!)}  ${r[2]}`);

@@ -2,6 +2,7 @@ import type { CliContext } from '../main.ts';
 import { cancel, reconcileCommand, resolve } from './decide.ts';
 import { enqueue } from './enqueue.ts';
 import { events, spend, tasks, unknown } from './inspect.ts';
+import { budget, estimate, generate, render, storyboard } from './pipeline.ts';
 import { simulator } from './simulator.ts';
 import { worker } from './worker.ts';
 
@@ -18,6 +19,11 @@ export const COMMANDS: Record<string, Command> = {
   spend,
   events,
   simulator,
+  storyboard,
+  estimate,
+  generate,
+  render,
+  budget,
 };
 
 export const HELP = `studio: generate media with paid APIs without ever paying twice
@@ -38,5 +44,13 @@ usage: studio [--data DIR] <command> [options]
                             what each project has cost
   events ID                 the history of one task
   simulator [--port N]      run the bundled provider simulator on 127.0.0.1
+
+  storyboard create|edit PROJECT --file F, storyboard show PROJECT [--json]
+                            a project's scenes, from a JSON file
+  estimate PROJECT [--json] what a Generate would make and cost, step by step
+  generate PROJECT [--new-take SCENE]
+                            enqueue what the storyboard needs that the project does not have
+  render PROJECT            render again from the scenes as they are
+  budget PROJECT AMOUNT|none
 
 --data DIR defaults to the desktop app's data folder; STUDIO_DATA_DIR overrides it.`;

@@ -1,0 +1,145 @@
+import { readFileSync } from 'node:fs';
+import { GenerateRefused, Pipeline, type GenerateEstimate } from '../../pipeline/generate.ts';
+import { parseStoryboard, StoryboardError } from '../../pipeline/storyboard.ts';
+import { openProviders } from '../../providers/registry.ts';
+import { openStudio, type Studio } from '../../studio.ts';
+import { toMicros } from '../../tasks/model.ts';
+import { parse } from '../args.ts';
+import { UsageError } from '../errors.ts';
+import type { CliContext } from '../main.ts';
+import { money, table } from '../output.ts';
+
+function projectArg(positionals: string[], usage: string): string {
+  const name = positionals[0];
+  if (!name) throw new UsageError(`name the project: ${usage}`);
+  return name;
+}
+
+function readStoryboard(file: string | undefined) {
+  if (!file) throw new UsageError('--file is required: the storyboard JSON (see the README for its form)');
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new UsageError(`${file} could not be read as JSON (${(err as Error).message})`);
+  }
+  try {
+    return parseStoryboard(json);
+  } catch (err) {
+    if (err instanceof StoryboardError) throw new UsageError(`${file}: ${err.message}`);
+    throw err;
+  }
+}
+
+async function withPipeline<T>(ctx: CliContext, fn: (pipeline: Pipeline, studio: Studio) => Promise<T>): Promise<T> {
+  const studio = openStudio(ctx.dataDir);
+  const providers = await openProviders(studio.settings, studio.dataDir);
+  try {
+    return await fn(new Pipeline({ studio, provider: providers.get, defaults: studio.settings.defaults }), studio);
+  } catch (err) {
+    if (err instanceof GenerateRefused) throw new UsageError(err.message);
+    throw err;
+  } finally {
+    await providers.close();
+    studio.close();
+  }
+}
+
+function printEstimate(ctx: CliContext, e: GenerateEstimate): void {
+  const c = e.project.currency;
+  ctx.out(
+    table([
+      ['STEP', 'DOES', 'PROVIDER', 'MODEL', 'COST', 'WHERE THE FIGURE COMES FROM'],
+      ...e.steps.map((s) => [s.key, s.action === 'reuse' ? `reuse ${s.taskId}` : 'new', s.provider, s.model, money(s.cost, s.currency), s.source]),
+    ]),
+  );
+  ctx.out(`\nNew steps: about ${money(e.total, c)}. Already spent or possibly charged: ${money(e.spent, c)}.`);
+  if (e.budget !== null) {
+    ctx.out(
+      e.overBy > 0
+        ? `Budget ${money(e.budget, c)}: this would go ${money(e.overBy, c)} over it.`
+        : `Budget ${money(e.budget, c)}: ${money(e.budget - e.spent - e.total, c)} would be left.`,
+    );
+  }
+}
+
+/** `storyboard create|edit PROJECT --file F`, `storyboard show PROJECT [--json]`. */
+export async function storyboard(argv: string[], ctx: CliContext) {
+  const [action, ...rest] = argv;
+  const { values, positionals } = parse(rest, { file: { type: 'string' }, json: { type: 'boolean' } }, 1);
+  if (action !== 'create' && action !== 'edit' && action !== 'show') throw new UsageError('use: studio storyboard create|edit PROJECT --file F, or show PROJECT');
+  const name = projectArg(positionals, `studio storyboard ${action} PROJECT`);
+  const studio = openStudio(ctx.dataDir);
+  try {
+    if (action === 'show') {
+      const project = studio.projects.byName(name);
+      const board = project && studio.storyboards.get(project.id);
+      if (!board) throw new UsageError(`project "${name}" has no storyboard`);
+      if (values.json) return ctx.out(JSON.stringify(board, null, 2));
+      ctx.out(`${name}: ${board.width}x${board.height} at ${board.fps} fps, ${board.scenes.reduce((s, x) => s + x.duration, 0)} s`);
+      ctx.out(table([['SCENE', 'SECONDS', 'TAKE', 'IMAGE', 'NARRATION'], ...board.scenes.map((s) => [s.id, String(s.duration), String(s.take), s.imagePrompt, s.narration ?? ''])]));
+      return;
+    }
+    const board = readStoryboard(values.file);
+    const existing = studio.projects.byName(name);
+    const has = existing && studio.storyboards.get(existing.id);
+    if (action === 'create' && has) throw new UsageError(`project "${name}" already has a storyboard; use "studio storyboard edit"`);
+    if (action === 'edit' && !has) throw new UsageError(`project "${name}" has no storyboard yet; use "studio storyboard create"`);
+    const now = studio.clock.now();
+    studio.db.transaction(() => studio.storyboards.save(studio.projects.ensure(name, now).id, board, now))();
+    ctx.out(`${name}: storyboard ${action === 'create' ? 'created' : 'saved'} with ${board.scenes.length} scene(s)`);
+  } finally {
+    studio.close();
+  }
+}
+
+export async function estimate(argv: string[], ctx: CliContext) {
+  const { values, positionals } = parse(argv, { json: { type: 'boolean' }, 'new-take': { type: 'string', multiple: true } }, 1);
+  const name = projectArg(positionals, 'studio estimate PROJECT');
+  await withPipeline(ctx, async (pipeline) => {
+    const e = await pipeline.estimate(name, values['new-take'] ?? []);
+    if (values.json) ctx.out(JSON.stringify({ ...e, project: e.project.name }, null, 2));
+    else printEstimate(ctx, e);
+  });
+}
+
+export async function generate(argv: string[], ctx: CliContext) {
+  const { positionals, values } = parse(argv, { 'new-take': { type: 'string', multiple: true } }, 1);
+  const name = projectArg(positionals, 'studio generate PROJECT [--new-take SCENE]');
+  await withPipeline(ctx, async (pipeline) => {
+    const e = await pipeline.generate(name, { newTakes: values['new-take'] ?? [] });
+    printEstimate(ctx, e);
+    const added = e.steps.filter((s) => s.action === 'new').length;
+    ctx.out(added ? `\nEnqueued ${added} step(s); run "studio worker" to make them.` : '\nNothing new to make: every step is already in the project.');
+  });
+}
+
+/** Renders again from the scenes as they are, even when an identical render exists. */
+export async function render(argv: string[], ctx: CliContext) {
+  const { positionals } = parse(argv, {}, 1);
+  const name = projectArg(positionals, 'studio render PROJECT');
+  await withPipeline(ctx, async (pipeline) => {
+    const e = await pipeline.estimate(name);
+    const missing = e.steps.filter((s) => s.kind !== 'render' && s.action === 'new');
+    if (missing.length > 0) throw new UsageError(`${missing.map((s) => s.key).join(', ')} not made yet; run "studio generate ${name}" first`);
+    const done = await pipeline.generate(name, { freshRender: true });
+    ctx.out(`render enqueued as task ${done.steps.find((s) => s.kind === 'render')!.taskId}`);
+  });
+}
+
+export async function budget(argv: string[], ctx: CliContext) {
+  const { positionals } = parse(argv, {}, 2);
+  const [name, amount] = positionals;
+  if (!name || amount === undefined) throw new UsageError('use: studio budget PROJECT AMOUNT (in the project currency), or AMOUNT "none"');
+  const value = amount === 'none' ? null : Number(amount);
+  if (value !== null && !(Number.isFinite(value) && value >= 0)) throw new UsageError(`the budget must be an amount like 12.50, or "none"; not "${amount}"`);
+  const studio = openStudio(ctx.dataDir);
+  try {
+    const project = studio.projects.byName(name);
+    if (!project) throw new UsageError(`there is no project "${name}"`);
+    studio.projects.setBudget(project.id, value === null ? null : toMicros(value));
+    ctx.out(value === null ? `${name}: no budget` : `${name}: budget ${value.toFixed(2)} ${project.currency}`);
+  } finally {
+    studio.close();
+  }
+}

@@ -1,0 +1,141 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ffmpegPath, ffprobePath } from '../main/media/binaries.ts';
+import { probe } from '../main/media/probe.ts';
+import { GenerateRefused, Pipeline } from '../main/pipeline/generate.ts';
+import { parseStoryboard } from '../main/pipeline/storyboard.ts';
+import { openProviders, type Providers } from '../main/providers/registry.ts';
+import { startSimulator, type RunningSimulator } from '../main/simulator/server.ts';
+import { createSupervisor, openStudio, type Studio } from '../main/studio.ts';
+import { writeSettings } from './helpers/processes.ts';
+import { tempDir } from './helpers/tmp.ts';
+
+const run = promisify(execFile);
+
+export const THREE_SCENES = {
+  width: 320,
+  height: 180,
+  fps: 24,
+  scenes: [
+    { id: 'dawn', imagePrompt: 'a fox asleep in snow', motionPrompt: 'push in', narration: 'At dawn, the fox wakes.', duration: 2 },
+    { id: 'hunt', imagePrompt: 'the fox listening', motionPrompt: 'hold', narration: 'It listens.', duration: 1.5 },
+    { id: 'home', imagePrompt: 'the fox going home', motionPrompt: 'track', duration: 1 },
+  ],
+};
+
+let sim: RunningSimulator;
+let studio: Studio;
+let providers: Providers;
+afterEach(async () => {
+  await providers?.close();
+  studio?.close();
+  await sim?.close();
+});
+
+async function setup(board: unknown = THREE_SCENES) {
+  sim = await startSimulator({ jobMs: 100 });
+  const dir = tempDir();
+  writeSettings(dir, { engine: { tickMs: 50, poll: { intervalMs: 50, maxIntervalMs: 100 } }, providers: { simulator: { baseUrl: sim.url } } });
+  studio = openStudio(dir);
+  providers = await openProviders(studio.settings, dir, {});
+  const project = studio.projects.ensure('Fox', Date.now());
+  studio.storyboards.save(project.id, parseStoryboard(board), Date.now());
+  const pipeline = new Pipeline({ studio, provider: providers.get, defaults: studio.settings.defaults });
+  const work = () => createSupervisor(studio, providers.get).runUntilIdle();
+  const edit = (change: (b: typeof THREE_SCENES) => void) => {
+    const b = structuredClone(THREE_SCENES);
+    change(b);
+    studio.storyboards.save(project.id, parseStoryboard(b), Date.now());
+  };
+  return { project, pipeline, work, edit };
+}
+
+describe('from storyboard to finished clip', () => {
+  it('makes a playable MP4 of the whole storyboard, one video and one audio stream, at the chosen size', async () => {
+    const { pipeline, work } = await setup();
+    const plan = await pipeline.generate('Fox');
+    expect(plan.steps.map((s) => s.key)).toEqual(['dawn:image', 'dawn:clip', 'dawn:speech', 'hunt:image', 'hunt:clip', 'hunt:speech', 'home:image', 'home:clip', 'render']);
+    await work();
+
+    const render = studio.tasks.list().find((t) => t.kind === 'render')!;
+    expect(render.status).toBe('SUCCEEDED');
+    const p = await probe(render.outputPath!);
+    expect(Math.abs(p.durationSec! - 4.5)).toBeLessThanOrEqual(1 / 24);
+    expect(p.video).toMatchObject({ codec: 'h264', width: 320, height: 180 });
+    expect(p.audio).toMatchObject({ codec: 'aac' });
+    // Decoding the whole file with no error is what playable means here.
+    const decoded = await run(ffmpegPath(), ['-v', 'error', '-i', render.outputPath!, '-f', 'null', '-']);
+    expect(decoded.stderr).toBe('');
+    const streams = await run(ffprobePath(), ['-v', 'error', '-show_entries', 'stream=codec_type', '-of', 'csv=p=0', render.outputPath!]);
+    expect(streams.stdout.trim().split('\n')).toEqual(['video', 'audio']);
+    expect(sim.charges).toHaveLength(8);
+  });
+
+  it('reuses every paid result it already has: a second Generate buys nothing', async () => {
+    const { pipeline, work } = await setup();
+    await pipeline.generate('Fox');
+    await work();
+    const again = await pipeline.generate('Fox');
+    expect(again.steps.every((s) => s.action === 'reuse')).toBe(true);
+    expect(again.total).toBe(0);
+    await work();
+    expect(sim.charges).toHaveLength(8);
+  });
+
+  it('editing one scene regenerates only that scene’s changed step and the render', async () => {
+    const { pipeline, work, edit } = await setup();
+    await pipeline.generate('Fox');
+    await work();
+    edit((b) => (b.scenes[1]!.narration = 'It listens, very still.'));
+    const plan = await pipeline.generate('Fox');
+    expect(plan.steps.filter((s) => s.action === 'new').map((s) => s.key)).toEqual(['hunt:speech', 'render']);
+    await work();
+    expect(sim.charges).toHaveLength(9);
+  });
+
+  it('a new take of a scene buys its image and clip again, and keeps the take for later', async () => {
+    const { project, pipeline, work } = await setup();
+    await pipeline.generate('Fox');
+    await work();
+    const plan = await pipeline.generate('Fox', { newTakes: ['hunt'] });
+    expect(plan.steps.filter((s) => s.action === 'new').map((s) => s.key)).toEqual(['hunt:image', 'hunt:clip', 'render']);
+    await work();
+    expect(sim.charges).toHaveLength(10);
+    expect(studio.storyboards.get(project.id)!.scenes[1]!.take).toBe(2);
+    expect((await pipeline.generate('Fox')).steps.every((s) => s.action === 'reuse')).toBe(true);
+  });
+
+  it('refuses a Generate over budget, saying by how much, and enqueues nothing', async () => {
+    const { project, pipeline } = await setup();
+    studio.projects.setBudget(project.id, 500_000);
+    const err = await pipeline.generate('Fox').catch((e) => e);
+    expect(err).toBeInstanceOf(GenerateRefused);
+    // 3 images at 0.04, 4.5 s of clip at 0.10, 34 characters of speech at 0.0002.
+    expect(err.message).toMatch(/about 0\.58 USD.*0\.08 USD over the budget of 0\.50 USD/);
+    expect(studio.tasks.list()).toEqual([]);
+  });
+
+  it('never sends a task that would take the project past its budget, counting possibly charged work', async () => {
+    const { project, work } = await setup();
+    studio.projects.setBudget(project.id, 100_000);
+    for (let i = 0; i < 4; i++) {
+      studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: `fox ${i}` } }, Date.now());
+    }
+    await work();
+    const tasks = studio.tasks.list();
+    expect(tasks.filter((t) => t.status === 'SUCCEEDED')).toHaveLength(2);
+    const refused = tasks.filter((t) => t.status === 'FAILED');
+    expect(refused).toHaveLength(2);
+    expect(refused[0]).toMatchObject({ charged: 'no' });
+    expect(refused[0]!.error).toMatch(/past its budget/);
+    expect(sim.charges).toHaveLength(2);
+  });
+
+  it('says which scene and field of a storyboard is wrong', () => {
+    expect(() => parseStoryboard({ scenes: [{ imagePrompt: 'x', duration: 0 }] })).toThrow('scene 1 ("scene-1") duration: must be a number from 0.5 to 60');
+    expect(() => parseStoryboard({ scenes: [{ id: 'a', imagePrompt: 'x' }, { id: 'a', imagePrompt: 'y' }] })).toThrow(/same id as an earlier scene/);
+    expect(() => parseStoryboard({ width: 641, scenes: [{ imagePrompt: 'x' }] })).toThrow(/width: must be an even number/);
+    expect(() => parseStoryboard({ scenes: [{ imagePrompt: 'x', steps: { video: {} } }] })).toThrow(/"video" is not a step|video: is not a step/);
+  });
+});
