@@ -77,6 +77,23 @@ describe('studio CLI', () => {
     ]);
   });
 
+  it('creates a storyboard from a file, estimates it, and refuses a bad one naming the scene and field', async () => {
+    const dir = tempDir();
+    const good = join(dir, 'good.json');
+    const bad = join(dir, 'bad.json');
+    writeFileSync(good, readFileSync(join(import.meta.dirname, '..', 'examples', 'fox.storyboard.json')));
+    writeFileSync(bad, JSON.stringify({ scenes: [{ id: 'dawn', imagePrompt: 'x', duration: 99 }] }));
+    expect(await cli(dir, 'storyboard', 'create', 'Fox', '--file', good)).toMatchObject({ code: 0, out: 'Fox: storyboard created with 3 scene(s)' });
+    const estimate = JSON.parse((await cli(dir, 'estimate', 'Fox', '--json')).out);
+    expect(estimate.steps).toHaveLength(9);
+    expect(estimate.total).toBe(931_400);
+    const refused = await cli(dir, 'storyboard', 'edit', 'Fox', '--file', bad);
+    expect(refused).toMatchObject({ code: 2 });
+    expect(refused.err).toContain('scene 1 ("dawn") duration: must be a number from 0.5 to 60');
+    expect(JSON.parse((await cli(dir, 'storyboard', 'show', 'Fox', '--json')).out).scenes).toHaveLength(3);
+    expect((await cli(dir, 'budget', 'Fox', 'lots')).err).toMatch(/amount like 12.50/);
+  });
+
   it('defaults to the per-user folder the desktop app uses, unless STUDIO_DATA_DIR says otherwise', () => {
     expect(defaultDataDir({ HOME: '/home/ana' }, 'linux')).toMatch(/\.config\/take-studio$/);
     expect(defaultDataDir({ XDG_CONFIG_HOME: '/x' }, 'linux')).toBe('/x/take-studio');
