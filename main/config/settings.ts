@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { DEFAULT_ENGINE_OPTIONS, type EngineOptions } from '../engine/supervisor.ts';
 import type { CallTimeouts } from '../http/providerHttp.ts';
 import { parseStoryboard, type StepChoice, type StepKind } from '../pipeline/storyboard.ts';
@@ -18,6 +18,8 @@ export interface Settings {
   media: { ffmpegPath?: string; ffprobePath?: string };
   /** The provider and model of each step kind when a storyboard does not say. */
   defaults: Record<StepKind, StepChoice>;
+  /** Ask before a Generate above this amount; keep the machine awake while paid work is in flight. */
+  ui: { confirmAbove: number | null; keepAwake: boolean };
 }
 
 export const DEFAULT_STEPS: Record<StepKind, StepChoice> = {
@@ -36,17 +38,36 @@ function positive(value: unknown, where: string, fallback: number, min = 1): num
   return value;
 }
 
+function readRaw(dataDir: string): Record<string, any> {
+  const path = settingsPath(dataDir);
+  if (!existsSync(path)) return {};
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new SettingsError(`settings: ${path} is not valid JSON (${(err as Error).message}); fix or remove it`);
+  }
+}
+
 /** Reads `<data>/settings.json`, every value optional; a wrong value is named, never silently replaced. */
 export function loadSettings(dataDir: string): Settings {
+  return parseSettings(readRaw(dataDir));
+}
+
+/**
+ * Changes settings.json: the change is checked as a whole before it is written, and written to a temporary
+ * file then renamed, so a refused or interrupted change leaves the file as it was.
+ */
+export function updateSettings(dataDir: string, change: (raw: Record<string, any>) => void): Settings {
+  const raw = readRaw(dataDir);
+  change(raw);
+  const settings = parseSettings(raw);
   const path = settingsPath(dataDir);
-  let raw: Record<string, any> = {};
-  if (existsSync(path)) {
-    try {
-      raw = JSON.parse(readFileSync(path, 'utf8'));
-    } catch (err) {
-      throw new SettingsError(`settings: ${path} is not valid JSON (${(err as Error).message}); fix or remove it`);
-    }
-  }
+  writeFileSync(`${path}.tmp`, `${JSON.stringify(raw, null, 2)}\n`, { mode: 0o600 });
+  renameSync(`${path}.tmp`, path);
+  return settings;
+}
+
+export function parseSettings(raw: Record<string, any>): Settings {
   const e = raw.engine ?? {};
   const d = DEFAULT_ENGINE_OPTIONS;
   const concurrency = { ...d.concurrency };
@@ -77,7 +98,17 @@ export function loadSettings(dataDir: string): Settings {
   } catch (err) {
     throw new SettingsError(`settings: defaults: ${(err as Error).message.replace(/^steps\.?/, '')}`);
   }
-  return { engine, providers: checkProviders(raw.providers ?? {}), media, defaults };
+  const ui = raw.ui ?? {};
+  if (ui.confirmAbove !== undefined && ui.confirmAbove !== null && !(typeof ui.confirmAbove === 'number' && ui.confirmAbove >= 0)) {
+    throw new SettingsError('settings: ui.confirmAbove must be an amount of at least 0, or null');
+  }
+  return {
+    engine,
+    providers: checkProviders(raw.providers ?? {}),
+    media,
+    defaults,
+    ui: { confirmAbove: ui.confirmAbove ?? 5, keepAwake: ui.keepAwake === true },
+  };
 }
 
 function checkProviders(raw: unknown): Record<string, ProviderSettings> {

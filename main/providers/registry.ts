@@ -29,8 +29,13 @@ export const PROVIDER_IDS = Object.keys(PROVIDERS);
 
 export interface Providers {
   get(id: string): ProviderAdapter | undefined;
+  /** Builds the adapters again, after a key or an address changed. */
+  reload(settings: Settings): Promise<void>;
   close(): Promise<void>;
 }
+
+/** Keys kept outside settings (the desktop app's encrypted store), which take precedence. */
+export type KeyLookup = (provider: string) => string | undefined;
 
 export function isProviderId(id: string): boolean {
   return id in PROVIDERS;
@@ -42,11 +47,19 @@ export function validateInput(provider: string, task: Pick<Task, 'kind' | 'model
   PROVIDERS[provider]!.create({ key: 'unused', baseUrl: 'http://127.0.0.1' }).prepare(task);
 }
 
-function configFor(id: string, settings: Settings, env: NodeJS.ProcessEnv): AdapterConfig {
+/** Where a provider's key comes from, without revealing it. */
+export function keySource(id: string, settings: Settings, env: NodeJS.ProcessEnv, keys?: KeyLookup): 'keychain' | 'settings' | 'environment' | null {
+  const variable = PROVIDERS[id]?.keyVariable;
+  if (keys?.(id)) return 'keychain';
+  if (settings.providers[id]?.key) return 'settings';
+  return variable && env[variable] ? 'environment' : null;
+}
+
+function configFor(id: string, settings: Settings, env: NodeJS.ProcessEnv, keys?: KeyLookup): AdapterConfig {
   const entry = PROVIDERS[id]!;
   const own = settings.providers[id] ?? {};
   return {
-    key: own.key ?? (entry.keyVariable ? env[entry.keyVariable] : undefined) ?? null,
+    key: keys?.(id) ?? own.key ?? (entry.keyVariable ? env[entry.keyVariable] : undefined) ?? null,
     baseUrl: own.baseUrl ?? env[entry.baseUrlVariable] ?? null,
     timeouts: own.timeouts,
   };
@@ -56,19 +69,28 @@ function configFor(id: string, settings: Settings, env: NodeJS.ProcessEnv): Adap
  * The configured adapters. The simulator is the default provider: with no base URL set it runs inside
  * this process on loopback, keeping its jobs in the data folder so they outlive a restart.
  */
-export async function openProviders(settings: Settings, dataDir: string, env: NodeJS.ProcessEnv = process.env): Promise<Providers> {
+export async function openProviders(
+  settings: Settings,
+  dataDir: string,
+  env: NodeJS.ProcessEnv = process.env,
+  keys?: KeyLookup,
+): Promise<Providers> {
   let simulator: RunningSimulator | null = null;
   const adapters = new Map<string, ProviderAdapter>();
-  for (const id of PROVIDER_IDS) {
-    const config = configFor(id, settings, env);
-    if (id === 'simulator' && !config.baseUrl) {
-      simulator = await startSimulator({ stateDir: join(dataDir, 'simulator') });
-      config.baseUrl = simulator.url;
+  const build = async (current: Settings) => {
+    for (const id of PROVIDER_IDS) {
+      const config = configFor(id, current, env, keys);
+      if (id === 'simulator' && !config.baseUrl) {
+        simulator ??= await startSimulator({ stateDir: join(dataDir, 'simulator') });
+        config.baseUrl = simulator.url;
+      }
+      adapters.set(id, PROVIDERS[id]!.create(config));
     }
-    adapters.set(id, PROVIDERS[id]!.create(config));
-  }
+  };
+  await build(settings);
   return {
     get: (id) => adapters.get(id),
+    reload: build,
     close: async () => {
       await simulator?.close();
     },

@@ -409,6 +409,30 @@ export class TaskRepository {
     return new Set(rows.map((r) => r.id));
   }
 
+  /** Spend of one project per day (of the request) and provider, for the spend chart and its CSV. */
+  spendByDay(projectId: number): { day: string; provider: string; actual: number; estimated: number; possiblyCharged: number }[] {
+    return this.stmt(
+      `SELECT date(coalesce(submitted_at, submit_started_at, created_at) / 1000, 'unixepoch') AS day, provider,
+              coalesce(sum(CASE WHEN charged = 'yes' THEN cost_actual END), 0) AS actual,
+              coalesce(sum(CASE WHEN charged = 'yes' AND cost_actual IS NULL THEN cost_estimated END), 0) AS estimated,
+              coalesce(sum(CASE WHEN charged = 'maybe' THEN cost_estimated END), 0) + sum(cost_abandoned) AS possiblyCharged
+         FROM tasks WHERE project_id = ? AND (charged <> 'no' OR cost_abandoned > 0)
+        GROUP BY day, provider ORDER BY day, provider`,
+    ).all(projectId) as never;
+  }
+
+  /** One page of a project's tasks, newest first, for a list that shows thousands. */
+  page(projectId: number, offset: number, limit: number): { total: number; tasks: Task[] } {
+    const total = this.stmt(`SELECT count(*) FROM tasks WHERE project_id = ?`).pluck().get(projectId) as number;
+    const rows = this.stmt(`SELECT * FROM tasks WHERE project_id = ? ORDER BY id DESC LIMIT ? OFFSET ?`).all(projectId, limit, offset) as TaskRow[];
+    return { total, tasks: rows.map(rowToTask) };
+  }
+
+  /** Tasks per status, per project. */
+  counts(): { projectId: number; status: Status; n: number }[] {
+    return this.stmt(`SELECT project_id AS projectId, status, count(*) AS n FROM tasks GROUP BY project_id, status`).all() as never;
+  }
+
   // ---- A person's decisions ---------------------------------------------------------------
 
   adopt(id: number, requestId: string, now: number) {

@@ -3,6 +3,7 @@ import { cancel, reconcileCommand, resolve } from './decide.ts';
 import { enqueue } from './enqueue.ts';
 import { events, spend, tasks, unknown } from './inspect.ts';
 import { budget, estimate, generate, render, storyboard } from './pipeline.ts';
+import { serve } from './serve.ts';
 import { simulator } from './simulator.ts';
 import { worker } from './worker.ts';
 
@@ -24,6 +25,7 @@ export const COMMANDS: Record<string, Command> = {
   generate,
   render,
   budget,
+  serve,
 };
 
 export const HELP = `studio: generate media with paid APIs without ever paying twice
@@ -52,5 +54,6 @@ usage: studio [--data DIR] <command> [options]
                             enqueue what the storyboard needs that the project does not have
   render PROJECT            render again from the scenes as they are
   budget PROJECT AMOUNT|none
+  serve [--port N]          run the studio for a browser on 127.0.0.1 (prints the address to open)
 
 --data DIR defaults to the desktop app's data folder; STUDIO_DATA_DIR overrides it.`;

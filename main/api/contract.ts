@@ -1,0 +1,194 @@
+/**
+ * The one interface every UI talks to: `window.studio` in the desktop app (through the preload), the same
+ * methods over HTTP from the loopback host. Types only: the renderer imports them with `import type`.
+ * Money is in currency units (dollars, not micro-units); times are ISO 8601.
+ */
+
+export type Status = 'PENDING' | 'RUNNING' | 'SUBMITTED' | 'SUCCEEDED' | 'FAILED' | 'OUTCOME_UNKNOWN' | 'CANCELLED';
+export type Kind = 'image' | 'clip' | 'speech' | 'render';
+
+export interface SpendTotals {
+  /** Billed figures. */
+  actual: number;
+  /** Accepted work with no billed figure yet. */
+  estimated: number;
+  /** Requests whose outcome is unknown, and attempts a person resubmitted. */
+  possiblyCharged: number;
+}
+
+export interface ProjectSummary {
+  id: number;
+  name: string;
+  currency: string;
+  budget: number | null;
+  spend: SpendTotals;
+  counts: Partial<Record<Status, number>>;
+}
+
+export interface TaskView {
+  id: number;
+  projectId: number;
+  kind: Kind;
+  status: Status;
+  provider: string;
+  model: string;
+  /** What was asked, in a line (the prompt or the words). */
+  summary: string;
+  progress: number | null;
+  charged: 'no' | 'maybe' | 'yes';
+  costEstimated: number | null;
+  costEstimateSource: string | null;
+  costActual: number | null;
+  currency: string;
+  /** Where the UI can load the result (a studio-media: or /media/ URL), once there is one. */
+  outputUrl: string | null;
+  error: string | null;
+  unknownReason: string | null;
+  remoteRequestId: string | null;
+  submitStartedAt: string | null;
+  createdAt: string;
+  finishedAt: string | null;
+}
+
+export interface TaskPage {
+  total: number;
+  offset: number;
+  tasks: TaskView[];
+}
+
+export interface TaskEventView {
+  at: string;
+  from: Status | null;
+  to: Status;
+  actor: 'engine' | 'person';
+  reason: string;
+}
+
+export interface UnknownTask extends TaskView {
+  project: string;
+  /** What was sent, as the provider received it. */
+  input: unknown;
+  events: TaskEventView[];
+}
+
+export interface CandidateView {
+  requestId: string;
+  createdAt: string;
+  status: string;
+  why: string;
+}
+
+export type DecisionInput = { adopt: string } | { resubmit: true } | { giveUp: true };
+
+export interface EstimateStep {
+  key: string;
+  scene: string | null;
+  kind: Kind;
+  provider: string;
+  model: string;
+  action: 'new' | 'reuse';
+  taskId: number | null;
+  cost: number;
+  currency: string;
+  source: string;
+}
+
+export interface EstimateView {
+  project: string;
+  currency: string;
+  steps: EstimateStep[];
+  total: number;
+  spent: number;
+  budget: number | null;
+  overBy: number;
+}
+
+export interface SpendRowView {
+  day: string;
+  provider: string;
+  actual: number;
+  estimated: number;
+  possiblyCharged: number;
+}
+
+export interface SpendReport {
+  project: string;
+  currency: string;
+  totals: SpendTotals;
+  rows: SpendRowView[];
+}
+
+export interface SettingsView {
+  concurrency: Record<Kind, number>;
+  leaseMs: number;
+  pollDeadlineMs: number;
+  ffmpegPath: string | null;
+  /** Whether each provider has a key, and where it comes from; keys themselves never leave the engine. */
+  keys: Record<string, 'settings' | 'environment' | 'keychain' | null>;
+  /** False where keys can only be kept as plain text (Linux without a keyring). */
+  keysEncrypted: boolean;
+  /** Ask before a Generate that costs more than this (currency units), or never when null. */
+  confirmAbove: number | null;
+  keepAwake: boolean;
+}
+
+export interface SettingsPatch {
+  concurrency?: Partial<Record<Kind, number>>;
+  leaseMs?: number;
+  pollDeadlineMs?: number;
+  ffmpegPath?: string | null;
+  confirmAbove?: number | null;
+  keepAwake?: boolean;
+  /** A provider's key, or null to remove it. */
+  key?: { provider: string; value: string | null };
+}
+
+/** What changed, pushed to the page so it refreshes what it shows. */
+export interface ChangeEvent {
+  /** Increases with every change to the database. */
+  version: number;
+  needsDecision: number;
+}
+
+export interface StudioApi {
+  listProjects(): Promise<ProjectSummary[]>;
+  createProject(name: string): Promise<ProjectSummary>;
+  getStoryboard(project: string): Promise<unknown | null>;
+  saveStoryboard(project: string, storyboard: unknown): Promise<void>;
+  setBudget(project: string, amount: number | null): Promise<void>;
+  estimate(project: string, newTakes?: string[]): Promise<EstimateView>;
+  generate(project: string, newTakes?: string[]): Promise<EstimateView>;
+  listTasks(project: string, offset: number, limit: number): Promise<TaskPage>;
+  unknownTasks(): Promise<UnknownTask[]>;
+  reconcile(taskId: number): Promise<CandidateView[]>;
+  resolve(taskId: number, decision: DecisionInput): Promise<TaskView>;
+  cancel(taskId: number): Promise<TaskView>;
+  spend(project: string): Promise<SpendReport>;
+  spendCsv(project: string): Promise<string>;
+  getSettings(): Promise<SettingsView>;
+  saveSettings(patch: SettingsPatch): Promise<SettingsView>;
+}
+
+export const API_METHODS = [
+  'listProjects',
+  'createProject',
+  'getStoryboard',
+  'saveStoryboard',
+  'setBudget',
+  'estimate',
+  'generate',
+  'listTasks',
+  'unknownTasks',
+  'reconcile',
+  'resolve',
+  'cancel',
+  'spend',
+  'spendCsv',
+  'getSettings',
+  'saveSettings',
+] as const satisfies readonly (keyof StudioApi)[];
+
+/** An error a person can act on, carried across IPC and HTTP as its message. */
+export interface ApiErrorBody {
+  error: string;
+}

@@ -1,0 +1,18 @@
+import { launchHost } from '../../host/launch.ts';
+import { parse } from '../args.ts';
+import { UsageError } from '../errors.ts';
+import type { CliContext } from '../main.ts';
+
+/** The studio in a browser: the engine and the loopback host, until SIGINT or SIGTERM. */
+export async function serve(argv: string[], ctx: CliContext) {
+  const { values } = parse(argv, { port: { type: 'string' } });
+  const port = Number(values.port ?? 0);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port must be a port number (0 picks a free one)');
+  const host = await launchHost(ctx.dataDir, { port, log: (m) => ctx.err(`studio: ${m}`) });
+  ctx.out(`Studio running. Open ${host.openUrl}`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await host.stop();
+}

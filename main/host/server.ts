@@ -1,0 +1,181 @@
+import Database from 'better-sqlite3';
+import { randomBytes } from 'node:crypto';
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { extname, join, normalize } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { API_METHODS, type ChangeEvent, type StudioApi } from '../api/contract.ts';
+import { ApiError } from '../api/studioService.ts';
+import { databasePath } from '../config/paths.ts';
+import { mediaType, rangeAnswer } from './range.ts';
+import { checkRequest, type Gate } from './security.ts';
+
+export const RENDERER_DIR = fileURLToPath(new URL('../../dist/renderer/', import.meta.url));
+
+const CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "media-src 'self'",
+  "connect-src 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+].join('; ');
+
+const STATIC_TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml', '.png': 'image/png' };
+
+export interface HostOptions {
+  port?: number;
+  /** The task output on disk, for /media/ID. */
+  outputPath: (taskId: number) => string | null;
+  log?: (message: string) => void;
+  rendererDir?: string;
+}
+
+export interface RunningHost {
+  url: string;
+  /** The address to open: the page reads its token from the fragment, which never reaches a server log. */
+  openUrl: string;
+  token: string;
+  server: Server;
+  close(): Promise<void>;
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > 5 << 20) throw new ApiError('the request is too large');
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8') || '[]');
+  } catch {
+    throw new ApiError('the request body must be JSON');
+  }
+}
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+/** Watches the database for commits from any connection (the engine's, another process's) and counts them. */
+function watchChanges(dataDir: string, onChange: (e: ChangeEvent) => void): () => void {
+  const db = new Database(databasePath(dataDir), { readonly: true, fileMustExist: true });
+  db.pragma('busy_timeout = 2000');
+  const versionOf = db.prepare('PRAGMA data_version').pluck();
+  const unknown = db.prepare(`SELECT count(*) FROM tasks WHERE status = 'OUTCOME_UNKNOWN'`).pluck();
+  let last = -1;
+  let version = 0;
+  const timer = setInterval(() => {
+    const v = versionOf.get() as number;
+    if (v === last) return;
+    last = v;
+    onChange({ version: ++version, needsDecision: unknown.get() as number });
+  }, 200);
+  return () => {
+    clearInterval(timer);
+    db.close();
+  };
+}
+
+/**
+ * The loopback host: the StudioApi over HTTP on 127.0.0.1, changes pushed as server-sent events, task
+ * outputs with Range support, and the built renderer. See security.ts for who may use it.
+ */
+export async function startHost(api: StudioApi, dataDir: string, options: HostOptions): Promise<RunningHost> {
+  const token = randomBytes(24).toString('hex');
+  const gate: Gate = { port: 0, token };
+  const rendererDir = options.rendererDir ?? RENDERER_DIR;
+  const listeners = new Set<ServerResponse>();
+  let latest: ChangeEvent = { version: 0, needsDecision: 0 };
+  const stopWatching = watchChanges(dataDir, (e) => {
+    latest = e;
+    for (const res of listeners) res.write(`data: ${JSON.stringify(e)}\n\n`);
+  });
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://studio');
+    const isData = url.pathname.startsWith('/api/') || url.pathname.startsWith('/media/');
+    const verdict = checkRequest({ headers: req.headers, url: req.url ?? '/' }, gate, isData);
+    if (!verdict.ok) return send(res, verdict.status, { error: verdict.reason });
+
+    if (req.method === 'POST' && url.pathname.startsWith('/api/')) {
+      const method = url.pathname.slice('/api/'.length) as (typeof API_METHODS)[number];
+      if (!API_METHODS.includes(method)) return send(res, 404, { error: `there is no method ${method}` });
+      try {
+        const args = await readJson(req);
+        if (!Array.isArray(args)) throw new ApiError('the body must be a JSON list of arguments');
+        const result = await (api[method] as (...a: unknown[]) => Promise<unknown>)(...args);
+        return send(res, 200, { result: result ?? null });
+      } catch (err) {
+        if (err instanceof ApiError) return send(res, 400, { error: err.message });
+        options.log?.(`${method}: ${(err as Error).stack}`);
+        return send(res, 500, { error: 'the studio hit an internal error; it was logged' });
+      }
+    }
+    if (req.method === 'GET' && url.pathname === '/api/events') {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });
+      res.write(`data: ${JSON.stringify(latest)}\n\n`);
+      listeners.add(res);
+      const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
+      req.on('close', () => {
+        clearInterval(ping);
+        listeners.delete(res);
+      });
+      return;
+    }
+    if (req.method === 'GET' && url.pathname.startsWith('/media/')) {
+      const path = options.outputPath(Number(url.pathname.slice('/media/'.length)));
+      if (!path || !existsSync(path)) return send(res, 404, { error: 'no such result' });
+      const answer = rangeAnswer(req.headers.range, statSync(path).size, mediaType(path));
+      res.writeHead(answer.status, { ...answer.headers, 'cache-control': 'private, max-age=3600' });
+      if (answer.status === 416) return void res.end();
+      return void createReadStream(path, answer.range ? { start: answer.range.start, end: answer.range.end } : {}).pipe(res);
+    }
+    if (req.method === 'GET') {
+      const file = normalize(join(rendererDir, url.pathname === '/' ? 'index.html' : url.pathname));
+      const target = file.startsWith(rendererDir) && existsSync(file) && statSync(file).isFile() ? file : join(rendererDir, 'index.html');
+      if (!existsSync(target)) return send(res, 503, { error: 'the UI is not built; run "npm run build"' });
+      res.writeHead(200, {
+        'content-type': STATIC_TYPES[extname(target)] ?? 'application/octet-stream',
+        'content-security-policy': CSP,
+        'x-content-type-options': 'nosniff',
+        'referrer-policy': 'no-referrer',
+      });
+      return void createReadStream(target).pipe(res);
+    }
+    send(res, 405, { error: 'method not allowed' });
+  }
+
+  const server = createServer((req, res) => {
+    route(req, res).catch((err: Error) => {
+      options.log?.(err.stack ?? err.message);
+      if (!res.headersSent) send(res, 500, { error: 'the studio hit an internal error; it was logged' });
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', resolve);
+  });
+  gate.port = (server.address() as AddressInfo).port;
+  const url = `http://127.0.0.1:${gate.port}`;
+  return {
+    url,
+    openUrl: `${url}/#token=${token}`,
+    token,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        stopWatching();
+        for (const res of listeners) res.end();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

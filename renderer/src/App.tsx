@@ -1,0 +1,71 @@
+import { useEffect, useState } from 'react';
+import { onChange, studio } from './api.ts';
+import { useLoad } from './useLoad.ts';
+import { Decisions } from './views/Decisions.tsx';
+import { Projects } from './views/Projects.tsx';
+import { SettingsView } from './views/Settings.tsx';
+import { SpendView } from './views/Spend.tsx';
+import { StoryboardView } from './views/Storyboard.tsx';
+import { TaskBoard } from './views/TaskBoard.tsx';
+
+type Tab = 'storyboard' | 'tasks' | 'spend' | 'settings';
+
+export function App() {
+  const [version, setVersion] = useState(0);
+  const [needsDecision, setNeedsDecision] = useState(0);
+  const [project, setProject] = useState<string | null>(null);
+  const [tab, setTab] = useState<Tab>('storyboard');
+  const [decisionsOpen, setDecisionsOpen] = useState(false);
+  const projects = useLoad(() => studio.listProjects(), [version]);
+
+  useEffect(
+    () =>
+      onChange((e) => {
+        setVersion(e.version);
+        setNeedsDecision(e.needsDecision);
+      }),
+    [],
+  );
+  // At start-up, anything waiting for a decision is put in front of the person.
+  useEffect(() => {
+    if (needsDecision > 0 && version <= 1) setDecisionsOpen(true);
+  }, [needsDecision, version]);
+  useEffect(() => {
+    if (!project && projects.data?.[0]) setProject(projects.data[0].name);
+  }, [project, projects.data]);
+
+  return (
+    <div className="app">
+      <header>
+        <h1>Take Studio</h1>
+        <nav>
+          {(['storyboard', 'tasks', 'spend', 'settings'] as Tab[]).map((t) => (
+            <button key={t} className={tab === t ? 'active' : ''} onClick={() => setTab(t)} data-tab={t}>
+              {t[0]!.toUpperCase() + t.slice(1)}
+            </button>
+          ))}
+        </nav>
+        <button className={`badge ${needsDecision ? 'alert' : ''}`} onClick={() => setDecisionsOpen(true)} data-testid="decisions-badge">
+          Needs your decision <span>{needsDecision}</span>
+        </button>
+      </header>
+      <div className="body">
+        <Projects projects={projects.data ?? []} error={projects.error} selected={project} onSelect={setProject} onCreated={(name) => (setProject(name), projects.reload())} />
+        <main>
+          {tab === 'settings' ? (
+            <SettingsView />
+          ) : !project ? (
+            <p className="empty">Create a project to start.</p>
+          ) : tab === 'storyboard' ? (
+            <StoryboardView project={project} version={version} />
+          ) : tab === 'tasks' ? (
+            <TaskBoard project={project} version={version} />
+          ) : (
+            <SpendView project={project} version={version} />
+          )}
+        </main>
+      </div>
+      {decisionsOpen && <Decisions version={version} onClose={() => setDecisionsOpen(false)} />}
+    </div>
+  );
+}

@@ -1,0 +1,100 @@
+import { useState } from 'react';
+import type { CandidateView, UnknownTask } from '../../../main/api/contract.ts';
+import { money, studio } from '../api.ts';
+import { useAction, useLoad } from '../useLoad.ts';
+
+type Pending = { label: string; act: () => Promise<unknown> } | null;
+
+function Unknown({ task, onDone }: { task: UnknownTask; onDone: () => void }) {
+  const [candidates, setCandidates] = useState<CandidateView[] | null>(null);
+  const [confirm, setConfirm] = useState<Pending>(null);
+  const action = useAction();
+  const decide = (label: string, act: () => Promise<unknown>) => setConfirm({ label, act });
+
+  return (
+    <article className="unknown" data-testid={`unknown-${task.id}`}>
+      <h3>
+        {task.kind} for {task.project} · {task.provider} {task.model}
+      </h3>
+      <p>
+        <strong>Sent:</strong> {task.submitStartedAt ? new Date(task.submitStartedAt).toLocaleString() : 'unknown time'} — “{task.summary}”
+      </p>
+      <p>
+        <strong>Why nobody knows the outcome:</strong> {task.unknownReason}
+      </p>
+      <p>
+        <strong>May have cost:</strong> {money(task.costEstimated, task.currency)} {task.costEstimateSource && <small>({task.costEstimateSource})</small>}
+      </p>
+      <details>
+        <summary>What was sent, and its history</summary>
+        <pre>{JSON.stringify(task.input, null, 2)}</pre>
+        <ul>
+          {task.events.map((e, i) => (
+            <li key={i}>
+              {new Date(e.at).toLocaleTimeString()} {e.to} — {e.reason} ({e.actor})
+            </li>
+          ))}
+        </ul>
+      </details>
+      <div className="row">
+        <button onClick={() => void action.run(async () => setCandidates(await studio.reconcile(task.id)))}>Look for it at {task.provider}</button>
+        <button onClick={() => decide('Send it again? You may pay twice for this step.', () => studio.resolve(task.id, { resubmit: true }))}>Resubmit</button>
+        <button onClick={() => decide('Give up on it? It stays counted as possibly charged.', () => studio.resolve(task.id, { giveUp: true }))}>Give up</button>
+      </div>
+      {candidates &&
+        (candidates.length === 0 ? (
+          <p className="note">{task.provider} has no request like this one: it was most likely never accepted.</p>
+        ) : (
+          <ul className="candidates">
+            {candidates.map((c) => (
+              <li key={c.requestId}>
+                <code>{c.requestId}</code> {c.status} — {c.why}{' '}
+                <button onClick={() => decide(`Adopt request ${c.requestId}? Its result will be collected, not bought again.`, () => studio.resolve(task.id, { adopt: c.requestId }))}>Adopt</button>
+              </li>
+            ))}
+          </ul>
+        ))}
+      {confirm && (
+        <div className="confirm" role="dialog">
+          <p>{confirm.label}</p>
+          <button
+            className="primary"
+            onClick={() =>
+              void action.run(async () => {
+                await confirm.act();
+                setConfirm(null);
+                onDone();
+              })
+            }
+          >
+            Confirm
+          </button>
+          <button onClick={() => setConfirm(null)}>Cancel</button>
+        </div>
+      )}
+      {action.error && <p className="error" role="alert">{action.error}</p>}
+    </article>
+  );
+}
+
+/** Every task whose outcome nobody can know, with the three decisions, each confirmed. */
+export function Decisions({ version, onClose }: { version: number; onClose: () => void }) {
+  const list = useLoad(() => studio.unknownTasks(), [version]);
+  return (
+    <div className="overlay" role="dialog" aria-label="Needs your decision">
+      <div className="panel">
+        <header>
+          <h2>Needs your decision</h2>
+          <button onClick={onClose}>Close</button>
+        </header>
+        <p className="note">
+          These requests may have reached the provider, and may have been charged, but the studio cannot know. It will not
+          retry them on its own. Look for each at its provider, then adopt what you find, send it again, or give up.
+        </p>
+        {list.error && <p className="error">{list.error}</p>}
+        {list.data?.length === 0 && <p>Nothing is waiting for you.</p>}
+        {list.data?.map((t) => <Unknown key={t.id} task={t} onDone={list.reload} />)}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,85 @@
+import { useState } from 'react';
+import { money, studio } from '../api.ts';
+import { useAction, useLoad } from '../useLoad.ts';
+
+/** Always beside the storyboard: what Generate will make or reuse, what each step costs and where that figure comes from. */
+export function EstimatePanel({ project, version, stale, savedAt }: { project: string; version: number; stale: boolean; savedAt: unknown }) {
+  const estimate = useLoad(() => (savedAt ? studio.estimate(project) : Promise.resolve(null)), [project, version, savedAt]);
+  const settings = useLoad(() => studio.getSettings(), []);
+  const [budget, setBudget] = useState('');
+  const [confirming, setConfirming] = useState(false);
+  const generate = useAction();
+  const setBudgetAction = useAction();
+  const e = estimate.data;
+  const confirmAbove = settings.data?.confirmAbove ?? null;
+
+  const go = () =>
+    void generate.run(async () => {
+      setConfirming(false);
+      await studio.generate(project);
+      estimate.reload();
+    });
+
+  return (
+    <aside className="estimate" data-testid="estimate">
+      <h2>Estimate</h2>
+      {stale && <p className="note">Save the storyboard to update the estimate.</p>}
+      {estimate.error && <p className="error">{estimate.error}</p>}
+      {e && (
+        <>
+          <table>
+            <tbody>
+              {e.steps.map((s) => (
+                <tr key={s.key} className={s.action}>
+                  <td>{s.key}</td>
+                  <td>{s.action === 'reuse' ? 'reuse' : `${s.provider}`}</td>
+                  <td className="num">{money(s.cost, s.currency)}</td>
+                  <td className="source" title={s.source}>{s.source}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <p className="total" data-testid="estimate-total">
+            New steps: <strong>{money(e.total, e.currency)}</strong>
+          </p>
+          <p>Already spent or possibly charged: {money(e.spent, e.currency)}</p>
+          <p>
+            Budget: {e.budget === null ? 'none' : money(e.budget, e.currency)}
+            {e.budget !== null && (e.overBy > 0 ? <strong className="error"> · {money(e.overBy, e.currency)} over</strong> : <> · {money(e.budget - e.spent - e.total, e.currency)} left after this</>)}
+          </p>
+          {confirming ? (
+            <div className="confirm">
+              <p>This Generate may cost {money(e.total, e.currency)}. Go ahead?</p>
+              <button className="primary" onClick={go}>Yes, generate</button>
+              <button onClick={() => setConfirming(false)}>Not now</button>
+            </div>
+          ) : (
+            <button
+              className="primary"
+              data-testid="generate"
+              disabled={stale || generate.busy || e.steps.every((s) => s.action === 'reuse')}
+              onClick={() => (confirmAbove !== null && e.total > confirmAbove ? setConfirming(true) : go())}
+            >
+              Generate
+            </button>
+          )}
+          {generate.error && <p className="error" role="alert">{generate.error}</p>}
+        </>
+      )}
+      <form
+        className="row"
+        onSubmit={(ev) => {
+          ev.preventDefault();
+          void setBudgetAction.run(async () => {
+            await studio.setBudget(project, budget.trim() === '' ? null : Number(budget));
+            estimate.reload();
+          });
+        }}
+      >
+        <input aria-label="Budget" placeholder="Budget (blank for none)" value={budget} onChange={(ev) => setBudget(ev.target.value)} />
+        <button>Set budget</button>
+      </form>
+      {setBudgetAction.error && <p className="error">{setBudgetAction.error}</p>}
+    </aside>
+  );
+}

@@ -1,0 +1,84 @@
+import { useEffect, useState } from 'react';
+import type { SettingsPatch, SettingsView as Settings } from '../../../main/api/contract.ts';
+import { studio } from '../api.ts';
+import { useAction, useLoad } from '../useLoad.ts';
+
+export function SettingsView() {
+  const loaded = useLoad(() => studio.getSettings(), []);
+  const [s, setS] = useState<Settings | null>(null);
+  const [keyDraft, setKeyDraft] = useState<Record<string, string>>({});
+  const save = useAction();
+  useEffect(() => setS(loaded.data ?? null), [loaded.data]);
+  if (!s) return <p className="empty">{loaded.error ?? 'Loading…'}</p>;
+  const apply = (patch: SettingsPatch) =>
+    void save.run(async () => {
+      setS(await studio.saveSettings(patch));
+    });
+
+  return (
+    <section className="settings">
+      <h2>Settings</h2>
+      <h3>Provider keys</h3>
+      {!s.keysEncrypted && (
+        <p className="warning" role="alert">
+          Keys are stored as plain text on this machine (no keyring is available). Anyone who can read your files can read them.
+        </p>
+      )}
+      {Object.entries(s.keys).map(([provider, source]) => (
+        <div className="row" key={provider}>
+          <label>{provider}</label>
+          <span className="note">{source ? `set (${source})` : 'not set'}</span>
+          <input
+            type="password"
+            autoComplete="off"
+            aria-label={`${provider} key`}
+            value={keyDraft[provider] ?? ''}
+            onChange={(e) => setKeyDraft({ ...keyDraft, [provider]: e.target.value })}
+          />
+          <button disabled={!keyDraft[provider]} onClick={() => (apply({ key: { provider, value: keyDraft[provider]! } }), setKeyDraft({ ...keyDraft, [provider]: '' }))}>Save key</button>
+          {source === 'settings' || source === 'keychain' ? <button onClick={() => apply({ key: { provider, value: null } })}>Remove</button> : null}
+        </div>
+      ))}
+      <h3>Work at once, per kind</h3>
+      {(Object.keys(s.concurrency) as (keyof Settings['concurrency'])[]).map((kind) => (
+        <div className="row" key={kind}>
+          <label>{kind}</label>
+          <input type="number" min={0} max={kind === 'render' ? 1 : 32} value={s.concurrency[kind]} onChange={(e) => setS({ ...s, concurrency: { ...s.concurrency, [kind]: Number(e.target.value) } })} />
+        </div>
+      ))}
+      <h3>Engine</h3>
+      <div className="row">
+        <label>Lease (seconds)</label>
+        <input type="number" min={1} value={s.leaseMs / 1000} onChange={(e) => setS({ ...s, leaseMs: Number(e.target.value) * 1000 })} />
+      </div>
+      <div className="row">
+        <label>Give up polling after (minutes)</label>
+        <input type="number" min={1} value={s.pollDeadlineMs / 60_000} onChange={(e) => setS({ ...s, pollDeadlineMs: Number(e.target.value) * 60_000 })} />
+      </div>
+      <div className="row">
+        <label>ffmpeg path</label>
+        <input placeholder="the bundled ffmpeg" value={s.ffmpegPath ?? ''} onChange={(e) => setS({ ...s, ffmpegPath: e.target.value || null })} />
+      </div>
+      <div className="row">
+        <label>Ask before a Generate above</label>
+        <input type="number" min={0} step={0.5} placeholder="never ask" value={s.confirmAbove ?? ''} onChange={(e) => setS({ ...s, confirmAbove: e.target.value === '' ? null : Number(e.target.value) })} />
+      </div>
+      <div className="row">
+        <label>
+          <input type="checkbox" checked={s.keepAwake} onChange={(e) => setS({ ...s, keepAwake: e.target.checked })} /> Keep the computer awake while paid work is in flight
+        </label>
+      </div>
+      <button
+        className="primary"
+        disabled={save.busy}
+        onClick={() =>
+          apply({ concurrency: s.concurrency, leaseMs: s.leaseMs, pollDeadlineMs: s.pollDeadlineMs, ffmpegPath: s.ffmpegPath, confirmAbove: s.confirmAbove, keepAwake: s.keepAwake })
+        }
+      >
+        Save settings
+      </button>
+      <p className="note">Engine settings take effect the next time the studio starts.</p>
+      {save.error && <p className="error" role="alert">{save.error}</p>}
+    </section>
+  );
+}

@@ -1,0 +1,85 @@
+import { useEffect, useState } from 'react';
+import { studio } from '../api.ts';
+import { useAction, useLoad } from '../useLoad.ts';
+import { EstimatePanel } from './Estimate.tsx';
+
+interface SceneDraft {
+  id: string;
+  imagePrompt: string;
+  motionPrompt: string;
+  narration: string | null;
+  duration: number;
+  [other: string]: unknown;
+}
+
+interface BoardDraft {
+  width: number;
+  height: number;
+  fps: number;
+  scenes: SceneDraft[];
+  [other: string]: unknown;
+}
+
+const blankScene = (n: number): SceneDraft => ({ id: `scene-${n}`, imagePrompt: '', motionPrompt: '', narration: '', duration: 3 });
+
+export function StoryboardView({ project, version }: { project: string; version: number }) {
+  const saved = useLoad(() => studio.getStoryboard(project) as Promise<BoardDraft | null>, [project]);
+  const [draft, setDraft] = useState<BoardDraft | null>(null);
+  const [dirty, setDirty] = useState(false);
+  const save = useAction();
+
+  useEffect(() => {
+    setDraft(saved.data ?? { width: 1280, height: 720, fps: 24, scenes: [blankScene(1)] });
+    setDirty(!saved.data);
+  }, [saved.data]);
+
+  if (!draft) return <p className="empty">{saved.error ?? 'Loading…'}</p>;
+  const edit = (change: (d: BoardDraft) => void) => {
+    const next = structuredClone(draft);
+    change(next);
+    setDraft(next);
+    setDirty(true);
+  };
+
+  return (
+    <div className="storyboard">
+      <section className="scenes">
+        <h2>Storyboard</h2>
+        {draft.scenes.map((scene, i) => (
+          <div className="scene" key={i} data-testid={`scene-${i}`}>
+            <div className="scene-head">
+              <input aria-label="Scene name" value={scene.id} onChange={(e) => edit((d) => (d.scenes[i]!.id = e.target.value))} />
+              <label>
+                seconds
+                <input type="number" min={0.5} max={60} step={0.5} value={scene.duration} onChange={(e) => edit((d) => (d.scenes[i]!.duration = Number(e.target.value)))} />
+              </label>
+              <button disabled={i === 0} onClick={() => edit((d) => d.scenes.splice(i - 1, 0, d.scenes.splice(i, 1)[0]!))} title="Move up">↑</button>
+              <button disabled={draft.scenes.length === 1} onClick={() => edit((d) => d.scenes.splice(i, 1))} title="Remove scene">✕</button>
+            </div>
+            <textarea aria-label="Image prompt" placeholder="What the scene shows" value={scene.imagePrompt} onChange={(e) => edit((d) => (d.scenes[i]!.imagePrompt = e.target.value))} />
+            <input aria-label="Motion prompt" placeholder="How the camera moves" value={scene.motionPrompt} onChange={(e) => edit((d) => (d.scenes[i]!.motionPrompt = e.target.value))} />
+            <textarea aria-label="Narration" placeholder="Narration (optional)" value={scene.narration ?? ''} onChange={(e) => edit((d) => (d.scenes[i]!.narration = e.target.value))} />
+          </div>
+        ))}
+        <div className="row">
+          <button onClick={() => edit((d) => d.scenes.push(blankScene(d.scenes.length + 1)))}>Add scene</button>
+          <button
+            className="primary"
+            disabled={!dirty || save.busy}
+            onClick={() =>
+              void save.run(async () => {
+                await studio.saveStoryboard(project, { ...draft, scenes: draft.scenes.map((s) => ({ ...s, narration: s.narration || null })) });
+                setDirty(false);
+                saved.reload();
+              })
+            }
+          >
+            Save storyboard
+          </button>
+        </div>
+        {save.error && <p className="error" role="alert">{save.error}</p>}
+      </section>
+      <EstimatePanel project={project} version={version} stale={dirty} savedAt={saved.data} />
+    </div>
+  );
+}
