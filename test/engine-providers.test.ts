@@ -66,6 +66,18 @@ describe('the engine with the simulator', () => {
     expect(sim.charges).toHaveLength(1);
   });
 
+  it('reconciles a clip made from another task’s image, matching the request as it was sent', async () => {
+    const { enqueue, run } = await setup();
+    const image = enqueue();
+    await run();
+    sim.setFaults({ submit: ['drop-after-accept'] });
+    const clip = enqueue({ kind: 'clip', model: 'sim-clip-1', input: { prompt: 'push in', image_url: { $output: image }, duration: 1 }, dependsOn: [image] });
+    await run();
+    expect(studio.tasks.get(clip)!.status).toBe('OUTCOME_UNKNOWN');
+    const { candidates } = await reconcile(studio.tasks, providers.get('simulator'), clip, Date.now());
+    expect(candidates.map((c) => c.requestId)).toEqual([sim.charges[1]!.requestId]);
+  });
+
   it('never offers a request that already belongs to another task', async () => {
     const { enqueue, run } = await setup({ submit: ['drop-after-accept'] });
     const lost = enqueue();

@@ -3,7 +3,7 @@ import type { Task } from '../tasks/model.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
 import type { Clock, OutputStore } from '../ports.ts';
 import { estimateCost } from './estimator.ts';
-import { asDataUri, outputPathOf, replaceOutputRefs } from './outputRefs.ts';
+import { prepareRequest } from './prepare.ts';
 import { pollUntilDone, type PollOptions } from './poller.ts';
 import { INTERRUPTED_IN_SEND_WINDOW, recoveryFor } from './recovery.ts';
 import { stopPoint } from './stopPoints.ts';
@@ -70,8 +70,7 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
 
   let request;
   try {
-    const input = await replaceOutputRefs(task.input, (id) => asDataUri(outputPathOf((i) => repo.get(i), id)));
-    request = provider.prepare({ ...task, input });
+    request = await prepareRequest(task, provider, (i) => repo.get(i));
   } catch (err) {
     repo.fail(task.id, err instanceof InvalidInput ? `invalid input: ${err.message}` : (err as Error).message, 'no', lease());
     return;

@@ -2,6 +2,7 @@ import type { Candidate, ProviderAdapter } from '../providers/port.ts';
 import type { Task } from '../tasks/model.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
 import { DecisionRefused } from './decisions.ts';
+import { prepareRequest } from './prepare.ts';
 
 /** Clocks differ between this machine and the provider; look a little either side of the send window. */
 const SKEW_MS = 2 * 60_000;
@@ -42,7 +43,7 @@ export async function reconcile(
       `${task.provider} cannot list past requests; look for a request made at ${new Date(task.submitStartedAt ?? task.createdAt).toISOString()} in its dashboard`,
     );
   }
-  const request = provider.prepare(task);
+  const request = await prepareRequest(task, provider, (i) => repo.get(i));
   const sentAt = task.submitStartedAt ?? task.createdAt;
   const found = await provider.lookup({ from: sentAt - SKEW_MS, to: (task.finishedAt ?? now) + SKEW_MS }, request);
   const taken = repo.requestIdsInUse(task.provider, found.map((c) => c.requestId), id);

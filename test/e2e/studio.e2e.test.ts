@@ -1,0 +1,107 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type RunningSimulator } from '../../main/simulator/server.ts';
+import { startStudio, writeSettings, type StudioProcess } from '../helpers/processes.ts';
+import { tempDir } from '../helpers/tmp.ts';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const SHOTS = 'test-results/screenshots';
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium) console.warn(`browser tests skipped: no Chromium at ${CHROMIUM} (install chromium or set CHROMIUM_PATH)`);
+
+let browser: Browser;
+beforeAll(async () => {
+  if (!hasChromium) return;
+  mkdirSync(SHOTS, { recursive: true });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+});
+afterAll(async () => browser?.close());
+
+async function serve(dataDir: string, env: Record<string, string>): Promise<{ host: StudioProcess; url: string }> {
+  const host = startStudio(dataDir, ['serve'], env);
+  for (let i = 0; i < 200 && !/Open (\S+)/.test(host.stdout()); i++) await new Promise((r) => setTimeout(r, 50));
+  const url = /Open (\S+)/.exec(host.stdout())?.[1];
+  if (!url) throw new Error(`the host did not start:\n${host.stderr()}`);
+  return { host, url };
+}
+
+const shot = (page: Page, name: string) => page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
+
+describe.skipIf(!hasChromium)('the studio in Chromium, through the loopback host', () => {
+  let sim: RunningSimulator;
+  afterAll(async () => sim?.close());
+
+  it('estimate, generate, progress, a crash mid-run, the decision it leaves, and the spend', async () => {
+    sim = await startSimulator({ jobMs: 1_200 });
+    const dataDir = tempDir();
+    writeSettings(dataDir, {
+      engine: { tickMs: 100, leaseMs: 60_000, poll: { intervalMs: 100, maxIntervalMs: 200 } },
+      providers: { simulator: { baseUrl: sim.url } },
+      ui: { confirmAbove: 100 },
+    });
+    // The host stops itself right after the fourth paid request (the first clip) leaves, before it saves the request id.
+    const first = await serve(dataDir, { STUDIO_STOP_AT: 'after-send:4' });
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(first.url);
+
+    await page.getByLabel('New project name').fill('Fox film');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByLabel('Image prompt').fill('a red fox asleep in snow');
+    await page.getByLabel('Narration').fill('At dawn, the fox wakes.');
+    await page.getByRole('button', { name: 'Add scene' }).click();
+    await page.getByLabel('Image prompt').nth(1).fill('the fox trotting home');
+    await page.getByRole('button', { name: 'Save storyboard' }).click();
+    const total = page.getByTestId('estimate-total');
+    await expect.poll(async () => total.textContent()).toMatch(/New steps: 0\.\d\d USD/);
+    expect(await page.getByTestId('estimate').textContent()).toContain('catalogue:');
+    await shot(page, '1-estimate');
+
+    await page.getByTestId('generate').click();
+    await page.click('[data-tab=tasks]');
+    await page.locator('.task progress').first().waitFor();
+    await shot(page, '2-progress');
+
+    await first.host.waitFor(/stopped at after-send/, 30_000);
+    first.host.child.kill('SIGKILL');
+    await first.host.exited;
+
+    const second = await serve(dataDir, {});
+    await page.goto(second.url);
+    await page.locator('.unknown').first().waitFor();
+    expect(await page.locator('.unknown').first().textContent()).toMatch(/may have accepted and charged it/);
+    await shot(page, '3-decision');
+    // Each task killed inside its send window: adopt what the provider has, send again what it never got.
+    while ((await page.locator('.unknown').count()) > 0) {
+      const unknown = page.locator('.unknown').first();
+      await unknown.getByRole('button', { name: /Look for it at simulator/ }).click();
+      await unknown.locator('.candidates, .note').first().waitFor();
+      const adopt = unknown.getByRole('button', { name: 'Adopt' });
+      await ((await adopt.count()) > 0 ? adopt.first() : unknown.getByRole('button', { name: 'Resubmit' })).click();
+      await unknown.getByRole('button', { name: 'Confirm' }).click();
+      await page.waitForTimeout(300);
+    }
+    await page.getByText('Nothing is waiting for you.').waitFor();
+    await page.getByRole('button', { name: 'Close' }).click();
+
+    await page.click('[data-tab=tasks]');
+    await expect
+      .poll(async () => page.locator('[data-status=SUCCEEDED]').count(), { timeout: 60_000, interval: 500 })
+      .toBe(6);
+    await shot(page, '4-done');
+    await page.click('[data-tab=spend]');
+    await expect.poll(async () => page.getByTestId('spend-totals').textContent()).toMatch(/Billed0\.[1-9]\d USD/);
+    await shot(page, '5-spend');
+
+    const perTask = new Map<string, number>();
+    for (const c of sim.charges) perTask.set(c.idempotencyKey!.replace(/-attempt-\d+$/, ''), (perTask.get(c.idempotencyKey!.replace(/-attempt-\d+$/, '')) ?? 0) + 1);
+    expect([...perTask.values()].every((n) => n === 1)).toBe(true);
+    expect(sim.charges).toHaveLength(5);
+    expect(errors).toEqual([]);
+    second.host.child.kill('SIGTERM');
+    await second.host.exited;
+  }, 120_000);
+});
