@@ -153,6 +153,17 @@ export class Supervisor {
     else this.deps.repo.parkUnknown(task.id, `${why}; set it up, then adopt the request id to collect the result`, lease);
   }
 
+  /** Renews this process's leases now: the desktop app calls it when the system suspends or resumes. */
+  renewNow(): void {
+    this.heartbeat.beat();
+    this.graceUntil = this.deps.clock.now() + this.options.leaseMs;
+  }
+
+  /** Whether a paid request of this process is under way (for keeping the machine awake). */
+  paidWorkInFlight(): boolean {
+    return [...this.inFlight.keys()].some((id) => this.deps.repo.get(id)?.kind !== 'render');
+  }
+
   private abandon(ids: number[]): void {
     for (const id of ids) {
       this.log(`task ${id}: another worker holds it now; stopping here`);

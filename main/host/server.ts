@@ -65,7 +65,7 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
 }
 
 /** Watches the database for commits from any connection (the engine's, another process's) and counts them. */
-function watchChanges(dataDir: string, onChange: (e: ChangeEvent) => void): () => void {
+export function watchChanges(dataDir: string, onChange: (e: ChangeEvent) => void): () => void {
   const db = new Database(databasePath(dataDir), { readonly: true, fileMustExist: true });
   db.pragma('busy_timeout = 2000');
   const versionOf = db.prepare('PRAGMA data_version').pluck();

@@ -1,0 +1,45 @@
+import { API_METHODS, type StudioApi } from '../main/api/contract.ts';
+import { isAppUrl } from './window.ts';
+
+export class IpcRefused extends Error {}
+
+type Check = (args: unknown[]) => boolean;
+
+const str = (v: unknown, max = 200) => typeof v === 'string' && v.length > 0 && v.length <= max;
+const int = (v: unknown) => Number.isInteger(v) && (v as number) >= 0;
+const obj = (v: unknown) => !!v && typeof v === 'object' && !Array.isArray(v);
+const takes = (v: unknown) => v === undefined || (Array.isArray(v) && v.length <= 100 && v.every((x) => str(x)));
+
+/** What each method accepts from the page; anything else is refused before it reaches the engine. */
+const CHECKS: Record<(typeof API_METHODS)[number], Check> = {
+  listProjects: (a) => a.length === 0,
+  createProject: ([name]) => str(name),
+  getStoryboard: ([p]) => str(p),
+  saveStoryboard: ([p, board]) => str(p) && obj(board),
+  setBudget: ([p, amount]) => str(p) && (amount === null || (typeof amount === 'number' && Number.isFinite(amount) && amount >= 0)),
+  estimate: ([p, t]) => str(p) && takes(t),
+  generate: ([p, t]) => str(p) && takes(t),
+  listTasks: ([p, offset, limit]) => str(p) && int(offset) && int(limit) && (limit as number) <= 500,
+  unknownTasks: (a) => a.length === 0,
+  reconcile: ([id]) => int(id),
+  resolve: ([id, d]) => int(id) && obj(d) && (str((d as { adopt?: unknown }).adopt) || (d as { resubmit?: unknown }).resubmit === true || (d as { giveUp?: unknown }).giveUp === true),
+  cancel: ([id]) => int(id),
+  spend: ([p]) => str(p),
+  spendCsv: ([p]) => str(p),
+  getSettings: (a) => a.length === 0,
+  saveSettings: ([patch]) => obj(patch),
+};
+
+/**
+ * Every IPC call is checked twice: that it comes from the app's own page in the main frame (not an iframe,
+ * not a page navigated elsewhere), and that its arguments have the shapes the method takes.
+ */
+export function checkCall(
+  method: string,
+  args: unknown[],
+  sender: { url: string; isMainFrame: boolean } | null,
+): asserts method is keyof StudioApi {
+  if (!sender || !sender.isMainFrame || !isAppUrl(sender.url)) throw new IpcRefused('refused: the call did not come from the studio window');
+  if (!(API_METHODS as readonly string[]).includes(method)) throw new IpcRefused(`refused: there is no method ${method}`);
+  if (!Array.isArray(args) || !CHECKS[method as (typeof API_METHODS)[number]](args)) throw new IpcRefused(`refused: ${method} was called with arguments of the wrong shape`);
+}

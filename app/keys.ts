@@ -1,0 +1,40 @@
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { KeyStore } from '../main/api/studioService.ts';
+import type { Settings } from '../main/config/settings.ts';
+import { keySource } from '../main/providers/registry.ts';
+
+/** The part of Electron's safeStorage this store uses (injected, so the store runs without Electron). */
+export interface Encryptor {
+  isEncryptionAvailable(): boolean;
+  encryptString(plain: string): Buffer;
+  decryptString(cipher: Buffer): string;
+  getSelectedStorageBackend?(): string;
+}
+
+/**
+ * Provider keys encrypted with the operating system's store (Keychain, DPAPI, libsecret/kwallet) in
+ * `<data>/keys.json`. They are decrypted only in the main process and never sent to the page. Where Linux
+ * falls back to plain text, `encrypted` is false and the settings page says so.
+ */
+export function safeKeyStore(dataDir: string, crypto: Encryptor, settings: () => Settings, env: NodeJS.ProcessEnv = process.env): KeyStore & { get(provider: string): string | undefined } {
+  const file = join(dataDir, 'keys.json');
+  const read = (): Record<string, string> => (existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {});
+  const encrypted = crypto.isEncryptionAvailable() && crypto.getSelectedStorageBackend?.() !== 'basic_text';
+  const get = (provider: string) => {
+    const stored = read()[provider];
+    return stored ? crypto.decryptString(Buffer.from(stored, 'base64')) : undefined;
+  };
+  return {
+    encrypted,
+    get,
+    source: (provider) => keySource(provider, settings(), env, get),
+    set: (provider, value) => {
+      const all = read();
+      if (value === null) delete all[provider];
+      else all[provider] = crypto.encryptString(value).toString('base64');
+      writeFileSync(`${file}.tmp`, JSON.stringify(all), { mode: 0o600 });
+      renameSync(`${file}.tmp`, file);
+    },
+  };
+}

@@ -1,0 +1,102 @@
+import { app, BrowserWindow, ipcMain, net, Notification, powerMonitor, powerSaveBlocker, protocol, safeStorage, session } from 'electron';
+import { join, normalize } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ApiError } from '../main/api/studioService.ts';
+import { defaultDataDir } from '../main/config/paths.ts';
+import { RENDERER_DIR, watchChanges } from '../main/host/server.ts';
+import { startRuntime, type Runtime } from '../main/runtime.ts';
+import { checkCall, IpcRefused } from './ipcValidation.ts';
+import { safeKeyStore } from './keys.ts';
+import { mediaResponse } from './mediaProtocol.ts';
+import { wirePower } from './power.ts';
+import { APP_CSP, isAppUrl, windowOptions } from './window.ts';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+
+// Both schemes are standard and secure, so the page is a normal origin and media elements can stream.
+protocol.registerSchemesAsPrivileged([
+  { scheme: 'app', privileges: { standard: true, secure: true, supportFetchAPI: true } },
+  { scheme: 'studio-media', privileges: { standard: true, secure: true, stream: true } },
+]);
+
+if (!app.requestSingleInstanceLock()) {
+  app.quit();
+} else {
+  // The same per-user folder the CLI uses by default.
+  app.setPath('userData', defaultDataDir());
+  void app.whenReady().then(start);
+}
+
+let window: BrowserWindow | null = null;
+
+async function start(): Promise<void> {
+  const dataDir = app.getPath('userData');
+  const runtime: Runtime = await startRuntime(dataDir, {
+    keyStore: (studio) => safeKeyStore(dataDir, safeStorage, () => studio.settings),
+    mediaUrl: (id) => `studio-media://task/${id}`,
+    log: (m) => console.error(`studio: ${m}`),
+  });
+  const outputPath = (id: number) => runtime.studio.tasks.get(id)?.outputPath ?? null;
+
+  protocol.handle('app', (request) => {
+    const path = new URL(request.url).pathname;
+    const file = normalize(join(RENDERER_DIR, path === '/' ? 'index.html' : path));
+    if (!file.startsWith(RENDERER_DIR)) return new Response('not found', { status: 404 });
+    return net.fetch(pathToFileURL(file).toString());
+  });
+  protocol.handle('studio-media', (request) => mediaResponse(request, outputPath));
+
+  session.defaultSession.webRequest.onHeadersReceived((details, callback) => {
+    callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [APP_CSP] } });
+  });
+  session.defaultSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
+  session.defaultSession.setPermissionCheckHandler(() => false);
+
+  ipcMain.handle('studio', async (event, method: string, args: unknown[]) => {
+    try {
+      checkCall(method, args, event.senderFrame ? { url: event.senderFrame.url, isMainFrame: event.senderFrame === event.sender.mainFrame } : null);
+      const result = await (runtime.service[method] as (...a: unknown[]) => Promise<unknown>)(...args);
+      return { result: result ?? null };
+    } catch (err) {
+      if (err instanceof ApiError || err instanceof IpcRefused) return { error: err.message };
+      console.error(err);
+      return { error: 'the studio hit an internal error; it was logged' };
+    }
+  });
+
+  let lastUnknown = 0;
+  const power = wirePower(powerMonitor, powerSaveBlocker, runtime.supervisor, () => runtime.studio.settings.ui.keepAwake);
+  const stopWatching = watchChanges(dataDir, (change) => {
+    window?.webContents.send('studio:changed', change);
+    power.update();
+    if (change.needsDecision > lastUnknown && Notification.isSupported()) {
+      new Notification({ title: 'Take Studio needs your decision', body: 'A paid request has an outcome nobody can know. Open the studio to decide.' }).show();
+    }
+    lastUnknown = change.needsDecision;
+  });
+  ipcMain.handle('studio:subscribe', () => undefined);
+
+  window = new BrowserWindow(windowOptions(join(here, 'preload.cjs')));
+  window.webContents.setWindowOpenHandler(() => ({ action: 'deny' }));
+  window.webContents.on('will-navigate', (event, url) => {
+    if (!isAppUrl(url)) event.preventDefault();
+  });
+  window.webContents.on('will-redirect', (event, url) => {
+    if (!isAppUrl(url)) event.preventDefault();
+  });
+  window.webContents.on('will-attach-webview', (event) => event.preventDefault());
+  window.once('ready-to-show', () => window?.show());
+  await window.loadURL('app://studio/index.html');
+
+  app.on('second-instance', () => {
+    if (window?.isMinimized()) window.restore();
+    window?.focus();
+  });
+  app.on('window-all-closed', () => app.quit());
+  app.on('before-quit', () => {
+    stopWatching();
+    void runtime.stop();
+  });
+  // No page, whatever it is, may open a window.
+  app.on('web-contents-created', (_e, contents) => contents.setWindowOpenHandler(() => ({ action: 'deny' })));
+}

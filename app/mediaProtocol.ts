@@ -1,0 +1,18 @@
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import { mediaType, rangeAnswer } from '../main/host/range.ts';
+
+/**
+ * Answers `studio-media://task/ID` from the task's output file, honouring Range so a video can seek
+ * (net.fetch on file: URLs ignores Range, which leaves <video> unable to seek).
+ */
+export function mediaResponse(request: Request, outputPath: (taskId: number) => string | null): Response {
+  const url = new URL(request.url);
+  const id = Number(url.pathname.replace(/^\//, ''));
+  const path = url.host === 'task' && Number.isInteger(id) ? outputPath(id) : null;
+  if (!path || !existsSync(path)) return new Response('no such result', { status: 404 });
+  const answer = rangeAnswer(request.headers.get('range'), statSync(path).size, mediaType(path));
+  if (answer.status === 416) return new Response(null, { status: 416, headers: answer.headers });
+  const stream = createReadStream(path, answer.range ? { start: answer.range.start, end: answer.range.end } : {});
+  return new Response(Readable.toWeb(stream) as ReadableStream, { status: answer.status, headers: answer.headers });
+}

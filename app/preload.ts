@@ -1,0 +1,20 @@
+import { contextBridge, ipcRenderer } from 'electron';
+import { API_METHODS, type ChangeEvent } from '../main/api/contract.ts';
+
+/** The typed StudioApi as `window.studio`, and nothing else: no ipcRenderer, no Node. */
+const api: Record<string, unknown> = {};
+for (const method of API_METHODS) {
+  api[method] = async (...args: unknown[]) => {
+    const answer = (await ipcRenderer.invoke('studio', method, args)) as { result?: unknown; error?: string };
+    if (answer.error !== undefined) throw new Error(answer.error);
+    return answer.result;
+  };
+}
+api.onChange = (listener: (e: ChangeEvent) => void) => {
+  const handler = (_event: unknown, e: ChangeEvent) => listener(e);
+  ipcRenderer.on('studio:changed', handler);
+  void ipcRenderer.invoke('studio:subscribe');
+  return () => ipcRenderer.off('studio:changed', handler);
+};
+
+contextBridge.exposeInMainWorld('studio', api);

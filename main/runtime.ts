@@ -1,0 +1,44 @@
+import { settingsKeyStore } from './api/settingsKeyStore.ts';
+import { StudioService, type KeyStore } from './api/studioService.ts';
+import type { Supervisor } from './engine/supervisor.ts';
+import { openProviders, type Providers } from './providers/registry.ts';
+import { createSupervisor, openStudio, type Studio } from './studio.ts';
+
+export interface Runtime {
+  studio: Studio;
+  providers: Providers;
+  supervisor: Supervisor;
+  service: StudioService;
+  stop(): Promise<void>;
+}
+
+/**
+ * Everything a host runs on one data folder: the database, the providers, the engine (started), and the
+ * StudioApi over them. The loopback host and the desktop app differ only in where keys live and media URLs.
+ */
+export async function startRuntime(
+  dataDir: string,
+  options: {
+    keyStore?: (studio: Studio) => KeyStore & { get?(provider: string): string | undefined };
+    mediaUrl: (taskId: number) => string;
+    log?: (message: string) => void;
+  },
+): Promise<Runtime> {
+  const studio = openStudio(dataDir);
+  const keys: KeyStore & { get?(provider: string): string | undefined } = options.keyStore?.(studio) ?? settingsKeyStore(studio);
+  const providers = await openProviders(studio.settings, dataDir, process.env, keys.get);
+  const supervisor = createSupervisor(studio, providers.get, { log: options.log });
+  const service = new StudioService({ studio, providers, keys, mediaUrl: options.mediaUrl });
+  supervisor.start();
+  return {
+    studio,
+    providers,
+    supervisor,
+    service,
+    stop: async () => {
+      await supervisor.stop();
+      await providers.close();
+      studio.close();
+    },
+  };
+}
