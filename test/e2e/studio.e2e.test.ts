@@ -95,6 +95,9 @@ describe.skipIf(!hasChromium)('the studio in Chromium, through the loopback host
     await page.click('[data-tab=spend]');
     await expect.poll(async () => page.getByTestId('spend-totals').textContent()).toMatch(/Billed0\.[1-9]\d USD/);
     await shot(page, '5-spend');
+    await page.click('[data-tab=settings]');
+    await page.getByText('Keys are stored as plain text').waitFor();
+    await shot(page, '6-settings');
 
     const perTask = new Map<string, number>();
     for (const c of sim.charges) perTask.set(c.idempotencyKey!.replace(/-attempt-\d+$/, ''), (perTask.get(c.idempotencyKey!.replace(/-attempt-\d+$/, '')) ?? 0) + 1);

@@ -1,0 +1,140 @@
+import { EventEmitter } from 'node:events';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { checkCall, IpcRefused } from '../app/ipcValidation.ts';
+import { safeKeyStore, type Encryptor } from '../app/keys.ts';
+import { mediaResponse } from '../app/mediaProtocol.ts';
+import { wirePower } from '../app/power.ts';
+import { APP_CSP, isAppUrl, windowOptions } from '../app/window.ts';
+import { loadSettings } from '../main/config/settings.ts';
+import { tempDir } from './helpers/tmp.ts';
+
+// The Electron binary cannot run here: these test the shell's own code with Electron's parts injected.
+const page = { url: 'app://studio/index.html', isMainFrame: true };
+
+describe('the window', () => {
+  it('isolates the page: context isolation, sandbox, no Node, web security', () => {
+    expect(windowOptions('/p.cjs').webPreferences).toMatchObject({
+      preload: '/p.cjs',
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      webSecurity: true,
+      allowRunningInsecureContent: false,
+      webviewTag: false,
+    });
+    expect(APP_CSP).toContain("script-src 'self'");
+  });
+
+  it('allows navigation only to its own pages, by parsing the URL', () => {
+    expect(isAppUrl('app://studio/index.html')).toBe(true);
+    expect(isAppUrl('app://studio.evil.example/')).toBe(false);
+    expect(isAppUrl('https://app//studio')).toBe(false);
+    expect(isAppUrl('file:///etc/passwd')).toBe(false);
+    expect(isAppUrl('not a url')).toBe(false);
+  });
+});
+
+describe('IPC', () => {
+  it('takes well-formed calls from the app page', () => {
+    expect(() => checkCall('listTasks', ['Fox', 0, 100], page)).not.toThrow();
+    expect(() => checkCall('resolve', [3, { adopt: 'req-1' }], page)).not.toThrow();
+  });
+
+  it.each([
+    ['another page', 'listProjects', [], { url: 'https://evil.example/', isMainFrame: true }, /did not come from the studio window/],
+    ['an iframe', 'listProjects', [], { url: 'app://studio/index.html', isMainFrame: false }, /did not come from the studio window/],
+    ['no frame', 'listProjects', [], null, /did not come from the studio window/],
+    ['an unknown method', 'eval', [], page, /there is no method eval/],
+    ['a bad task id', 'cancel', ['1; DROP TABLE tasks'], page, /wrong shape/],
+    ['a huge page', 'listTasks', ['Fox', 0, 1e9], page, /wrong shape/],
+    ['a malformed decision', 'resolve', [3, { adopt: 42 }], page, /wrong shape/],
+    ['a negative budget', 'setBudget', ['Fox', -5], page, /wrong shape/],
+  ] as const)('refuses %s', (_name, method, args, sender, message) => {
+    expect(() => checkCall(method, [...args], sender)).toThrow(IpcRefused);
+    expect(() => checkCall(method, [...args], sender)).toThrow(message);
+  });
+});
+
+describe('the media protocol', () => {
+  const file = () => {
+    const path = join(tempDir(), 'clip.mp4');
+    writeFileSync(path, Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 256)));
+    return path;
+  };
+
+  it('answers a Range request with 206 and the exact bytes, so video can seek', async () => {
+    const path = file();
+    const res = mediaResponse(new Request('studio-media://task/7', { headers: { range: 'bytes=100-199' } }), (id) => (id === 7 ? path : null));
+    expect(res.status).toBe(206);
+    expect(res.headers.get('content-range')).toBe('bytes 100-199/1000');
+    expect(res.headers.get('accept-ranges')).toBe('bytes');
+    expect(res.headers.get('content-type')).toBe('video/mp4');
+    expect(Buffer.from(await res.arrayBuffer()).equals(readFileSync(path).subarray(100, 200))).toBe(true);
+  });
+
+  it('answers the whole file without Range, 416 past the end, 404 for an unknown task', async () => {
+    const path = file();
+    const whole = mediaResponse(new Request('studio-media://task/7'), () => path);
+    expect(whole.status).toBe(200);
+    expect((await whole.arrayBuffer()).byteLength).toBe(1000);
+    expect(mediaResponse(new Request('studio-media://task/7', { headers: { range: 'bytes=5000-' } }), () => path).status).toBe(416);
+    expect(mediaResponse(new Request('studio-media://task/8'), () => null).status).toBe(404);
+    expect(mediaResponse(new Request('studio-media://other/7'), () => path).status).toBe(404);
+  });
+});
+
+describe('keys', () => {
+  const fake = (backend: string): Encryptor => ({
+    isEncryptionAvailable: () => true,
+    getSelectedStorageBackend: () => backend,
+    encryptString: (s) => Buffer.from(`enc:${s}`),
+    decryptString: (b) => b.toString().replace(/^enc:/, ''),
+  });
+
+  it('stores keys encrypted, never as typed, and says where each comes from', () => {
+    const dir = tempDir();
+    const keys = safeKeyStore(dir, fake('gnome_libsecret'), () => loadSettings(dir), {});
+    keys.set('fal', 'fal-secret-123456');
+    expect(readFileSync(join(dir, 'keys.json'), 'utf8')).not.toContain('fal-secret-123456');
+    expect(keys.get('fal')).toBe('fal-secret-123456');
+    expect(keys.source('fal')).toBe('keychain');
+    expect(keys.source('openai')).toBeNull();
+    expect(keys.encrypted).toBe(true);
+    keys.set('fal', null);
+    expect(keys.get('fal')).toBeUndefined();
+  });
+
+  it('admits that keys are not encrypted where Linux falls back to plain text', () => {
+    const dir = tempDir();
+    expect(safeKeyStore(dir, fake('basic_text'), () => loadSettings(dir), {}).encrypted).toBe(false);
+  });
+});
+
+describe('power', () => {
+  it('renews leases on suspend and resume, and keeps the machine awake only while paid work runs and it was asked', () => {
+    const events = new EventEmitter();
+    const blocks: string[] = [];
+    let inFlight = true;
+    let renewals = 0;
+    let keepAwake = true;
+    const power = wirePower(
+      events as never,
+      { start: () => (blocks.push('start'), 1), stop: () => void blocks.push('stop') },
+      { renewNow: () => void renewals++, paidWorkInFlight: () => inFlight },
+      () => keepAwake,
+    );
+    events.emit('suspend');
+    events.emit('resume');
+    expect(renewals).toBe(2);
+    power.update();
+    power.update();
+    inFlight = false;
+    power.update();
+    keepAwake = false;
+    inFlight = true;
+    power.update();
+    expect(blocks).toEqual(['start', 'stop']);
+  });
+});
