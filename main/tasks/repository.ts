@@ -23,7 +23,8 @@ export interface SpendRow {
 }
 
 interface Transition {
-  to?: Status;
+  /** The status the write's condition already pins, which spares reading it first. */
+  from?: Status;
   actor: Actor;
   reason: string;
   detail?: unknown;
@@ -82,13 +83,13 @@ export class TaskRepository {
   private change(id: number, where: string, set: string, params: Record<string, unknown>, t: Transition): Task | undefined {
     const now = params.now as number;
     return this.tx(() => {
-      const before = this.stmt(`SELECT status FROM tasks WHERE id = ?`).get(id) as { status: Status } | undefined;
-      if (!before) return undefined;
+      const from = t.from ?? (this.stmt(`SELECT status FROM tasks WHERE id = ?`).get(id) as { status: Status } | undefined)?.status;
+      if (!from) return undefined;
       const row = this.stmt(
         `UPDATE tasks SET ${set}, updated_at = @now WHERE id = @id AND (${where}) RETURNING *`,
       ).get({ ...params, id }) as TaskRow | undefined;
       if (!row) return undefined;
-      this.event(id, now, before.status, row.status, t);
+      this.event(id, now, from, row.status, t);
       return rowToTask(row);
     });
   }
@@ -194,7 +195,7 @@ export class TaskRepository {
       `submit_started_at = @now, attempts = attempts + 1, idempotency_key = @key, charged = 'maybe',
        lease_expires_at = @now + @leaseMs, heartbeat_at = @now`,
       { ...lease, key: idempotencyKey, leaseMs },
-      { actor: 'engine', reason: 'submit started', detail: { idempotencyKey } },
+      { from: 'RUNNING', actor: 'engine', reason: 'submit started', detail: { idempotencyKey } },
     );
   }
 
@@ -211,7 +212,7 @@ export class TaskRepository {
         cost: estimate?.cost ?? null,
         source: estimate?.source ?? null,
       },
-      { actor: 'engine', reason: 'provider accepted the request', detail: { requestId: remote.requestId } },
+      { from: 'RUNNING', actor: 'engine', reason: 'provider accepted the request', detail: { requestId: remote.requestId } },
     );
   }
 
@@ -266,7 +267,7 @@ export class TaskRepository {
       `status = 'PENDING', next_attempt_at = @nextAttemptAt, submit_started_at = NULL, idempotency_key = NULL,
        charged = 'no', lease_owner = NULL, lease_expires_at = NULL, heartbeat_at = NULL`,
       { ...lease, nextAttemptAt },
-      { actor: 'engine', reason },
+      { from: 'RUNNING', actor: 'engine', reason },
     );
   }
 
@@ -344,7 +345,7 @@ export class TaskRepository {
       `lease_owner = @seenOwner AND lease_expires_at = @seenExpiry AND status = 'RUNNING' AND submit_started_at IS NULL`,
       `status = 'PENDING', lease_owner = NULL, lease_expires_at = NULL, heartbeat_at = NULL, next_attempt_at = @now`,
       { now, seenOwner: task.leaseOwner, seenExpiry: task.leaseExpiresAt },
-      { actor: 'engine', reason },
+      { from: 'RUNNING', actor: 'engine', reason },
     );
   }
 
@@ -442,7 +443,7 @@ export class TaskRepository {
       `status = 'SUBMITTED', remote_request_id = @requestId, remote_handle = NULL, submitted_at = coalesce(submitted_at, @now),
        charged = 'yes', unknown_reason = NULL, finished_at = NULL, lease_owner = NULL, lease_expires_at = NULL`,
       { now, requestId },
-      { actor: 'person', reason: 'adopted a request id found at the provider', detail: { requestId } },
+      { from: 'OUTCOME_UNKNOWN', actor: 'person', reason: 'adopted a request id found at the provider', detail: { requestId } },
     );
   }
 
@@ -454,7 +455,7 @@ export class TaskRepository {
        submit_started_at = NULL, idempotency_key = NULL, remote_request_id = NULL, remote_handle = NULL, submitted_at = NULL,
        unknown_reason = NULL, finished_at = NULL, next_attempt_at = @now, progress = NULL`,
       { now },
-      { actor: 'person', reason: 'resubmitted: the earlier attempt may also have been charged' },
+      { from: 'OUTCOME_UNKNOWN', actor: 'person', reason: 'resubmitted: the earlier attempt may also have been charged' },
     );
   }
 
@@ -464,7 +465,7 @@ export class TaskRepository {
       `status = 'OUTCOME_UNKNOWN'`,
       `status = 'FAILED', error = 'given up after an unknown outcome', finished_at = @now`,
       { now },
-      { actor: 'person', reason: 'gave up; still counted as possibly charged' },
+      { from: 'OUTCOME_UNKNOWN', actor: 'person', reason: 'gave up; still counted as possibly charged' },
     );
     if (task) this.cancelDependents(id, now);
     return task;
@@ -496,7 +497,7 @@ export class TaskRepository {
         `status = 'PENDING'`,
         `status = 'CANCELLED', error = @error, finished_at = @now`,
         { now, error: `task ${id}, which this one needs, did not succeed` },
-        { actor: 'engine', reason: 'a task it depends on did not succeed', detail: { dependsOn: id } },
+        { from: 'PENDING', actor: 'engine', reason: 'a task it depends on did not succeed', detail: { dependsOn: id } },
       );
       if (cancelled) this.cancelDependents(dep, now);
     }

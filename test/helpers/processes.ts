@@ -16,10 +16,14 @@ export interface StudioProcess {
 }
 
 const running = new Set<ChildProcess>();
-afterEach(() => {
-  for (const child of running) child.kill('SIGKILL');
-  running.clear();
-});
+
+// In a test, whatever it left running is killed after it; the benchmarks use these helpers outside vitest.
+if (process.env.VITEST) {
+  afterEach(() => {
+    for (const child of running) child.kill('SIGKILL');
+    running.clear();
+  });
+}
 
 /** Starts the real CLI (`studio --data DIR ...`) as its own process. */
 export function startStudio(dataDir: string, args: string[], env: Record<string, string> = {}): StudioProcess {
