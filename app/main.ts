@@ -65,16 +65,18 @@ async function start(): Promise<void> {
   });
 
   let lastUnknown = 0;
+  let lastRenders = runtime.studio.tasks.finishedRenders();
+  const notify = (title: string, body: string) => Notification.isSupported() && new Notification({ title, body }).show();
   const power = wirePower(powerMonitor, powerSaveBlocker, runtime.supervisor, () => runtime.studio.settings.ui.keepAwake);
   const stopWatching = watchChanges(dataDir, (change) => {
     window?.webContents.send('studio:changed', change);
     power.update();
-    if (change.needsDecision > lastUnknown && Notification.isSupported()) {
-      new Notification({ title: 'Take Studio needs your decision', body: 'A paid request has an outcome nobody can know. Open the studio to decide.' }).show();
-    }
+    if (change.needsDecision > lastUnknown) notify('Take Studio needs your decision', 'A paid request has an outcome nobody can know. Open the studio to decide.');
     lastUnknown = change.needsDecision;
+    const renders = runtime.studio.tasks.finishedRenders();
+    if (renders > lastRenders) notify('Your video is ready', 'A render has finished. Open the studio to watch it.');
+    lastRenders = renders;
   });
-  ipcMain.handle('studio:subscribe', () => undefined);
 
   window = new BrowserWindow(windowOptions(join(here, 'preload.cjs')));
   window.webContents.setWindowOpenHandler(() => ({ action: 'deny' }));

@@ -13,7 +13,6 @@ for (const method of API_METHODS) {
 api.onChange = (listener: (e: ChangeEvent) => void) => {
   const handler = (_event: unknown, e: ChangeEvent) => listener(e);
   ipcRenderer.on('studio:changed', handler);
-  void ipcRenderer.invoke('studio:subscribe');
   return () => ipcRenderer.off('studio:changed', handler);
 };
 

@@ -8,3 +8,6 @@ CREATE TABLE storyboards (
 
 -- Generate looks up an identical step already in the project (same provider, model and input) to reuse it.
 CREATE INDEX tasks_reuse ON tasks (project_id, input_hash);
+
+-- The desktop app asks how many renders have finished on every change, to say when a video is ready.
+CREATE INDEX tasks_kind_status ON tasks (kind, status);

@@ -429,6 +429,11 @@ export class TaskRepository {
     return { total, tasks: rows.map(rowToTask) };
   }
 
+  /** Renders finished so far, so the desktop app can say when a new one is ready. */
+  finishedRenders(): number {
+    return this.stmt(`SELECT count(*) FROM tasks WHERE kind = 'render' AND status = 'SUCCEEDED'`).pluck().get() as number;
+  }
+
   /** Tasks per status, per project. */
   counts(): { projectId: number; status: Status; n: number }[] {
     return this.stmt(`SELECT project_id AS projectId, status, count(*) AS n FROM tasks GROUP BY project_id, status`).all() as never;
