@@ -73,10 +73,6 @@ export class Supervisor {
     );
   }
 
-  get running(): number {
-    return this.inFlight.size;
-  }
-
   /** Registers this process and recovers, at once, the rows of owners on this machine that are gone. */
   start(): void {
     const { repo, owners, clock } = this.deps;

@@ -4,8 +4,6 @@ export type Kind = (typeof KINDS)[number];
 export const STATUSES = ['PENDING', 'RUNNING', 'SUBMITTED', 'SUCCEEDED', 'FAILED', 'OUTCOME_UNKNOWN', 'CANCELLED'] as const;
 export type Status = (typeof STATUSES)[number];
 
-export const ACTIVE_STATUSES: readonly Status[] = ['PENDING', 'RUNNING', 'SUBMITTED'];
-
 export type Charged = 'no' | 'maybe' | 'yes';
 export type Actor = 'engine' | 'person';
 
