@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -136,5 +137,14 @@ describe('power', () => {
     inFlight = true;
     power.update();
     expect(blocks).toEqual(['start', 'stop']);
+  });
+});
+
+describe('the desktop bundle', () => {
+  it('builds, with a preload that needs nothing but electron, as a sandboxed preload must', () => {
+    execFileSync(process.execPath, ['scripts/build-app.mjs']);
+    const preload = readFileSync('dist/app/preload.cjs', 'utf8');
+    expect([...preload.matchAll(/require\("([^"]+)"\)/g)].map((m) => m[1])).toEqual(['electron']);
+    expect(readFileSync('dist/app/main.mjs', 'utf8')).toContain('requestSingleInstanceLock');
   });
 });
