@@ -3,18 +3,7 @@ import { ProviderHttp } from '../http/providerHttp.ts';
 import { entryFor } from '../pricing/catalogue.ts';
 import { toMicros, type RemoteRef, type Task } from '../tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
-import {
-  InvalidInput,
-  PollError,
-  type Candidate,
-  type Money,
-  type PollResult,
-  type PreparedRequest,
-  type ProviderAdapter,
-  type ProviderCapabilities,
-  type ProviderOutput,
-  type SubmitResult,
-} from './port.ts';
+import { InvalidInput, PollError, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitResult } from './port.ts';
 import { checkInput } from './schema.ts';
 import { header, obj, readAll, requireKey } from './shared.ts';
 

@@ -3,20 +3,7 @@ import { unitsOf, type PriceUnit } from '../pricing/catalogue.ts';
 import { canonicalJson } from '../tasks/inputHash.ts';
 import { toMicros, type RemoteRef, type Task } from '../tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
-import {
-  InvalidInput,
-  PollError,
-  ResultGone,
-  SubmitError,
-  type Candidate,
-  type Money,
-  type PollResult,
-  type PreparedRequest,
-  type ProviderAdapter,
-  type ProviderCapabilities,
-  type ProviderOutput,
-  type SubmitResult,
-} from './port.ts';
+import { InvalidInput, PollError, ResultGone, SubmitError, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitResult } from './port.ts';
 import { checkInput } from './schema.ts';
 import { collectOutputs, obj, requireKey } from './shared.ts';
 

@@ -3,16 +3,7 @@ import { readJson, type HttpResponse } from '../http/client.ts';
 import { ProviderHttp } from '../http/providerHttp.ts';
 import type { Task } from '../tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
-import {
-  InvalidInput,
-  SubmitError,
-  type PollResult,
-  type PreparedRequest,
-  type ProviderAdapter,
-  type ProviderCapabilities,
-  type ProviderOutput,
-  type SubmitResult,
-} from './port.ts';
+import { InvalidInput, SubmitError, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitResult } from './port.ts';
 import { checkInput } from './schema.ts';
 import { header, readAll, requireKey } from './shared.ts';
 

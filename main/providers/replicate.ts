@@ -2,18 +2,7 @@ import { ProviderHttp } from '../http/providerHttp.ts';
 import { canonicalJson } from '../tasks/inputHash.ts';
 import type { RemoteRef, Task } from '../tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
-import {
-  InvalidInput,
-  PollError,
-  SubmitError,
-  type Candidate,
-  type PollResult,
-  type PreparedRequest,
-  type ProviderAdapter,
-  type ProviderCapabilities,
-  type ProviderOutput,
-  type SubmitResult,
-} from './port.ts';
+import { InvalidInput, PollError, SubmitError, type Candidate, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitResult } from './port.ts';
 import { checkInput } from './schema.ts';
 import { collectOutputs, obj, requireKey } from './shared.ts';
 

@@ -1,19 +1,7 @@
 import { ProviderHttp, type CallTimeouts } from '../http/providerHttp.ts';
 import { canonicalJson } from '../tasks/inputHash.ts';
 import { toMicros, type RemoteRef, type Task } from '../tasks/model.ts';
-import {
-  InvalidInput,
-  PollError,
-  SubmitError,
-  type Candidate,
-  type Money,
-  type PollResult,
-  type PreparedRequest,
-  type ProviderAdapter,
-  type ProviderCapabilities,
-  type ProviderOutput,
-  type SubmitResult,
-} from './port.ts';
+import { InvalidInput, PollError, SubmitError, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitResult } from './port.ts';
 import { checkInput, type InputSchema } from './schema.ts';
 
 const PROMPT = { type: 'string', required: true, maxLength: 2000, hint: 'what to make, in words' } as const;
