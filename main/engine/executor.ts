@@ -1,4 +1,4 @@
-import { InvalidInput, ResultGone, SubmitError, type ProviderAdapter, type ProviderResult } from '../providers/port.ts';
+import { InvalidInput, ResultGone, SubmitError, type ProviderAdapter, type ProviderResult, type SubmitResult } from '../providers/port.ts';
 import type { Task } from '../tasks/model.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
 import type { Clock, OutputStore } from '../ports.ts';
@@ -90,50 +90,48 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
   }
   stopPoint('after-mark', task.id);
 
-  for (let resends = 0; ; resends++) {
-    let failure: SubmitFailure;
+  let accepted: SubmitResult | undefined;
+  for (let resends = 0; !accepted; resends++) {
     try {
       // No abort signal: cutting a request that has left would only turn a known outcome into an unknown one.
-      const accepted = await provider.submit(request, { idempotencyKey: key });
-      stopPoint('after-send', task.id);
-      const quote = accepted.quote && { cost: accepted.quote.amount, source: `${provider.id} quote` };
-      const submitted = repo.recordSubmitted(task.id, { requestId: accepted.requestId, handle: accepted.handle }, quote, lease());
-      if (!submitted) {
-        repo.noteLateRequestId(task.id, accepted.requestId, clock.now());
-        return lost('recording the request id');
-      }
-      stopPoint('after-record', task.id);
-      if (accepted.result) await finish(submitted, accepted.result, ports, options, signal);
-      else await pollAndFinish(submitted, ports, options, signal);
-      return;
+      accepted = await provider.submit(request, { idempotencyKey: key });
     } catch (err) {
-      failure =
-        err instanceof SubmitError
-          ? err.failure
-          : { kind: 'maybe_applied', message: `unexpected error while sending: ${(err as Error).message}` };
-    }
-    const decision = submitDecision(failure, {
-      attempts: marked.attempts,
-      maxAttempts: marked.maxAttempts,
-      idempotent: provider.capabilities.idempotencyHeader !== null,
-      resends,
-      random: ports.random(),
-    });
-    switch (decision.action) {
-      case 'resend':
-        ports.log(`task ${task.id}: ${decision.reason}`);
-        continue;
-      case 'requeue':
-        repo.requeue(task.id, clock.now() + decision.delayMs, decision.reason, lease());
-        return;
-      case 'fail':
-        repo.fail(task.id, decision.reason, 'no', lease());
-        return;
-      case 'unknown':
-        repo.parkUnknown(task.id, decision.reason, lease());
-        return;
+      const failure: SubmitFailure =
+        err instanceof SubmitError ? err.failure : { kind: 'maybe_applied', message: `unexpected error while sending: ${(err as Error).message}` };
+      const decision = submitDecision(failure, {
+        attempts: marked.attempts,
+        maxAttempts: marked.maxAttempts,
+        idempotent: provider.capabilities.idempotencyHeader !== null,
+        resends,
+        random: ports.random(),
+      });
+      switch (decision.action) {
+        case 'resend':
+          ports.log(`task ${task.id}: ${decision.reason}`);
+          continue;
+        case 'requeue':
+          repo.requeue(task.id, clock.now() + decision.delayMs, decision.reason, lease());
+          return;
+        case 'fail':
+          repo.fail(task.id, decision.reason, 'no', lease());
+          return;
+        case 'unknown':
+          repo.parkUnknown(task.id, decision.reason, lease());
+          return;
+      }
     }
   }
+  stopPoint('after-send', task.id);
+
+  const quote = accepted.quote && { cost: accepted.quote.amount, source: `${provider.id} quote` };
+  const submitted = repo.recordSubmitted(task.id, { requestId: accepted.requestId, handle: accepted.handle }, quote, lease());
+  if (!submitted) {
+    repo.noteLateRequestId(task.id, accepted.requestId, clock.now());
+    return lost('recording the request id');
+  }
+  stopPoint('after-record', task.id);
+  if (accepted.result) await finish(submitted, accepted.result, ports, options, signal);
+  else await pollAndFinish(submitted, ports, options, signal);
 }
 
 async function pollAndFinish(task: Task, ports: ExecutorPorts, options: ExecutorOptions, signal: AbortSignal) {

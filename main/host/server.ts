@@ -77,7 +77,8 @@ export function watchChanges(dataDir: string, onChange: (e: ChangeEvent) => void
     if (v === last) return;
     last = v;
     onChange({ version: ++version, needsDecision: unknown.get() as number });
-  }, 200);
+    // Twice a second at most: progress writes come often, and each change makes the page fetch again.
+  }, 500);
   return () => {
     clearInterval(timer);
     db.close();
