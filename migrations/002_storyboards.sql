@@ -11,3 +11,6 @@ CREATE INDEX tasks_reuse ON tasks (project_id, input_hash);
 
 -- The desktop app asks how many renders have finished on every change, to say when a video is ready.
 CREATE INDEX tasks_kind_status ON tasks (kind, status);
+
+-- The task board pages through a project's tasks newest first.
+CREATE INDEX tasks_project_newest ON tasks (project_id, id);
