@@ -38,17 +38,19 @@ async function start(): Promise<void> {
   });
   const outputPath = (id: number) => runtime.studio.tasks.get(id)?.outputPath ?? null;
 
-  protocol.handle('app', (request) => {
+  // The app's pages come only from this handler, so the Content-Security-Policy header is set here.
+  protocol.handle('app', async (request) => {
     const path = new URL(request.url).pathname;
     const file = normalize(join(RENDERER_DIR, path === '/' ? 'index.html' : path));
     if (!file.startsWith(RENDERER_DIR)) return new Response('not found', { status: 404 });
-    return net.fetch(pathToFileURL(file).toString());
+    const res = await net.fetch(pathToFileURL(file).toString());
+    const headers = new Headers(res.headers);
+    headers.set('Content-Security-Policy', APP_CSP);
+    headers.set('X-Content-Type-Options', 'nosniff');
+    return new Response(res.body, { status: res.status, headers });
   });
   protocol.handle('studio-media', (request) => mediaResponse(request, outputPath));
 
-  session.defaultSession.webRequest.onHeadersReceived((details, callback) => {
-    callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [APP_CSP] } });
-  });
   session.defaultSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
   session.defaultSession.setPermissionCheckHandler(() => false);
 
