@@ -106,6 +106,21 @@ describe('executor order (pinned: any refactor that sends before the mark must f
   });
 });
 
+describe('saving the result', () => {
+  it('keeps a paid result that could not be saved yet, to poll and download again later, never failing it', async () => {
+    const t = setup();
+    t.provider.download = async () => {
+      throw new Error('ECONNRESET');
+    };
+    t.repo.enqueue(imageTask(1), t.clock.now());
+    await t.run(t.claim());
+    const task = t.repo.get(1)!;
+    expect(task).toMatchObject({ status: 'SUBMITTED', charged: 'yes', leaseOwner: null, remoteRequestId: 'req-1' });
+    expect(task.error).toMatch(/could not be saved yet.*ECONNRESET/);
+    expect(task.nextAttemptAt).toBeGreaterThan(t.clock.now());
+  });
+});
+
 describe('submit outcomes', () => {
   it('requeues with backoff when the request provably never left', async () => {
     const t = setup({ submits: [{ kind: 'never_sent', message: 'ECONNREFUSED' }] });

@@ -38,6 +38,14 @@ describe('submitDecision', () => {
     expect(submitDecision(failure, context).action).toBe(action);
   });
 
+  it.each([
+    ['never sent', { kind: 'never_sent', message: 'ECONNREFUSED' }],
+    ['rejected', { kind: 'rejected', message: 'HTTP 409: key in use' }],
+    ['rate limited', { kind: 'rate_limited', message: '429' }],
+  ] as const)('after an earlier send that may have been applied, a resend answered %s is still unknown', (_n, failure) => {
+    expect(submitDecision(failure, { ...ctx, idempotent: true, resends: 1, mayHaveApplied: true }).action).toBe('unknown');
+  });
+
   it('waits at least Retry-After', () => {
     const d = submitDecision({ kind: 'rate_limited', message: '429', retryAfterMs: 120_000 }, ctx);
     expect(d).toMatchObject({ action: 'requeue' });

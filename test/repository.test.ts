@@ -121,6 +121,41 @@ describe('recovery sweep', () => {
     expect(repo.get(id)).toMatchObject({ status: 'RUNNING', leaseOwner: 'a' });
   });
 
+  it('never parks a row whose request id was recorded after the sweep looked', () => {
+    const { repo, projectId, clock, as } = setup();
+    const { id } = repo.enqueue(imageTask(projectId), clock.now());
+    repo.claim('image', 4, LEASE, as('a'));
+    repo.markSubmitStarted(id, 'k', LEASE, as('a'));
+    clock.advance(LEASE + 1);
+    const [seen] = repo.expiredLeases(clock.now());
+    repo.recordSubmitted(id, { requestId: 'req', handle: null }, null, as('a'));
+    expect(repo.recoverPark(seen!, clock.now(), 'late')).toBeUndefined();
+    expect(repo.get(id)).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'req', charged: 'yes' });
+  });
+
+  it('releases a submitted row its executor left, so the same process polls it again', () => {
+    const { repo, projectId, clock, as } = setup();
+    const { id } = repo.enqueue(imageTask(projectId), clock.now());
+    repo.claim('image', 4, LEASE, as('a'));
+    repo.markSubmitStarted(id, 'k', LEASE, as('a'));
+    repo.recordSubmitted(id, { requestId: 'req', handle: null }, null, as('a'));
+    repo.expireLease(id, as('a'));
+    expect(repo.get(id)).toMatchObject({ status: 'SUBMITTED', leaseOwner: null });
+    expect(repo.claim('image', 4, LEASE, as('a'))).toHaveLength(1);
+  });
+
+  it('holds a row released to retry later until its time comes', () => {
+    const { repo, projectId, clock, as } = setup();
+    const { id } = repo.enqueue(imageTask(projectId), clock.now());
+    repo.claim('image', 4, LEASE, as('a'));
+    repo.markSubmitStarted(id, 'k', LEASE, as('a'));
+    repo.recordSubmitted(id, { requestId: 'req', handle: null }, null, as('a'));
+    expect(repo.retryLater(id, clock.now() + 60_000, 'disk full', as('a'))).toBe(true);
+    expect(repo.claim('image', 4, LEASE, as('b'))).toHaveLength(0);
+    clock.advance(60_001);
+    expect(repo.claim('image', 4, LEASE, as('b'))[0]).toMatchObject({ status: 'SUBMITTED', error: 'disk full' });
+  });
+
   it('recovers the rows of a dead owner at once, before its lease runs out', () => {
     const { repo, projectId, clock, as } = setup();
     const { id } = repo.enqueue(imageTask(projectId), clock.now());
@@ -169,8 +204,10 @@ describe("a person's decisions and spend", () => {
 
   it('adopt: SUBMITTED with the request id, ready to be polled', () => {
     const { repo, id, clock, as } = unknownTask();
+    clock.advance(5_000);
     resolveUnknown(repo, id, { adopt: 'req-found' }, clock.now());
-    expect(repo.get(id)).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'req-found', charged: 'yes', leaseOwner: null });
+    // The poll deadline counts from the adoption, not from the lost send.
+    expect(repo.get(id)).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'req-found', charged: 'yes', leaseOwner: null, submittedAt: clock.now() });
     expect(repo.claim('image', 4, LEASE, as('b'))[0]).toMatchObject({ status: 'SUBMITTED' });
     expect(repo.spend()[0]).toMatchObject({ estimated: 40_000, possiblyCharged: 0 });
   });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { recoverExpired } from '../main/engine/recoverySweep.ts';
 import { DEFAULT_ENGINE_OPTIONS, Supervisor, type EngineOptions } from '../main/engine/supervisor.ts';
 import type { PollResult } from '../main/providers/port.ts';
 import type { RemoteRef } from '../main/tasks/model.ts';
@@ -80,5 +81,44 @@ describe('supervisor after a system sleep', () => {
     await settle();
     await b.stop();
     expect(repo.get(id)).toMatchObject({ status: 'SUCCEEDED' });
+  });
+});
+
+/** A provider that quotes (so the executor waits before the mark) only when the test says. */
+class SlowQuoteProvider extends FakeProvider {
+  quotes = 0;
+  release: () => void = () => undefined;
+  override readonly capabilities = { ...new FakeProvider().capabilities, quote: 'endpoint' as const };
+  quote() {
+    this.quotes++;
+    return new Promise<null>((resolve) => (this.release = () => resolve(null)));
+  }
+}
+
+describe('supervisor, one executor per task', () => {
+  it('does not start a second executor when a task it is still running comes back to it', async () => {
+    const { repo, owners, projectId } = openTestDb(tempDir());
+    const clock = new ManualClock();
+    const provider = new SlowQuoteProvider();
+    const { id } = repo.enqueue(imageTask(projectId), clock.now());
+    const a = new Supervisor(
+      { repo, owners, providers: () => provider, clock, outputs: memoryOutputs, ...LOCAL, owner: { id: 'a', hostname: 'h', pid: process.pid } },
+      OPTIONS,
+    );
+    a.start();
+    await settle();
+    expect(provider.quotes).toBe(1);
+    // A stalls past its lease; another process requeues the row; A claims it again on its next tick.
+    clock.advance(OPTIONS.leaseMs + 1);
+    recoverExpired(repo, clock.now(), new Set(), () => undefined);
+    expect(repo.get(id)!.status).toBe('PENDING');
+    a.tick();
+    await settle();
+    expect(provider.quotes).toBe(1);
+    provider.release();
+    await settle();
+    await a.stop();
+    expect(provider.keys).toHaveLength(1);
+    expect(repo.get(id)!.status).toBe('SUCCEEDED');
   });
 });

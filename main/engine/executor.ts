@@ -21,6 +21,7 @@ export type TaskStore = Pick<
   | 'requeue'
   | 'parkUnknown'
   | 'noteLateRequestId'
+  | 'retryLater'
 >;
 
 export interface ExecutorPorts {
@@ -84,13 +85,14 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
   const marked = repo.markSubmitStarted(task.id, key, options.leaseMs, lease());
   if (!marked) {
     const now = repo.get(task.id);
-    if (now?.leaseOwner !== options.owner || now.status !== 'RUNNING') return lost('the boundary mark');
+    if (now?.leaseOwner !== options.owner || now.status !== 'RUNNING' || now.submitStartedAt !== null) return lost('the boundary mark');
     repo.fail(task.id, overBudget(now), 'no', lease());
     return;
   }
   stopPoint('after-mark', task.id);
 
   let accepted: SubmitResult | undefined;
+  let mayHaveApplied = false;
   for (let resends = 0; !accepted; resends++) {
     try {
       // No abort signal: cutting a request that has left would only turn a known outcome into an unknown one.
@@ -103,8 +105,10 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
         maxAttempts: marked.maxAttempts,
         idempotent: provider.capabilities.idempotencyHeader !== null,
         resends,
+        mayHaveApplied,
         random: ports.random(),
       });
+      mayHaveApplied ||= failure.kind === 'maybe_applied' && !failure.neverBilled;
       switch (decision.action) {
         case 'resend':
           ports.log(`task ${task.id}: ${decision.reason}`);
@@ -152,6 +156,7 @@ async function pollAndFinish(task: Task, ports: ExecutorPorts, options: Executor
 }
 
 const DOWNLOAD_TRIES = 3;
+const RETRY_SAVE_MS = 60_000;
 
 /** Saves every output through a checked temporary file, then completes the row. */
 async function finish(task: Task, result: ProviderResult, ports: ExecutorPorts, options: ExecutorOptions, signal: AbortSignal) {
@@ -165,9 +170,15 @@ async function finish(task: Task, result: ProviderResult, ports: ExecutorPorts, 
         break;
       } catch (err) {
         if (signal.aborted) return;
-        if (err instanceof ResultGone || attempt >= DOWNLOAD_TRIES) {
-          const error = err instanceof ResultGone ? err.message : `the result was paid for but could not be saved: ${(err as Error).message}`;
-          ports.repo.fail(task.id, error, 'yes', { owner: options.owner, now: ports.clock.now() }, result.costActual?.amount ?? null);
+        const lease = { owner: options.owner, now: ports.clock.now() };
+        if (err instanceof ResultGone) {
+          ports.repo.fail(task.id, err.message, 'yes', lease, result.costActual?.amount ?? null);
+          return;
+        }
+        if (attempt >= DOWNLOAD_TRIES) {
+          // Paid for and still at the provider: poll and download again later rather than give it up.
+          const error = `the result could not be saved yet (${(err as Error).message}); trying again shortly`;
+          ports.repo.retryLater(task.id, ports.clock.now() + RETRY_SAVE_MS, error, lease);
           return;
         }
         await ports.clock.sleep(1000 * attempt, signal).catch(() => undefined);

@@ -25,6 +25,8 @@ export interface SubmitContext {
   idempotent: boolean;
   /** Times the same key was already resent in this attempt. */
   resends: number;
+  /** An earlier send of this attempt may have been applied: no later answer can prove it was not. */
+  mayHaveApplied?: boolean;
   random: number;
 }
 
@@ -37,6 +39,17 @@ export type SubmitDecision =
 export const MAX_IDEMPOTENT_RESENDS = 2;
 
 export function submitDecision(f: SubmitFailure, ctx: SubmitContext): SubmitDecision {
+  const decision = decide(f, ctx);
+  if (ctx.mayHaveApplied && decision.action !== 'resend' && decision.action !== 'unknown') {
+    return {
+      action: 'unknown',
+      reason: `an earlier send of this request may have been applied, and the resend answered: ${f.message}`,
+    };
+  }
+  return decision;
+}
+
+function decide(f: SubmitFailure, ctx: SubmitContext): SubmitDecision {
   const requeueOrFail = (why: string, minDelayMs = 0): SubmitDecision =>
     ctx.attempts >= ctx.maxAttempts
       ? { action: 'fail', reason: `${why}; gave up after ${ctx.attempts} attempts, nothing was charged` }

@@ -111,6 +111,9 @@ export class Supervisor {
   }
 
   private dispatch(task: Task): void {
+    // A row this process is still working on came back (requeued by another process after a stall, then
+    // claimed here again): the executor already running it carries on, and no second one starts.
+    if (this.inFlight.has(task.id)) return;
     const { repo, clock } = this.deps;
     const controller = new AbortController();
     const provider = this.deps.providers(task.provider);
@@ -134,6 +137,7 @@ export class Supervisor {
     const done = run
       .catch((err: Error) => this.log(`task ${task.id}: ${err.stack ?? err.message}`))
       .finally(() => {
+        if (this.inFlight.get(task.id)?.controller !== controller) return;
         // Whatever the executor left unfinished goes back to recovery rather than being held forever.
         repo.expireLease(task.id, lease());
         this.inFlight.delete(task.id);

@@ -152,7 +152,7 @@ export class TaskRepository {
                 status = CASE WHEN status = 'PENDING' THEN 'RUNNING' ELSE status END
           WHERE id IN (SELECT id FROM (
             SELECT id FROM (SELECT id FROM tasks
-                             WHERE kind = @kind AND ${LEASED}
+                             WHERE kind = @kind AND ${LEASED} AND next_attempt_at <= @now
                                AND (lease_owner IS NULL OR (lease_expires_at < @expiredBefore AND lease_owner <> @owner))
                              ORDER BY lease_expires_at LIMIT (SELECT n FROM slots))
             UNION ALL
@@ -239,7 +239,7 @@ export class TaskRepository {
     return this.change(
       id,
       `${FENCE} AND ${LEASED}`,
-      `status = 'SUCCEEDED', output_path = @outputPath, output_sha256 = @sha256, progress = 1,
+      `status = 'SUCCEEDED', output_path = @outputPath, output_sha256 = @sha256, progress = 1, error = NULL,
        cost_actual = coalesce(@costActual, cost_actual), lease_owner = NULL, lease_expires_at = NULL, finished_at = @now`,
       { ...lease, ...out },
       { actor: 'engine', reason: 'output saved' },
@@ -314,14 +314,27 @@ export class TaskRepository {
     );
   }
 
-  /** Gives a row back for recovery, when its executor stopped without finishing it. */
+  /**
+   * Gives a row back when its executor stopped without finishing it: a submitted one is released so any
+   * worker, this one included, polls it again; a running one expires for the recovery sweep to judge.
+   */
   expireLease(id: number, lease: Lease): boolean {
     return (
-      this.stmt(`UPDATE tasks SET lease_expires_at = @past WHERE id = @id AND ${FENCE} AND ${LEASED}`).run({
-        id,
-        ...lease,
-        past: lease.now - 1,
-      }).changes === 1
+      this.stmt(
+        `UPDATE tasks SET lease_owner = CASE WHEN status = 'SUBMITTED' THEN NULL ELSE lease_owner END,
+                          lease_expires_at = CASE WHEN status = 'SUBMITTED' THEN NULL ELSE @past END
+          WHERE id = @id AND ${FENCE} AND ${LEASED}`,
+      ).run({ id, ...lease, past: lease.now - 1 }).changes === 1
+    );
+  }
+
+  /** Releases a submitted row to be polled again no sooner than `notBefore`, saying why on the row. */
+  retryLater(id: number, notBefore: number, error: string, lease: Lease): boolean {
+    return (
+      this.stmt(
+        `UPDATE tasks SET lease_owner = NULL, lease_expires_at = NULL, next_attempt_at = @notBefore, error = @error, updated_at = @now
+          WHERE id = @id AND ${FENCE} AND status = 'SUBMITTED'`,
+      ).run({ id, notBefore, error, ...lease }).changes === 1
     );
   }
 
@@ -352,7 +365,7 @@ export class TaskRepository {
   recoverPark(task: Task, now: number, reason: string) {
     return this.change(
       task.id,
-      `lease_owner = @seenOwner AND lease_expires_at = @seenExpiry AND ${LEASED}`,
+      `lease_owner = @seenOwner AND lease_expires_at = @seenExpiry AND status = 'RUNNING' AND remote_request_id IS NULL`,
       `status = 'OUTCOME_UNKNOWN', unknown_reason = @reason, charged = 'maybe',
        lease_owner = NULL, lease_expires_at = NULL, finished_at = @now`,
       { now, reason, seenOwner: task.leaseOwner, seenExpiry: task.leaseExpiresAt },
@@ -445,7 +458,7 @@ export class TaskRepository {
     return this.change(
       id,
       `status = 'OUTCOME_UNKNOWN'`,
-      `status = 'SUBMITTED', remote_request_id = @requestId, remote_handle = NULL, submitted_at = coalesce(submitted_at, @now),
+      `status = 'SUBMITTED', remote_request_id = @requestId, remote_handle = NULL, submitted_at = @now, next_attempt_at = @now,
        charged = 'yes', unknown_reason = NULL, finished_at = NULL, lease_owner = NULL, lease_expires_at = NULL`,
       { now, requestId },
       { from: 'OUTCOME_UNKNOWN', actor: 'person', reason: 'adopted a request id found at the provider', detail: { requestId } },

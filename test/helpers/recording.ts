@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { SubmitFailure } from '../../main/engine/submitOutcome.ts';
-import type { PollResult, PreparedRequest, ProviderAdapter, SubmitResult } from '../../main/providers/port.ts';
+import type { PollResult, PreparedRequest, ProviderAdapter, ProviderCapabilities, SubmitResult } from '../../main/providers/port.ts';
 import { InvalidInput, SubmitError } from '../../main/providers/port.ts';
 import type { OutputStore } from '../../main/ports.ts';
 import type { RemoteRef, Task } from '../../main/tasks/model.ts';
@@ -35,7 +35,7 @@ export interface FakeProviderScript {
  */
 export class FakeProvider implements ProviderAdapter {
   readonly id = 'fake';
-  readonly capabilities;
+  readonly capabilities: ProviderCapabilities;
   readonly keys: string[] = [];
   private polls = 0;
 
@@ -45,7 +45,7 @@ export class FakeProvider implements ProviderAdapter {
       idempotencyHeader: script.idempotencyHeader ?? null,
       lookup: false,
       cancel: false,
-      quote: 'submit' as const,
+      quote: 'submit',
       billing: 'the result',
       neverBilled: null,
       inputs: { image: { prompt: { type: 'string' as const, required: true } } },
