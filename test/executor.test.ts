@@ -185,6 +185,34 @@ describe('poll deadline', () => {
     expect(t.repo.get(1)!.status).toBe('SUCCEEDED');
   });
 
+  it('does not count a system sleep during polling against the deadline', async () => {
+    const t = setup();
+    let polls = 0;
+    t.provider.poll = async () => {
+      polls++;
+      // The lid closes for two hours after the second poll: the wall clock jumps, the monotonic one does not.
+      if (polls === 2) t.clock.wall += 2 * 3_600_000;
+      if (polls < 6) return { state: 'pending', progress: 0.5 };
+      return { state: 'succeeded', result: { outputs: [{ url: 'fake://o.png', contentType: 'image/png' }], costActual: null } };
+    };
+    t.repo.enqueue(imageTask(1), t.clock.now());
+    await t.run(t.claim());
+    expect(t.repo.get(1)!.status).toBe('SUCCEEDED');
+  });
+
+  it('gives a poll that starts long after the submit (a restart the next morning) a fair look before giving up', async () => {
+    const t = setup();
+    t.repo.enqueue(imageTask(1), t.clock.now());
+    const task = t.claim();
+    t.repo.markSubmitStarted(task.id, 'k', OPTIONS.leaseMs, { owner: OWNER, now: t.clock.now() });
+    const submitted = t.repo.recordSubmitted(task.id, { requestId: 'req-1', handle: null }, null, { owner: OWNER, now: t.clock.now() })!;
+    t.clock.advance(12 * 3_600_000);
+    let polls = 0;
+    t.provider.poll = async () => (++polls < 4 ? { state: 'pending', progress: 0.9 } : { state: 'succeeded', result: { outputs: [{ url: 'fake://o.png', contentType: 'image/png' }], costActual: null } });
+    await t.run(submitted);
+    expect(t.repo.get(1)!.status).toBe('SUCCEEDED');
+  });
+
   it('gives up as unknown when the provider cannot be asked at all after the deadline', async () => {
     const t = setup();
     const deadline = t.clock.now() + OPTIONS.poll.deadlineMs;

@@ -28,6 +28,9 @@ interface PollPorts {
 /** After the deadline, a poll that gets no answer at all is tried this many times before giving up. */
 export const FINAL_POLL_TRIES = 3;
 
+/** Wall time racing this far ahead of monotonic time between two polls means the machine slept. */
+const SLEEP_THRESHOLD_MS = 2_000;
+
 function duration(ms: number): string {
   return ms >= 120_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 1000)} s`;
 }
@@ -36,7 +39,7 @@ function duration(ms: number): string {
  * Polls a submitted request until it ends, saving progress (and so renewing the lease) on the row.
  * A transient poll error is only a reason to poll again later: a GET costs nothing. When the deadline
  * passes, one fresh answer decides (a passing error does not count as one); a request still running then
- * is an unknown outcome, never a failure.
+ * is an unknown outcome, never a failure. Sleep while polling does not count against the deadline.
  */
 export async function pollUntilDone(
   task: Task,
@@ -44,8 +47,13 @@ export async function pollUntilDone(
   options: PollOptions & { owner: string; leaseMs: number },
   signal: AbortSignal,
 ): Promise<PollOutcome> {
+  const { clock } = ports;
   const remote = { requestId: task.remoteRequestId!, model: task.model, handle: task.remoteHandle };
-  const deadline = (task.submittedAt ?? ports.clock.now()) + options.deadlineMs;
+  // The deadline counts from the submit, but a poll that starts late (after a restart, an adoption) still
+  // gets a fair look, and time the machine spends asleep while polling is not counted.
+  let deadline = Math.max((task.submittedAt ?? clock.now()) + options.deadlineMs, clock.now() + options.deadlineMs / 4);
+  let wall = clock.now();
+  let mono = clock.monotonic();
   let interval = options.intervalMs;
   let unanswered = 0;
 
@@ -56,11 +64,11 @@ export async function pollUntilDone(
 
   for (;;) {
     if (signal.aborted) return { state: 'stopped' };
-    const late = ports.clock.now() >= deadline;
+    const late = clock.now() >= deadline;
     try {
       const answer = await ports.provider.poll(remote, signal);
       if (answer.state !== 'pending') return answer;
-      const lease = { owner: options.owner, now: ports.clock.now() };
+      const lease = { owner: options.owner, now: clock.now() };
       if (!ports.repo.saveProgress(task.id, answer.progress, options.leaseMs, lease)) {
         ports.log(`task ${task.id}: lease lost while polling; stopping`);
         return { state: 'stopped' };
@@ -73,12 +81,16 @@ export async function pollUntilDone(
       if (late && ++unanswered >= FINAL_POLL_TRIES) return gaveUp(`the provider could not be asked (${(err as Error).message})`);
       if (err instanceof PollError && err.retryAfterMs) interval = Math.max(interval, err.retryAfterMs);
     }
-    const wait = late ? interval : Math.min(interval, Math.max(0, deadline - ports.clock.now()));
+    const wait = late ? interval : Math.min(interval, Math.max(0, deadline - clock.now()));
     try {
-      await ports.clock.sleep(Math.round(wait * (0.8 + 0.4 * ports.random())), signal);
+      await clock.sleep(Math.round(wait * (0.8 + 0.4 * ports.random())), signal);
     } catch {
       return { state: 'stopped' };
     }
     interval = Math.min(options.maxIntervalMs, interval * 1.5);
+    const slept = clock.now() - wall - (clock.monotonic() - mono);
+    if (slept > SLEEP_THRESHOLD_MS) deadline += slept;
+    wall = clock.now();
+    mono = clock.monotonic();
   }
 }
