@@ -1,42 +1,36 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LocalOutputStore } from '../main/adapters/outputStore.ts';
 import { resolveUnknown } from '../main/engine/decisions.ts';
 import { reconcile } from '../main/engine/reconciler.ts';
-import { openProviders, type Providers } from '../main/providers/registry.ts';
+import type { Providers } from '../main/providers/registry.ts';
 import type { Faults } from '../main/simulator/faults.ts';
-import { startSimulator, type RunningSimulator } from '../main/simulator/server.ts';
-import { createSupervisor, openStudio, type Studio } from '../main/studio.ts';
+import type { RunningSimulator } from '../main/simulator/server.ts';
+import type { Studio } from '../main/studio.ts';
 import type { NewTask } from '../main/tasks/model.ts';
-import { writeSettings } from './helpers/processes.ts';
+import { simulatedStudio } from './helpers/simulatedStudio.ts';
 import { tempDir } from './helpers/tmp.ts';
 
-/** The engine in this process against the simulator over real HTTP, with real files and ffprobe. */
 let sim: RunningSimulator;
 let studio: Studio;
 let providers: Providers;
-afterEach(async () => {
-  await providers?.close();
-  studio?.close();
-  await sim?.close();
-});
 
 async function setup(faults: Faults = {}, engine: Record<string, unknown> = {}) {
-  sim = await startSimulator({ jobMs: 300, faults });
-  const dir = tempDir();
-  writeSettings(dir, {
-    engine: { tickMs: 50, poll: { intervalMs: 50, maxIntervalMs: 100, deadlineMs: 5_000 }, ...engine },
-    providers: { simulator: { baseUrl: sim.url }, fal: { key: 'fal-secret-key-123456', baseUrl: 'http://127.0.0.1:9' } },
+  const s = await simulatedStudio({
+    jobMs: 300,
+    faults,
+    settings: (url) => ({
+      engine: { tickMs: 50, poll: { intervalMs: 50, maxIntervalMs: 100, deadlineMs: 5_000 }, ...engine },
+      providers: { simulator: { baseUrl: url }, fal: { key: 'fal-secret-key-123456', baseUrl: 'http://127.0.0.1:9' } },
+    }),
   });
-  studio = openStudio(dir);
-  providers = await openProviders(studio.settings, dir, {});
+  ({ sim, studio, providers } = s);
   const project = studio.projects.ensure('Film', Date.now());
   const enqueue = (t: Partial<NewTask> = {}) =>
     studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: 'a fox' }, ...t }, Date.now()).id;
-  const run = () => createSupervisor(studio, providers.get).runUntilIdle();
-  return { dir, enqueue, run };
+  return { dir: s.dir, enqueue, run: s.work };
 }
 
 describe('the engine with the simulator', () => {

@@ -1,15 +1,14 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ffmpegPath, ffprobePath } from '../main/media/binaries.ts';
 import { probe } from '../main/media/probe.ts';
 import { GenerateRefused, Pipeline } from '../main/pipeline/generate.ts';
 import { parseStoryboard } from '../main/pipeline/storyboard.ts';
-import { openProviders, type Providers } from '../main/providers/registry.ts';
-import { startSimulator, type RunningSimulator } from '../main/simulator/server.ts';
-import { createSupervisor, openStudio, type Studio } from '../main/studio.ts';
-import { writeSettings } from './helpers/processes.ts';
-import { tempDir } from './helpers/tmp.ts';
+import type { Providers } from '../main/providers/registry.ts';
+import type { RunningSimulator } from '../main/simulator/server.ts';
+import type { Studio } from '../main/studio.ts';
+import { simulatedStudio } from './helpers/simulatedStudio.ts';
 
 const run = promisify(execFile);
 
@@ -27,22 +26,17 @@ export const THREE_SCENES = {
 let sim: RunningSimulator;
 let studio: Studio;
 let providers: Providers;
-afterEach(async () => {
-  await providers?.close();
-  studio?.close();
-  await sim?.close();
-});
 
 async function setup(board: unknown = THREE_SCENES) {
-  sim = await startSimulator({ jobMs: 100 });
-  const dir = tempDir();
-  writeSettings(dir, { engine: { tickMs: 50, poll: { intervalMs: 50, maxIntervalMs: 100 } }, providers: { simulator: { baseUrl: sim.url } } });
-  studio = openStudio(dir);
-  providers = await openProviders(studio.settings, dir, {});
+  const s = await simulatedStudio({
+    jobMs: 100,
+    settings: (url) => ({ engine: { tickMs: 50, poll: { intervalMs: 50, maxIntervalMs: 100 } }, providers: { simulator: { baseUrl: url } } }),
+  });
+  ({ sim, studio, providers } = s);
   const project = studio.projects.ensure('Fox', Date.now());
   studio.storyboards.save(project.id, parseStoryboard(board), Date.now());
   const pipeline = new Pipeline({ studio, provider: providers.get, defaults: studio.settings.defaults });
-  const work = () => createSupervisor(studio, providers.get).runUntilIdle();
+  const work = s.work;
   const edit = (change: (b: typeof THREE_SCENES) => void) => {
     const b = structuredClone(THREE_SCENES);
     change(b);
