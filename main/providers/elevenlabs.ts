@@ -3,7 +3,7 @@ import { ProviderHttp } from '../http/providerHttp.ts';
 import { entryFor } from '../pricing/catalogue.ts';
 import { toMicros, type RemoteRef, type Task } from '../tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
-import { InvalidInput, PollError, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitResult } from './port.ts';
+import { InvalidInput, PollError, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
 import { checkInput } from './schema.ts';
 import { header, obj, readAll, requireKey } from './shared.ts';
 
@@ -22,6 +22,7 @@ export class ElevenLabsAdapter implements ProviderAdapter {
     mode: 'sync',
     idempotencyHeader: null,
     lookup: true,
+    pollById: true,
     cancel: false,
     quote: 'catalogue',
     billing: 'the character-cost header (characters billed), priced from the catalogue',
@@ -58,7 +59,7 @@ export class ElevenLabsAdapter implements ProviderAdapter {
     return entry && entry.unit === 'character' ? { amount: toMicros(characters * entry.price), currency: entry.currency } : null;
   }
 
-  async submit(request: PreparedRequest, options: { idempotencyKey: string; signal?: AbortSignal }): Promise<SubmitResult> {
+  async submit(request: PreparedRequest, options: SubmitOptions): Promise<SubmitResult> {
     const { path, json } = request.body as { path: string; json: string };
     const res = await this.http.submit(path, json, { 'content-type': 'application/json', accept: 'audio/mpeg' }, options.signal);
     const requestId = header(res, 'request-id') ?? `elevenlabs-unnamed-${randomUUID()}`;

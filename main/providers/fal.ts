@@ -3,7 +3,7 @@ import { unitsOf, type PriceUnit } from '../pricing/catalogue.ts';
 import { canonicalJson } from '../tasks/inputHash.ts';
 import { toMicros, type RemoteRef, type Task } from '../tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
-import { InvalidInput, PollError, ResultGone, SubmitError, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitResult } from './port.ts';
+import { InvalidInput, PollError, ResultGone, SubmitError, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
 import { checkInput } from './schema.ts';
 import { collectOutputs, obj, requireKey } from './shared.ts';
 
@@ -26,6 +26,7 @@ export class FalAdapter implements ProviderAdapter {
     mode: 'async',
     idempotencyHeader: null,
     lookup: true,
+    pollById: true,
     cancel: true,
     quote: 'endpoint',
     billing: null,
@@ -74,7 +75,7 @@ export class FalAdapter implements ProviderAdapter {
     return { amount: toMicros(price.unit_price * unitsOf(unit, request.kind, request.input)), currency: String(price.currency ?? 'USD') };
   }
 
-  async submit(request: PreparedRequest, options: { idempotencyKey: string; signal?: AbortSignal }): Promise<SubmitResult> {
+  async submit(request: PreparedRequest, options: SubmitOptions): Promise<SubmitResult> {
     const res = await this.queue.submit(`/${request.model}`, request.body as string, { 'content-type': 'application/json' }, options.signal);
     const body = await this.queue.acceptedJson(res);
     const requestId = body.request_id;

@@ -3,7 +3,7 @@ import { readJson, type HttpResponse } from '../http/client.ts';
 import { ProviderHttp } from '../http/providerHttp.ts';
 import type { Task } from '../tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
-import { InvalidInput, SubmitError, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitResult } from './port.ts';
+import { InvalidInput, SubmitError, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
 import { checkInput } from './schema.ts';
 import { header, readAll, requireKey } from './shared.ts';
 
@@ -23,6 +23,7 @@ export class OpenAiAdapter implements ProviderAdapter {
     mode: 'sync',
     idempotencyHeader: null,
     lookup: false,
+    pollById: false,
     cancel: false,
     quote: 'catalogue',
     billing: null,
@@ -60,7 +61,7 @@ export class OpenAiAdapter implements ProviderAdapter {
     return { kind: task.kind, model: task.model, input, body: { path: '/v1/audio/speech', json: JSON.stringify(body) } };
   }
 
-  async submit(request: PreparedRequest, options: { idempotencyKey: string; signal?: AbortSignal }): Promise<SubmitResult> {
+  async submit(request: PreparedRequest, options: SubmitOptions): Promise<SubmitResult> {
     const { path, json } = request.body as { path: string; json: string };
     const res = await this.http.submit(path, json, { 'content-type': 'application/json' }, options.signal);
     const requestId = header(res, 'x-request-id') ?? `openai-unnamed-${randomUUID()}`;

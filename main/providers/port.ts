@@ -16,6 +16,12 @@ export interface ProviderCapabilities {
   idempotencyHeader: string | null;
   /** The provider can list past requests, so an unknown outcome can be reconciled. */
   lookup: boolean;
+  /**
+   * A request id alone is enough to ask for the request's outcome and collect its result later (a queue's
+   * status URL, a history entry). When true, an id heard before the answer is whole is recorded as
+   * SUBMITTED at once and polled; when false it is kept on the row for a person, and a lost answer is unknown.
+   */
+  pollById: boolean;
   cancel: boolean;
   /** Where the estimate comes from: a quote the adapter asks for, the submit's answer, or the catalogue. */
   quote: 'endpoint' | 'submit' | 'catalogue';
@@ -70,6 +76,13 @@ export interface Candidate {
   inputMatches: boolean;
 }
 
+export interface SubmitOptions {
+  idempotencyKey: string;
+  signal?: AbortSignal;
+  /** Synchronous and never throwing: the engine journals the id and writes it to the row. */
+  onRequestId?: (requestId: string) => void;
+}
+
 export interface ProviderAdapter {
   readonly id: string;
   readonly capabilities: ProviderCapabilities;
@@ -77,8 +90,12 @@ export interface ProviderAdapter {
   prepare(task: Pick<Task, 'kind' | 'model' | 'input'>): PreparedRequest;
   /** The provider's own price for this request, where it has a quote endpoint. */
   quote?(request: PreparedRequest, signal?: AbortSignal): Promise<Money | null>;
-  /** Throws SubmitError, classified by what is known about whether the request was applied. */
-  submit(request: PreparedRequest, options: { idempotencyKey: string; signal?: AbortSignal }): Promise<SubmitResult>;
+  /**
+   * Throws SubmitError, classified by what is known about whether the request was applied. Calls
+   * `onRequestId` the moment the provider names the request (a response header, before any body is read),
+   * on any answer that may mean the request was accepted, so the id survives a body that never arrives.
+   */
+  submit(request: PreparedRequest, options: SubmitOptions): Promise<SubmitResult>;
   /** Throws PollError for a passing problem (asking again later is free). */
   poll(remote: RemoteRef, signal?: AbortSignal): Promise<PollResult>;
   download(output: ProviderOutput, signal?: AbortSignal): Promise<AsyncIterable<Uint8Array>>;

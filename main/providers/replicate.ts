@@ -2,7 +2,7 @@ import { ProviderHttp } from '../http/providerHttp.ts';
 import { canonicalJson } from '../tasks/inputHash.ts';
 import type { RemoteRef, Task } from '../tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
-import { InvalidInput, PollError, SubmitError, type Candidate, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitResult } from './port.ts';
+import { InvalidInput, PollError, SubmitError, type Candidate, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
 import { checkInput } from './schema.ts';
 import { collectOutputs, obj, requireKey } from './shared.ts';
 
@@ -20,6 +20,7 @@ export class ReplicateAdapter implements ProviderAdapter {
     mode: 'async',
     idempotencyHeader: null,
     lookup: true,
+    pollById: true,
     cancel: true,
     quote: 'catalogue',
     billing: null,
@@ -53,7 +54,7 @@ export class ReplicateAdapter implements ProviderAdapter {
     return { kind: task.kind, model: task.model, input, body: { path: version ? '/v1/predictions' : `/v1/models/${name}/predictions`, json: JSON.stringify(body) } };
   }
 
-  async submit(request: PreparedRequest, options: { idempotencyKey: string; signal?: AbortSignal }): Promise<SubmitResult> {
+  async submit(request: PreparedRequest, options: SubmitOptions): Promise<SubmitResult> {
     const { path, json } = request.body as { path: string; json: string };
     const res = await this.http.submit(path, json, { 'content-type': 'application/json' }, options.signal);
     const body = await this.http.acceptedJson(res);

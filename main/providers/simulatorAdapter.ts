@@ -1,7 +1,7 @@
 import { ProviderHttp, type CallTimeouts } from '../http/providerHttp.ts';
 import { canonicalJson } from '../tasks/inputHash.ts';
 import { toMicros, type RemoteRef, type Task } from '../tasks/model.ts';
-import { InvalidInput, PollError, SubmitError, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitResult } from './port.ts';
+import { InvalidInput, PollError, SubmitError, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
 import { checkInput, type InputSchema } from './schema.ts';
 
 const PROMPT = { type: 'string', required: true, maxLength: 2000, hint: 'what to make, in words' } as const;
@@ -34,6 +34,7 @@ export class SimulatorAdapter implements ProviderAdapter {
     // charge log names the attempt.
     idempotencyHeader: null,
     lookup: true,
+    pollById: true,
     cancel: true,
     quote: 'submit',
     billing: 'the result\'s "cost" field',
@@ -53,7 +54,7 @@ export class SimulatorAdapter implements ProviderAdapter {
     return { kind: task.kind, model: task.model, input, body: JSON.stringify({ input }) };
   }
 
-  async submit(request: PreparedRequest, options: { idempotencyKey: string; signal?: AbortSignal }): Promise<SubmitResult> {
+  async submit(request: PreparedRequest, options: SubmitOptions): Promise<SubmitResult> {
     const res = await this.http.submit(
       `/v1/${request.kind}/${encodeURIComponent(request.model)}/requests`,
       request.body as string,

@@ -44,6 +44,7 @@ export class FakeProvider implements ProviderAdapter {
       mode: 'async' as const,
       idempotencyHeader: script.idempotencyHeader ?? null,
       lookup: false,
+      pollById: true,
       cancel: false,
       quote: 'submit',
       billing: 'the result',
