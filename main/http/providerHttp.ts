@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { SubmitFailure } from '../engine/submitOutcome.ts';
-import { PollError, ResultGone, SubmitError, type ProviderOutput } from '../providers/port.ts';
+import { PollError, ResultGone, SubmitError, type ProviderOutput, type SubmitOptions } from '../providers/port.ts';
 import { classifySubmitStatus, readJson, retryAfterMs, send, TransportError, type HttpResponse, type HttpTimeouts } from './client.ts';
 
 export interface CallTimeouts {
@@ -24,8 +24,10 @@ export interface ProviderHttpConfig {
   timeouts?: Partial<CallTimeouts>;
   /** Extra headers on a submit, such as a provider's own no-retry switch. */
   submitHeaders?: Record<string, string>;
-  /** Whether the provider documents a failure with this status as never billed (fal: 5xx). */
+  /** Whether the provider documents a failure with this status as never billed. */
   neverBilled?: (status: number) => boolean;
+  /** The response header in which the provider names the request, read before the body. */
+  requestIdHeader?: string;
 }
 
 /** Pulls a readable message out of the error bodies providers send. */
@@ -82,8 +84,18 @@ export class ProviderHttp {
     return this.scrub(plainProblem(this.config.name, res.status, errorDetail(body)));
   }
 
-  /** POSTs a paid request once. Returns the response of a 2xx; anything else is a classified SubmitError. */
-  async submit(path: string, body: string | Buffer, headers: Record<string, string>, signal?: AbortSignal): Promise<HttpResponse> {
+  /**
+   * POSTs a paid request once. Returns the response of a 2xx; anything else is a classified SubmitError.
+   * A request id in the headers of any answer that may follow an acceptance (2xx, 408, 5xx) reaches
+   * `options.onRequestId` before the body is read.
+   */
+  async submit(
+    path: string,
+    body: string | Buffer,
+    headers: Record<string, string>,
+    options: Pick<SubmitOptions, 'signal' | 'onRequestId'> = {},
+  ): Promise<HttpResponse> {
+    const { signal } = options;
     let res: HttpResponse;
     try {
       res = await send('POST', this.url(path), {
@@ -97,6 +109,10 @@ export class ProviderHttp {
       const failure: SubmitFailure = { kind: err.sent ? 'maybe_applied' : 'never_sent', message: this.scrub(`${this.config.name}: ${err.message}`) };
       throw new SubmitError(failure);
     }
+    const named = this.config.requestIdHeader && res.headers[this.config.requestIdHeader];
+    const requestId = Array.isArray(named) ? named[0] : named;
+    const mayBeAccepted = (res.status >= 200 && res.status < 300) || res.status === 408 || res.status >= 500;
+    if (requestId && mayBeAccepted) options.onRequestId?.(requestId);
     if (res.status >= 200 && res.status < 300) return res;
     const failure = classifySubmitStatus(res.status, await this.problem(res), retryAfterMs(res.headers, Date.now()));
     throw new SubmitError({ ...failure, neverBilled: this.config.neverBilled?.(res.status) ?? false });

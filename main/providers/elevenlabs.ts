@@ -61,7 +61,7 @@ export class ElevenLabsAdapter implements ProviderAdapter {
 
   async submit(request: PreparedRequest, options: SubmitOptions): Promise<SubmitResult> {
     const { path, json } = request.body as { path: string; json: string };
-    const res = await this.http.submit(path, json, { 'content-type': 'application/json', accept: 'audio/mpeg' }, options.signal);
+    const res = await this.http.submit(path, json, { 'content-type': 'application/json', accept: 'audio/mpeg' }, options);
     const requestId = header(res, 'request-id') ?? `elevenlabs-unnamed-${randomUUID()}`;
     const characters = Number(header(res, 'character-cost'));
     const bytes = await readAll(res, AUDIO_LIMIT, 'ElevenLabs');

@@ -76,7 +76,7 @@ export class FalAdapter implements ProviderAdapter {
   }
 
   async submit(request: PreparedRequest, options: SubmitOptions): Promise<SubmitResult> {
-    const res = await this.queue.submit(`/${request.model}`, request.body as string, { 'content-type': 'application/json' }, options.signal);
+    const res = await this.queue.submit(`/${request.model}`, request.body as string, { 'content-type': 'application/json' }, options);
     const body = await this.queue.acceptedJson(res);
     const requestId = body.request_id;
     if (typeof requestId !== 'string' || !requestId) {

@@ -63,7 +63,7 @@ export class OpenAiAdapter implements ProviderAdapter {
 
   async submit(request: PreparedRequest, options: SubmitOptions): Promise<SubmitResult> {
     const { path, json } = request.body as { path: string; json: string };
-    const res = await this.http.submit(path, json, { 'content-type': 'application/json' }, options.signal);
+    const res = await this.http.submit(path, json, { 'content-type': 'application/json' }, options);
     const requestId = header(res, 'x-request-id') ?? `openai-unnamed-${randomUUID()}`;
     const outputs = request.kind === 'image' ? await this.images(res) : [{ url: null, bytes: await readAll(res, AUDIO_LIMIT, 'OpenAI'), contentType: 'audio/mpeg' }];
     return { requestId, handle: null, quote: null, result: { outputs, costActual: null } };

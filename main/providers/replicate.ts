@@ -56,7 +56,7 @@ export class ReplicateAdapter implements ProviderAdapter {
 
   async submit(request: PreparedRequest, options: SubmitOptions): Promise<SubmitResult> {
     const { path, json } = request.body as { path: string; json: string };
-    const res = await this.http.submit(path, json, { 'content-type': 'application/json' }, options.signal);
+    const res = await this.http.submit(path, json, { 'content-type': 'application/json' }, options);
     const body = await this.http.acceptedJson(res);
     if (typeof body.id !== 'string' || !body.id) {
       throw new SubmitError({ kind: 'maybe_applied', message: 'Replicate accepted the prediction but sent no id' });

@@ -59,7 +59,7 @@ export class SimulatorAdapter implements ProviderAdapter {
       `/v1/${request.kind}/${encodeURIComponent(request.model)}/requests`,
       request.body as string,
       { 'content-type': 'application/json', 'idempotency-key': options.idempotencyKey },
-      options.signal,
+      options,
     );
     const body = await this.http.acceptedJson(res);
     if (typeof body.request_id !== 'string' || !body.request_id) {
