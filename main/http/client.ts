@@ -93,11 +93,13 @@ export function retryAfterMs(headers: HttpResponse['headers'], now: number): num
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-/** Generic reading of a submit's status code; adapters add what their provider documents. */
+/**
+ * Generic reading of a submit's status code. 408 and 5xx may come from a gateway or a load balancer after
+ * the provider took the request in, and no provider used here documents otherwise for its submit, so
+ * they are "maybe applied"; only a provider's own refusal (other 4xx) and 429 mean nothing was applied.
+ */
 export function classifySubmitStatus(status: number, message: string, retryAfter?: number): SubmitFailure {
   if (status === 429) return { kind: 'rate_limited', message, retryAfterMs: retryAfter };
-  // 408: the server says it did not get the whole request, so it applied nothing.
-  if (status === 408) return { kind: 'never_sent', message };
-  if (status >= 400 && status < 500) return { kind: 'rejected', message };
-  return { kind: 'maybe_applied', message };
+  if (status === 408 || status >= 500 || status < 400) return { kind: 'maybe_applied', message };
+  return { kind: 'rejected', message };
 }

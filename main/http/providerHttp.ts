@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { SubmitFailure } from '../engine/submitOutcome.ts';
-import { PollError, ResultGone, SubmitError, type ProviderOutput, type SubmitOptions } from '../providers/port.ts';
+import { PollError, SubmitError, type ProviderOutput, type SubmitOptions } from '../providers/port.ts';
 import { classifySubmitStatus, readJson, retryAfterMs, send, TransportError, type HttpResponse, type HttpTimeouts } from './client.ts';
 
 export interface CallTimeouts {
@@ -114,7 +114,8 @@ export class ProviderHttp {
     const mayBeAccepted = (res.status >= 200 && res.status < 300) || res.status === 408 || res.status >= 500;
     if (requestId && mayBeAccepted) options.onRequestId?.(requestId);
     if (res.status >= 200 && res.status < 300) return res;
-    const failure = classifySubmitStatus(res.status, await this.problem(res), retryAfterMs(res.headers, Date.now()));
+    const idNote = requestId && mayBeAccepted ? ` (its request id: ${requestId})` : '';
+    const failure = classifySubmitStatus(res.status, `${await this.problem(res)}${idNote}`, retryAfterMs(res.headers, Date.now()));
     throw new SubmitError({ ...failure, neverBilled: this.config.neverBilled?.(res.status) ?? false });
   }
 
@@ -132,8 +133,20 @@ export class ProviderHttp {
     }
   }
 
-  /** A status or result call: JSON back, or a PollError for anything worth asking again. */
-  async get(path: string, signal?: AbortSignal, method: 'GET' | 'PUT' | 'POST' = 'GET', body?: string): Promise<{ status: number; json: unknown; headers: HttpResponse['headers'] }> {
+  /**
+   * A status, result, cancel or listing call: the JSON of a 2xx answer, or a PollError carrying any
+   * Retry-After. A 401, 403, 404 or 410 here is no proof that a paid result is gone (a key being changed,
+   * an account briefly locked, a record not visible yet), so it is asked again later like a 5xx; an
+   * adapter reads what its provider documents as gone from the answer itself. `answered` lists statuses
+   * the caller reads itself (such as a 404 that means "try the other way").
+   */
+  async get(
+    path: string,
+    signal?: AbortSignal,
+    method: 'GET' | 'PUT' | 'POST' = 'GET',
+    body?: string,
+    answered: readonly number[] = [],
+  ): Promise<{ status: number; json: unknown; headers: HttpResponse['headers'] }> {
     let res: HttpResponse;
     try {
       res = await send(method, this.url(path), {
@@ -146,8 +159,8 @@ export class ProviderHttp {
       if (err instanceof TransportError) throw new PollError(this.scrub(`${this.config.name}: ${err.message}`));
       throw err;
     }
-    if (res.status === 429 || res.status >= 500) throw new PollError(await this.problem(res), retryAfterMs(res.headers, Date.now()));
-    if (res.status >= 400) return { status: res.status, json: { error: await this.problem(res) }, headers: res.headers };
+    if (answered.includes(res.status)) return { status: res.status, json: await readJson(res).catch(() => null), headers: res.headers };
+    if (res.status < 200 || res.status >= 300) throw new PollError(await this.problem(res), retryAfterMs(res.headers, Date.now()));
     try {
       return { status: res.status, json: await readJson(res), headers: res.headers };
     } catch (err) {
@@ -155,27 +168,24 @@ export class ProviderHttp {
     }
   }
 
-  /** Streams a result file; an expired or deleted one is ResultGone, said plainly. */
+  /**
+   * Streams a result file. No provider here documents a status for an expired file, so every failure
+   * (401, 403, 404, 410, 5xx, a cut connection) is a PollError, to be downloaded again later; a result
+   * is lost only on what an adapter reads from its provider's documented answer (Replicate's data_removed).
+   */
   async download(output: ProviderOutput, signal?: AbortSignal, withCredentials = false): Promise<AsyncIterable<Uint8Array>> {
     if (output.bytes) return Readable.from([output.bytes]);
-    if (!output.url) throw new ResultGone(`${this.config.name} gave no file for this result`);
+    if (!output.url) throw new PollError(`${this.config.name} gave no file for this result`);
     const data = /^data:[^;,]*;base64,(.*)$/s.exec(output.url);
     if (data) return Readable.from([Buffer.from(data[1]!, 'base64')]);
     let res: HttpResponse;
     try {
       res = await send('GET', output.url, { headers: withCredentials ? this.config.headers : {}, timeouts: this.timeouts.download, signal });
     } catch (err) {
-      if (err instanceof TransportError) throw new Error(this.scrub(`${this.config.name}: ${err.message}`));
+      if (err instanceof TransportError) throw new PollError(this.scrub(`${this.config.name}: ${err.message}`));
       throw err;
     }
-    if (res.status === 404 || res.status === 410 || res.status === 403) {
-      await res.body.dump();
-      throw new ResultGone(
-        `${this.config.name} no longer has this result (HTTP ${res.status}: its link expired or it was deleted). ` +
-          'It was paid for; the provider keeps results only for a while',
-      );
-    }
-    if (res.status !== 200) throw new Error(await this.problem(res));
+    if (res.status < 200 || res.status >= 300) throw new PollError(await this.problem(res), retryAfterMs(res.headers, Date.now()));
     return res.body;
   }
 }

@@ -1,20 +1,22 @@
-import { randomUUID } from 'node:crypto';
 import { ProviderHttp } from '../http/providerHttp.ts';
 import { entryFor } from '../pricing/catalogue.ts';
 import { toMicros, type RemoteRef, type Task } from '../tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
 import { InvalidInput, PollError, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
 import { checkInput } from './schema.ts';
-import { header, obj, readAll, requireKey } from './shared.ts';
+import { header, localRequestId, obj, readAll, requireKey } from './shared.ts';
 
 export const ELEVENLABS_URL = 'https://api.elevenlabs.io';
 
 const AUDIO_LIMIT = 64 << 20;
+const REQUEST_ID_HEADER = 'request-id';
 
 /**
  * ElevenLabs text to speech: synchronous, with the `request-id` header as the request's name and the
- * `character-cost` header as what was billed. Its history lists past generations, so an unknown outcome
- * can be found again (unless the account runs with logging off), and a found one fetched.
+ * `character-cost` header as what was billed (both response headers in ElevenLabs' OpenAPI). The id arrives
+ * before the audio and reaches the engine at once; its history lists past generations with the request id
+ * of each, so an answer cut after the headers is collected from the history by that id (unless the
+ * account runs with logging off), and an unknown outcome can be found again by its text.
  */
 export class ElevenLabsAdapter implements ProviderAdapter {
   readonly id = 'elevenlabs';
@@ -41,6 +43,7 @@ export class ElevenLabsAdapter implements ProviderAdapter {
       name: 'ElevenLabs',
       baseUrl: config.baseUrl ?? ELEVENLABS_URL,
       headers: config.key ? { 'xi-api-key': config.key } : {},
+      requestIdHeader: REQUEST_ID_HEADER,
       timeouts: { submit: { headersMs: 4 * 60_000, bodyMs: 4 * 60_000 }, ...config.timeouts },
     });
   }
@@ -62,30 +65,32 @@ export class ElevenLabsAdapter implements ProviderAdapter {
   async submit(request: PreparedRequest, options: SubmitOptions): Promise<SubmitResult> {
     const { path, json } = request.body as { path: string; json: string };
     const res = await this.http.submit(path, json, { 'content-type': 'application/json', accept: 'audio/mpeg' }, options);
-    const requestId = header(res, 'request-id') ?? `elevenlabs-unnamed-${randomUUID()}`;
+    const requestId = header(res, REQUEST_ID_HEADER);
     const characters = Number(header(res, 'character-cost'));
-    const bytes = await readAll(res, AUDIO_LIMIT, 'ElevenLabs');
+    const bytes = await readAll(res, AUDIO_LIMIT, 'ElevenLabs', requestId);
     return {
-      requestId,
+      requestId: requestId ?? localRequestId(options.idempotencyKey),
       handle: null,
       quote: null,
       result: { outputs: [{ url: null, bytes, contentType: 'audio/mpeg' }], costActual: Number.isFinite(characters) ? this.billed(characters, request.model) : null },
     };
   }
 
-  /** The history item for a request: by its own id (an adopted one), else by the request id it records. */
+  /**
+   * The history item for a request: by its own id (an adopted one), else by the request id it records.
+   * A 400 or 404 on the direct call only says the id is not a history item id, so the list is asked.
+   */
   private async historyItem(remote: RemoteRef, signal?: AbortSignal): Promise<Record<string, any> | null> {
-    const direct = await this.http.get(`/v1/history/${encodeURIComponent(remote.requestId)}`, signal);
-    if (direct.status === 200) return obj(direct.json);
+    const direct = await this.http.get(`/v1/history/${encodeURIComponent(remote.requestId)}`, signal, 'GET', undefined, [400, 404]);
+    if (direct.status >= 200 && direct.status < 300) return obj(direct.json);
     const recent = obj((await this.http.get('/v1/history?page_size=1000', signal)).json);
     return ((recent.history as unknown[] | undefined) ?? []).map(obj).find((h) => h.request_id === remote.requestId) ?? null;
   }
 
+  /** A request not in the history yet is asked again later: ElevenLabs documents no "removed" answer for it. */
   async poll(remote: RemoteRef, signal?: AbortSignal): Promise<PollResult> {
     const item = await this.historyItem(remote, signal);
-    if (!item) {
-      return { state: 'failed', error: 'ElevenLabs has no history item for this request (history may be off for this account)', costActual: null };
-    }
+    if (!item) throw new PollError('ElevenLabs has no history item for this request yet (history may be off for this account)');
     if (item.state && item.state !== 'created') throw new PollError(`ElevenLabs history item is ${item.state}`);
     const characters = Number(item.character_count_change_to) - Number(item.character_count_change_from);
     return {

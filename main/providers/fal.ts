@@ -3,7 +3,7 @@ import { unitsOf, type PriceUnit } from '../pricing/catalogue.ts';
 import { canonicalJson } from '../tasks/inputHash.ts';
 import { toMicros, type RemoteRef, type Task } from '../tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
-import { InvalidInput, PollError, ResultGone, SubmitError, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
+import { InvalidInput, PollError, SubmitError, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
 import { checkInput } from './schema.ts';
 import { collectOutputs, obj, requireKey } from './shared.ts';
 
@@ -18,7 +18,13 @@ const UNITS: Record<string, PriceUnit> = { image: 'image', images: 'image', mega
 /**
  * fal's queue API. Submits go to queue.fal.run with `x-fal-no-retry: 1`, so fal's own queue never resends
  * them either; the status and response URLs that the submit returns are kept with the request id and
- * followed, as fal asks. fal documents server errors (5xx) as never billed.
+ * followed, as fal asks.
+ *
+ * fal says failed requests that end in a 5xx are not billed (docs.fal.ai/model-apis/model-endpoints/reliability),
+ * not that a 5xx answer to the submit means nothing was queued: a gateway 502/504 or a 500 can follow the
+ * queueing. So a 5xx on submit is "maybe applied", and the `x-fal-request-id` header, which fal's answers
+ * carry once a request reached fal (fal-js libs/client/src/response.ts reads it), names the request so it
+ * can be polled.
  */
 export class FalAdapter implements ProviderAdapter {
   readonly id = 'fal';
@@ -30,7 +36,7 @@ export class FalAdapter implements ProviderAdapter {
     cancel: true,
     quote: 'endpoint',
     billing: null,
-    neverBilled: 'server errors (HTTP 5xx), which fal documents as never billed',
+    neverBilled: null,
     inputs: {
       image: { prompt: PROMPT, image_size: { type: 'string' }, num_images: { type: 'integer', min: 1, max: 4 }, seed: { type: 'integer', min: 0 } },
       clip: { prompt: PROMPT, image_url: { type: 'string' }, duration: { type: 'number', min: 1, max: 20 }, seed: { type: 'integer', min: 0 } },
@@ -48,7 +54,7 @@ export class FalAdapter implements ProviderAdapter {
       headers,
       timeouts: config.timeouts,
       submitHeaders: { 'x-fal-no-retry': '1' },
-      neverBilled: (status) => status >= 500,
+      requestIdHeader: 'x-fal-request-id',
     });
     // An overridden base URL (a local stand-in) serves the platform API too.
     this.api = new ProviderHttp({ name: 'fal', baseUrl: config.baseUrl ?? FAL_API_URL, headers, timeouts: config.timeouts });
@@ -67,8 +73,7 @@ export class FalAdapter implements ProviderAdapter {
 
   /** fal's price for the endpoint, times the units this input asks for. */
   async quote(request: PreparedRequest, signal?: AbortSignal): Promise<Money | null> {
-    const { status, json } = await this.api.get(`/v1/models/pricing?endpoint_id=${encodeURIComponent(request.model)}`, signal);
-    if (status !== 200) return null;
+    const { json } = await this.api.get(`/v1/models/pricing?endpoint_id=${encodeURIComponent(request.model)}`, signal);
     const price = (obj(json).prices as unknown[] | undefined)?.map((p) => obj(p)).find((p) => p.endpoint_id === request.model);
     const unit = price && UNITS[String(price.unit)];
     if (!price || !unit || typeof price.unit_price !== 'number') return null;
@@ -100,20 +105,19 @@ export class FalAdapter implements ProviderAdapter {
     };
   }
 
+  /**
+   * Any failed status or result call, a 404 included, is asked again later: fal keeps a result for 1 hour
+   * after the request completes, 6 minutes when it is 10 KB or larger (fal.ai/docs/inference-api/queue/result),
+   * but documents no answer that says a result has expired, so none is taken as one.
+   */
   async poll(remote: RemoteRef, signal?: AbortSignal): Promise<PollResult> {
     const urls = this.urls(remote);
-    const { status, json } = await this.queue.get(urls.status, signal);
-    const body = obj(json);
-    if (status === 404) return { state: 'failed', error: `fal does not know request ${remote.requestId}`, costActual: null };
+    const body = obj((await this.queue.get(urls.status, signal)).json);
     if (body.status === 'IN_QUEUE' || body.status === 'IN_PROGRESS') return { state: 'pending', progress: null };
     if (body.status !== 'COMPLETED') throw new PollError(`fal reported an unknown status ${JSON.stringify(body.status)}`);
-    // fal has no FAILED status: a failure is COMPLETED with an error.
+    // fal has no FAILED status: a failure is COMPLETED with an error, fal's own definitive answer.
     if (body.error) return { state: 'failed', error: `fal: ${String(body.error)}${body.error_type ? ` (${String(body.error_type)})` : ''}`, costActual: null };
     const result = await this.queue.get(urls.response, signal);
-    if (result.status === 404 || result.status === 410) {
-      throw new ResultGone('fal no longer has this result (it keeps results for a limited time); it was paid for');
-    }
-    if (result.status >= 400) return { state: 'failed', error: String(obj(result.json).error), costActual: null };
     const outputs = collectOutputs(result.json);
     if (outputs.length === 0) throw new PollError('fal sent a result with no file in it');
     return { state: 'succeeded', result: { outputs, costActual: null } };

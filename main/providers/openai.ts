@@ -1,21 +1,22 @@
-import { randomUUID } from 'node:crypto';
 import { readJson, type HttpResponse } from '../http/client.ts';
 import { ProviderHttp } from '../http/providerHttp.ts';
 import type { Task } from '../tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
 import { InvalidInput, SubmitError, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
 import { checkInput } from './schema.ts';
-import { header, readAll, requireKey } from './shared.ts';
+import { header, localRequestId, readAll, requireKey } from './shared.ts';
 
 export const OPENAI_URL = 'https://api.openai.com';
 
 const AUDIO_LIMIT = 64 << 20;
 const IMAGE_LIMIT = 64 << 20;
+const REQUEST_ID_HEADER = 'x-request-id';
 
 /**
- * OpenAI images and speech: synchronous, so there is no request id until the whole result is back, and
- * OpenAI offers no way to look a past request up. A request that leaves and gets no answer is therefore
- * an unknown outcome that only a person, with OpenAI's usage page, can settle.
+ * OpenAI images and speech: synchronous, and OpenAI offers no way to look a past request up or fetch its
+ * result again. Every answer names the request in the `x-request-id` header
+ * (developers.openai.com/api/reference/overview), which arrives before the body and reaches the engine at
+ * once, so a body cut afterwards leaves an unknown outcome with the id a person can give OpenAI.
  */
 export class OpenAiAdapter implements ProviderAdapter {
   readonly id = 'openai';
@@ -43,6 +44,7 @@ export class OpenAiAdapter implements ProviderAdapter {
       name: 'OpenAI',
       baseUrl: config.baseUrl ?? OPENAI_URL,
       headers: config.key ? { authorization: `Bearer ${config.key}` } : {},
+      requestIdHeader: REQUEST_ID_HEADER,
       // Synchronous generation holds the request open until the image or audio is made.
       timeouts: { submit: { headersMs: 5 * 60_000, bodyMs: 5 * 60_000 }, ...config.timeouts },
     });
@@ -64,17 +66,18 @@ export class OpenAiAdapter implements ProviderAdapter {
   async submit(request: PreparedRequest, options: SubmitOptions): Promise<SubmitResult> {
     const { path, json } = request.body as { path: string; json: string };
     const res = await this.http.submit(path, json, { 'content-type': 'application/json' }, options);
-    const requestId = header(res, 'x-request-id') ?? `openai-unnamed-${randomUUID()}`;
-    const outputs = request.kind === 'image' ? await this.images(res) : [{ url: null, bytes: await readAll(res, AUDIO_LIMIT, 'OpenAI'), contentType: 'audio/mpeg' }];
-    return { requestId, handle: null, quote: null, result: { outputs, costActual: null } };
+    const requestId = header(res, REQUEST_ID_HEADER);
+    const outputs = request.kind === 'image' ? await this.images(res, requestId) : [{ url: null, bytes: await readAll(res, AUDIO_LIMIT, 'OpenAI', requestId), contentType: 'audio/mpeg' }];
+    return { requestId: requestId ?? localRequestId(options.idempotencyKey), handle: null, quote: null, result: { outputs, costActual: null } };
   }
 
-  private async images(res: HttpResponse): Promise<ProviderOutput[]> {
+  private async images(res: HttpResponse, requestId: string | undefined): Promise<ProviderOutput[]> {
     let body: any;
     try {
       body = await readJson(res, IMAGE_LIMIT);
     } catch (err) {
-      throw new SubmitError({ kind: 'maybe_applied', message: `OpenAI made the image but its answer could not be read (${(err as Error).message})` });
+      const named = requestId ? `; OpenAI request id ${requestId}` : '';
+      throw new SubmitError({ kind: 'maybe_applied', message: `OpenAI made the image but its answer could not be read (${(err as Error).message}${named})` });
     }
     const data: unknown[] = Array.isArray(body?.data) ? body.data : [];
     const outputs = data.flatMap((d: any): ProviderOutput[] =>

@@ -2,7 +2,7 @@ import { ProviderHttp } from '../http/providerHttp.ts';
 import { canonicalJson } from '../tasks/inputHash.ts';
 import type { RemoteRef, Task } from '../tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
-import { InvalidInput, PollError, SubmitError, type Candidate, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
+import { InvalidInput, PollError, ResultGone, SubmitError, type Candidate, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
 import { checkInput } from './schema.ts';
 import { collectOutputs, obj, requireKey } from './shared.ts';
 
@@ -13,6 +13,9 @@ const PROMPT = { type: 'string', required: true, maxLength: 5000, hint: 'what to
 /**
  * Replicate predictions, created without `Prefer: wait` so the prediction id comes back at once and is
  * saved before any generation happens. Official models by owner/name, others by owner/name:version.
+ * No response header names the prediction in Replicate's docs or its SDK (replicate-javascript reads
+ * none), so the id is in the body only: a create whose answer is lost is an unknown outcome, found again
+ * through the predictions listing.
  */
 export class ReplicateAdapter implements ProviderAdapter {
   readonly id = 'replicate';
@@ -64,10 +67,14 @@ export class ReplicateAdapter implements ProviderAdapter {
     return { requestId: body.id, handle: null, quote: null, result: null };
   }
 
+  /**
+   * Any failed GET, a 404 included, is asked again later. The one documented sign of a lost result is
+   * `data_removed`: "Whether the prediction output has been deleted" (replicate-python-beta
+   * src/replicate/types/prediction.py); API predictions lose their output after an hour
+   * (replicate.com/docs/topics/predictions/data-retention).
+   */
   async poll(remote: RemoteRef, signal?: AbortSignal): Promise<PollResult> {
-    const { status, json } = await this.http.get(`/v1/predictions/${encodeURIComponent(remote.requestId)}`, signal);
-    const p = obj(json);
-    if (status === 404) return { state: 'failed', error: `Replicate does not know prediction ${remote.requestId}`, costActual: null };
+    const p = obj((await this.http.get(`/v1/predictions/${encodeURIComponent(remote.requestId)}`, signal)).json);
     switch (p.status) {
       case 'starting':
       case 'processing':
@@ -78,9 +85,7 @@ export class ReplicateAdapter implements ProviderAdapter {
       case 'aborted':
         return { state: 'failed', error: `the prediction was ${p.status} at Replicate`, costActual: null };
       case 'succeeded': {
-        if (p.data_removed) {
-          return { state: 'failed', error: 'Replicate already deleted this result (it keeps API results for an hour); it was paid for', costActual: null };
-        }
+        if (p.data_removed) throw new ResultGone('Replicate already deleted this result (it keeps API results for an hour); it was paid for');
         const outputs = collectOutputs(p.output);
         if (outputs.length === 0) throw new PollError('Replicate sent a finished prediction with no file in its output');
         return { state: 'succeeded', result: { outputs, costActual: null } };

@@ -20,8 +20,9 @@ function guessType(url: string): string | null {
 }
 
 /**
- * The files in a model's result, whatever its shape: a URL, a list of them, `{url, content_type}` objects,
- * or fields such as `images`, `video`, `audio`, `audio_url` holding those (fal and Replicate models vary).
+ * Every file in a model's result, in order, whatever its shape: a URL, a list of them (`num_images`,
+ * `num_outputs` above 1), `{url, content_type}` objects, or fields such as `images`, `video`, `audio`,
+ * `audio_url` holding those (fal and Replicate models vary).
  */
 export function collectOutputs(value: unknown): ProviderOutput[] {
   if (typeof value === 'string') return /^(https?:|data:)/.test(value) ? [{ url: value, contentType: guessType(value) }] : [];
@@ -34,8 +35,11 @@ export function collectOutputs(value: unknown): ProviderOutput[] {
   return ['images', 'image', 'video', 'videos', 'audio', 'audio_url', 'audio_file', 'output'].flatMap((k) => (k in o ? collectOutputs(o[k]) : []));
 }
 
-/** Reads a whole binary answer (synchronous audio), up to a limit; an unreadable one is an unknown outcome. */
-export async function readAll(res: HttpResponse, limit: number, provider: string): Promise<Buffer> {
+/**
+ * Reads a whole binary answer (synchronous audio), up to a limit; an unreadable one is an unknown outcome,
+ * its message naming the request id the headers gave (the engine already has it).
+ */
+export async function readAll(res: HttpResponse, limit: number, provider: string, requestId?: string): Promise<Buffer> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   try {
@@ -45,7 +49,8 @@ export async function readAll(res: HttpResponse, limit: number, provider: string
       chunks.push(chunk);
     }
   } catch (err) {
-    throw new SubmitError({ kind: 'maybe_applied', message: `${provider} sent the result but it could not be read whole (${(err as Error).message})` });
+    const named = requestId ? `; ${provider} request id ${requestId}` : '';
+    throw new SubmitError({ kind: 'maybe_applied', message: `${provider} sent the result but it could not be read whole (${(err as Error).message}${named})` });
   }
   return Buffer.concat(chunks);
 }
@@ -53,4 +58,13 @@ export async function readAll(res: HttpResponse, limit: number, provider: string
 export function header(res: HttpResponse, name: string): string | undefined {
   const v = res.headers[name];
   return Array.isArray(v) ? v[0] : v;
+}
+
+/**
+ * The name of a synchronous result whose answer came whole but without the provider's id header (a proxy
+ * may drop it). The row needs an id; the attempt's idempotency key, already on the row, is used rather
+ * than an invented one, marked local so no one takes it for the provider's.
+ */
+export function localRequestId(idempotencyKey: string): string {
+  return `local:${idempotencyKey}`;
 }

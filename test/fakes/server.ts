@@ -30,6 +30,32 @@ export function send(res: ServerResponse, status: number, body: unknown, headers
 }
 
 /**
+ * Sends the status and headers and part of a longer body, then cuts the connection: the answer a client
+ * gets when a link drops after the provider has done the work.
+ */
+export async function cutAfterHeaders(res: ServerResponse, status: number, headers: Record<string, string>, part = 'partial'): Promise<void> {
+  res.writeHead(status, { ...headers, 'content-length': String(part.length + 10_000) });
+  await new Promise<void>((r) => res.write(part, () => r()));
+  await new Promise((r) => setTimeout(r, 20));
+  res.socket?.destroy();
+}
+
+/**
+ * Answers `status` to the first request for each path that `paths` matches, then hands every request
+ * to `next`: a passing failure (a key being changed, a record not visible yet) that a later ask gets past.
+ */
+export function failingOnce(paths: RegExp, status: number, next: Route, headers: Record<string, string> = {}): Route {
+  const failed = new Set<string>();
+  return (req, res) => {
+    if (paths.test(req.path) && !failed.has(req.path)) {
+      failed.add(req.path);
+      return send(res, status, { detail: `HTTP ${status} for now` }, headers);
+    }
+    return next(req, res);
+  };
+}
+
+/**
  * A real HTTP server on 127.0.0.1 standing in for a provider, speaking its documented format. It records
  * every request, so a test can count the paid POSTs it received.
  */
@@ -45,7 +71,7 @@ export async function startFake(route: Route): Promise<FakeServer> {
     } catch (err) {
       send(res, 500, { detail: (err as Error).message });
     }
-    if (!res.writableEnded && !res.destroyed) send(res, 404, { detail: `no route for ${req.method} ${req.url}` });
+    if (!res.headersSent && !res.destroyed) send(res, 404, { detail: `no route for ${req.method} ${req.url}` });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   open.push(

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ElevenLabsAdapter } from '../../main/providers/elevenlabs.ts';
-import { send, startFake, type Route } from '../fakes/server.ts';
+import { PollError, SubmitError } from '../../main/providers/port.ts';
+import { cutAfterHeaders, failingOnce, send, startFake, type Route } from '../fakes/server.ts';
 
 const KEY = 'sk_0123456789abcdef0123';
 const VOICE = '21m00Tcm4TlvDq8ikWAM';
@@ -47,7 +48,76 @@ describe('ElevenLabs adapter', () => {
     const byRequest = await el.poll({ requestId: 'req-xyz', model: MODEL, handle: null });
     expect(byRequest).toMatchObject({ state: 'succeeded', result: { outputs: [{ url: expect.stringMatching(/history\/hist-1\/audio$/) }] } });
     expect(await el.poll({ requestId: 'hist-1', model: MODEL, handle: null })).toMatchObject({ state: 'succeeded' });
-    expect(await el.poll({ requestId: 'nothing', model: MODEL, handle: null })).toMatchObject({ state: 'failed' });
+  });
+
+  it('keeps asking for a request not in the history yet, and collects it once it appears', async () => {
+    let listed = false;
+    const fake = await startFake((req, res) => {
+      if (req.path.startsWith('/v1/history?')) {
+        const shown = listed;
+        listed = true;
+        return send(res, 200, { history: shown ? [item] : [], has_more: false });
+      }
+      return elevenlabs(req, res);
+    });
+    const el = new ElevenLabsAdapter({ key: KEY, baseUrl: fake.url });
+    const remote = { requestId: 'req-xyz', model: MODEL, handle: null };
+    await expect(el.poll(remote)).rejects.toThrow(PollError);
+    expect(await el.poll(remote)).toMatchObject({ state: 'succeeded' });
+  });
+
+  it('asks again after a 401 on the history or a 403 on the audio, then collects the result', async () => {
+    const el = new ElevenLabsAdapter({ key: KEY, baseUrl: (await startFake(failingOnce(/^\/v1\/history\?/, 401, failingOnce(/\/audio$/, 403, elevenlabs)))).url });
+    const remote = { requestId: 'req-xyz', model: MODEL, handle: null };
+    await expect(el.poll(remote)).rejects.toThrow(PollError);
+    const done = await el.poll(remote);
+    if (done.state !== 'succeeded') throw new Error(`expected success, got ${done.state}`);
+    await expect(el.download(done.result.outputs[0]!)).rejects.toThrow(PollError);
+    const chunks: Uint8Array[] = [];
+    for await (const c of await el.download(done.result.outputs[0]!)) chunks.push(c);
+    expect(Buffer.concat(chunks).toString()).toBe('mp3');
+  });
+
+  it('hands over the request-id header before the audio, so an answer cut mid-body is found in the history by it', async () => {
+    const fake = await startFake((req, res) => {
+      if (req.method === 'POST') return cutAfterHeaders(res, 200, { 'content-type': 'audio/mpeg', 'request-id': 'req-xyz', 'character-cost': '9' }, 'ID3');
+      return elevenlabs(req, res);
+    });
+    const el = new ElevenLabsAdapter({ key: KEY, baseUrl: fake.url });
+    let settled = false;
+    const named: { id: string; settled: boolean }[] = [];
+    const err = await el
+      .submit(el.prepare(task), { idempotencyKey: 'k', onRequestId: (id) => named.push({ id, settled }) })
+      .catch((e) => e)
+      .finally(() => (settled = true));
+    expect(named).toEqual([{ id: 'req-xyz', settled: false }]);
+    expect(err).toBeInstanceOf(SubmitError);
+    expect(err.failure.kind).toBe('maybe_applied');
+    expect(el.capabilities.pollById).toBe(true);
+    expect(await el.poll({ requestId: named[0]!.id, model: MODEL, handle: null })).toMatchObject({
+      state: 'succeeded',
+      result: { outputs: [{ url: expect.stringMatching(/history\/hist-1\/audio$/) }], costActual: { amount: 2_700 } },
+    });
+    expect(fake.count('POST', /./)).toBe(1);
+  });
+
+  it('calls a 5xx or a 408 answer maybe applied, handing over its request id', async () => {
+    for (const status of [500, 503, 408]) {
+      const fake = await startFake((_req, res) => send(res, status, { detail: { status: 'system_busy', message: 'busy' } }, { 'request-id': `req-${status}` }));
+      const el = new ElevenLabsAdapter({ key: KEY, baseUrl: fake.url });
+      const named: string[] = [];
+      const err = await el.submit(el.prepare(task), { idempotencyKey: 'k', onRequestId: (id) => named.push(id) }).catch((e) => e);
+      expect(err.failure.kind).toBe('maybe_applied');
+      expect(named).toEqual([`req-${status}`]);
+    }
+  });
+
+  it('completes a whole answer that came without request-id, named by the attempt', async () => {
+    const fake = await startFake((_req, res) => send(res, 200, Buffer.from('mp3'), { 'content-type': 'audio/mpeg' }));
+    const el = new ElevenLabsAdapter({ key: KEY, baseUrl: fake.url });
+    const sent = await el.submit(el.prepare(task), { idempotencyKey: 'studio-task-9-attempt-2' });
+    expect(sent.requestId).toBe('local:studio-task-9-attempt-2');
+    expect(Buffer.from(sent.result!.outputs[0]!.bytes!).toString()).toBe('mp3');
   });
 
   it('offers history items with the same text, voice and model for reconciliation', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FalAdapter } from '../../main/providers/fal.ts';
-import { ResultGone, SubmitError } from '../../main/providers/port.ts';
-import { send, startFake, type Route } from '../fakes/server.ts';
+import { PollError, SubmitError } from '../../main/providers/port.ts';
+import { failingOnce, send, startFake, type Route } from '../fakes/server.ts';
 
 const KEY = 'fal-key-0123456789abcdef';
 const MODEL = 'fal-ai/flux/dev';
@@ -11,24 +11,31 @@ const MODEL = 'fal-ai/flux/dev';
  * cancel URLs to follow; status is 202 while queued or running and 200 when COMPLETED; a failure is
  * COMPLETED with an error; results expire.
  */
-function falQueue(opts: { polls?: number; failWith?: string; expired?: boolean; submitStatus?: number; submitBody?: unknown } = {}): Route {
+function falQueue(
+  opts: { polls?: number; failWith?: string; submitStatus?: number; submitBody?: unknown; submitHeaders?: Record<string, string>; images?: number } = {},
+): Route {
   let polls = 0;
   return (req, res) => {
     const base = `http://${req.headers.host}/fal-ai/flux/requests/req-1`;
     if (req.method === 'POST' && req.path === `/${MODEL}`) {
-      if (opts.submitStatus) return send(res, opts.submitStatus, opts.submitBody ?? { detail: 'no' });
-      return send(res, 200, { request_id: 'req-1', status: 'IN_QUEUE', queue_position: 0, status_url: `${base}/status`, response_url: base, cancel_url: `${base}/cancel` });
+      if (opts.submitStatus) return send(res, opts.submitStatus, opts.submitBody ?? { detail: 'no' }, opts.submitHeaders);
+      return send(
+        res,
+        200,
+        { request_id: 'req-1', status: 'IN_QUEUE', queue_position: 0, status_url: `${base}/status`, response_url: base, cancel_url: `${base}/cancel` },
+        { 'x-fal-request-id': 'req-1' },
+      );
     }
     if (req.path === '/fal-ai/flux/requests/req-1/status') {
       if (polls++ < (opts.polls ?? 1)) return send(res, 202, { status: 'IN_QUEUE', queue_position: 2, request_id: 'req-1' });
       return send(res, 200, { status: 'COMPLETED', request_id: 'req-1', logs: [], metrics: { inference_time: 1.2 }, ...(opts.failWith ? { error: opts.failWith, error_type: 'runtime_error' } : {}) });
     }
     if (req.path === '/fal-ai/flux/requests/req-1') {
-      if (opts.expired) return send(res, 404, { detail: 'Request not found' });
-      return send(res, 200, { images: [{ url: `http://${req.headers.host}/files/out.png`, content_type: 'image/png', width: 1024, height: 1024 }], seed: 7 });
+      const images = Array.from({ length: opts.images ?? 1 }, (_, i) => ({ url: `http://${req.headers.host}/files/out-${i}.png`, content_type: 'image/png', width: 1024, height: 1024 }));
+      return send(res, 200, { images, seed: 7 });
     }
     if (req.path === '/fal-ai/flux/requests/req-1/cancel') return send(res, 202, { status: 'CANCELLATION_REQUESTED' });
-    if (req.path === '/files/out.png') return send(res, 200, Buffer.from('png'), { 'content-type': 'image/png' });
+    if (req.path.startsWith('/files/out-')) return send(res, 200, Buffer.from(`png ${req.path}`), { 'content-type': 'image/png' });
     if (req.path.startsWith('/v1/models/pricing')) return send(res, 200, { prices: [{ endpoint_id: MODEL, unit_price: 0.025, unit: 'megapixels', currency: 'USD' }] });
     if (req.path.startsWith('/v1/models/requests/by-endpoint')) {
       return send(res, 200, {
@@ -44,6 +51,12 @@ function falQueue(opts: { polls?: number; failWith?: string; expired?: boolean; 
 }
 
 const task = { kind: 'image' as const, model: MODEL, input: { prompt: 'a fox' } };
+
+async function text(body: AsyncIterable<Uint8Array>): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  for await (const c of body) chunks.push(c);
+  return Buffer.concat(chunks).toString();
+}
 
 async function adapterFor(route: Route) {
   const fake = await startFake(route);
@@ -78,17 +91,62 @@ describe('fal adapter', () => {
     });
   });
 
-  it('says plainly when the result has expired', async () => {
-    const { fal } = await adapterFor(falQueue({ polls: 0, expired: true }));
-    await expect(fal.poll({ requestId: 'req-1', model: MODEL, handle: null })).rejects.toThrow(ResultGone);
+  it('asks again after a 404 on status, a 401 on the result and a 403 on the file, then collects the paid result', async () => {
+    const route = failingOnce(/\/status$/, 404, failingOnce(/requests\/req-1$/, 401, failingOnce(/^\/files\//, 403, falQueue({ polls: 0 }))));
+    const { fal } = await adapterFor(route);
+    const remote = { requestId: 'req-1', model: MODEL, handle: null };
+    await expect(fal.poll(remote)).rejects.toThrow(PollError);
+    const refused = await fal.poll(remote).catch((e) => e);
+    expect(refused).toBeInstanceOf(PollError);
+    expect(refused.message).toContain('refused the API key');
+    const done = await fal.poll(remote);
+    if (done.state !== 'succeeded') throw new Error(`expected success, got ${done.state}`);
+    const [output] = done.result.outputs;
+    await expect(fal.download(output!)).rejects.toThrow(PollError);
+    expect(await text(await fal.download(output!))).toBe('png /files/out-0.png');
   });
 
-  it('classifies a 5xx on submit as maybe applied but never billed, and 401 as a refused key without the key in it', async () => {
-    const { fal: five } = await adapterFor(falQueue({ submitStatus: 503 }));
-    const err = await five.submit(five.prepare(task), { idempotencyKey: 'k' }).catch((e) => e);
-    expect(err).toBeInstanceOf(SubmitError);
-    expect(err.failure).toMatchObject({ kind: 'maybe_applied', neverBilled: true });
+  it('hands over x-fal-request-id with a 500 or 504 answer to the submit and calls it maybe applied, so the queued request is polled', async () => {
+    for (const status of [500, 504]) {
+      const { fake, fal } = await adapterFor(falQueue({ polls: 0, submitStatus: status, submitHeaders: { 'x-fal-request-id': 'req-1' } }));
+      const named: string[] = [];
+      const err = await fal.submit(fal.prepare(task), { idempotencyKey: 'k', onRequestId: (id) => named.push(id) }).catch((e) => e);
+      expect(err).toBeInstanceOf(SubmitError);
+      expect(err.failure.kind).toBe('maybe_applied');
+      expect(err.failure.neverBilled).toBeFalsy();
+      expect(named).toEqual(['req-1']);
+      expect(await fal.poll({ requestId: named[0]!, model: MODEL, handle: null })).toMatchObject({ state: 'succeeded' });
+      expect(fake.count('POST', /./)).toBe(1);
+    }
+  });
 
+  it('calls a 5xx or a 408 without a request id maybe applied, never "never billed"', async () => {
+    for (const status of [502, 503, 408]) {
+      const { fal } = await adapterFor(falQueue({ submitStatus: status }));
+      const named: string[] = [];
+      const err = await fal.submit(fal.prepare(task), { idempotencyKey: 'k', onRequestId: (id) => named.push(id) }).catch((e) => e);
+      expect(err.failure.kind).toBe('maybe_applied');
+      expect(err.failure.neverBilled).toBeFalsy();
+      expect(named).toEqual([]);
+    }
+    expect(new FalAdapter({ key: KEY, baseUrl: null }).capabilities.neverBilled).toBeNull();
+  });
+
+  it('names the request from its header before the answer is read', async () => {
+    const { fal } = await adapterFor(falQueue());
+    const named: string[] = [];
+    await fal.submit(fal.prepare(task), { idempotencyKey: 'k', onRequestId: (id) => named.push(id) });
+    expect(named).toEqual(['req-1']);
+  });
+
+  it('returns every image of a result made with num_images above 1', async () => {
+    const { fal } = await adapterFor(falQueue({ polls: 0, images: 3 }));
+    const done = await fal.poll({ requestId: 'req-1', model: MODEL, handle: null });
+    if (done.state !== 'succeeded') throw new Error(`expected success, got ${done.state}`);
+    expect(done.result.outputs.map((o) => o.url?.replace(/^.*\/files\//, ''))).toEqual(['out-0.png', 'out-1.png', 'out-2.png']);
+  });
+
+  it('classifies a 401 on submit as a refused key without the key in it', async () => {
     const { fal: bad } = await adapterFor(falQueue({ submitStatus: 401, submitBody: { detail: `Invalid key ${KEY}` } }));
     const refused = await bad.submit(bad.prepare(task), { idempotencyKey: 'k' }).catch((e) => e);
     expect(refused.failure.kind).toBe('rejected');

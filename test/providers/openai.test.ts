@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { OpenAiAdapter } from '../../main/providers/openai.ts';
 import { SubmitError } from '../../main/providers/port.ts';
-import { send, startFake } from '../fakes/server.ts';
+import { cutAfterHeaders, send, startFake } from '../fakes/server.ts';
 
 const KEY = 'sk-proj-0123456789abcdefghijkl';
 
@@ -37,6 +37,56 @@ describe('OpenAI adapter (synchronous)', () => {
     expect(err.failure.kind).toBe('maybe_applied');
     expect(await openai.poll()).toMatchObject({ state: 'failed', error: expect.stringContaining('cannot be fetched again') });
     expect(openai.capabilities.lookup).toBe(false);
+  });
+
+  it('hands over x-request-id before the body, so an image or speech answer cut mid-body still names the request', async () => {
+    const fake = await startFake((req, res) =>
+      cutAfterHeaders(res, 200, { 'content-type': req.path.includes('speech') ? 'audio/mpeg' : 'application/json', 'x-request-id': `req_${req.path.split('/').at(-1)}` }, '{"created":1,"data":[{"b64_json":"aW1h'),
+    );
+    const openai = new OpenAiAdapter({ key: KEY, baseUrl: fake.url });
+    const cases = [
+      [openai.prepare({ kind: 'image', model: 'gpt-image-1', input: { prompt: 'x' } }), 'req_generations'],
+      [openai.prepare({ kind: 'speech', model: 'tts-1', input: { text: 'Hello' } }), 'req_speech'],
+    ] as const;
+    for (const [request, id] of cases) {
+      let settled = false;
+      const named: { id: string; settled: boolean }[] = [];
+      const sent = openai.submit(request, { idempotencyKey: 'k', onRequestId: (got) => named.push({ id: got, settled }) });
+      const err = await sent.catch((e) => e).finally(() => (settled = true));
+      expect(named).toEqual([{ id, settled: false }]);
+      expect(err).toBeInstanceOf(SubmitError);
+      expect(err.failure.kind).toBe('maybe_applied');
+      expect(err.message).toContain(id);
+    }
+  });
+
+  it('hands over the id of a 500 answer and calls it maybe applied', async () => {
+    const fake = await startFake((_req, res) => send(res, 500, { error: { message: 'The server had an error' } }, { 'x-request-id': 'req_500' }));
+    const openai = new OpenAiAdapter({ key: KEY, baseUrl: fake.url });
+    const named: string[] = [];
+    const err = await openai.submit(openai.prepare({ kind: 'image', model: 'dall-e-3', input: { prompt: 'x' } }), { idempotencyKey: 'k', onRequestId: (id) => named.push(id) }).catch((e) => e);
+    expect(named).toEqual(['req_500']);
+    expect(err.failure.kind).toBe('maybe_applied');
+    expect(err.message).toContain('req_500');
+  });
+
+  it('completes a whole answer that came without x-request-id, named by the attempt rather than an invented id', async () => {
+    const fake = await startFake((_req, res) => send(res, 200, Buffer.from('mp3'), { 'content-type': 'audio/mpeg' }));
+    const openai = new OpenAiAdapter({ key: KEY, baseUrl: fake.url });
+    const named: string[] = [];
+    const sent = await openai.submit(openai.prepare({ kind: 'speech', model: 'tts-1', input: { text: 'Hello' } }), { idempotencyKey: 'studio-task-4-attempt-1', onRequestId: (id) => named.push(id) });
+    expect(sent.requestId).toBe('local:studio-task-4-attempt-1');
+    expect(sent.result!.outputs).toHaveLength(1);
+    expect(named).toEqual([]);
+  });
+
+  it('returns every image of an answer made with n above 1', async () => {
+    const fake = await startFake((_req, res) =>
+      send(res, 200, { created: 1, data: ['one', 'two'].map((b) => ({ b64_json: Buffer.from(b).toString('base64') })) }, { 'x-request-id': 'req_n2' }),
+    );
+    const openai = new OpenAiAdapter({ key: KEY, baseUrl: fake.url });
+    const sent = await openai.submit(openai.prepare({ kind: 'image', model: 'gpt-image-1', input: { prompt: 'x', n: 2 } }), { idempotencyKey: 'k' });
+    expect(sent.result!.outputs.map((o) => Buffer.from(o.bytes!).toString())).toEqual(['one', 'two']);
   });
 
   it('keeps the key out of the error even when OpenAI echoes it', async () => {

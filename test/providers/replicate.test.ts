@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { SubmitError } from '../../main/providers/port.ts';
+import { PollError, ResultGone, SubmitError } from '../../main/providers/port.ts';
 import { ReplicateAdapter } from '../../main/providers/replicate.ts';
-import { send, startFake, type Route } from '../fakes/server.ts';
+import { failingOnce, send, startFake, type Route } from '../fakes/server.ts';
 
 const KEY = 'r8_0123456789abcdefghij';
 const MODEL = 'black-forest-labs/flux-schnell';
@@ -37,6 +37,7 @@ function replicate(opts: { final?: Record<string, unknown>; createStatus?: numbe
       if (polls === 1) return send(res, 200, prediction(host, 'processing'));
       return send(res, 200, prediction(host, 'succeeded', { output: [`http://${host}/delivery/out-0.webp`], metrics: { predict_time: 0.8 }, ...opts.final }));
     }
+    if (req.method === 'GET' && req.path.startsWith('/delivery/')) return send(res, 200, Buffer.from(`webp ${req.path}`), { 'content-type': 'image/webp' });
     if (req.path.startsWith('/v1/predictions?')) {
       return send(res, 200, { next: null, previous: null, results: [prediction(host, 'succeeded'), { ...prediction(host, 'succeeded'), id: 'other', input: { prompt: 'a cat' } }] });
     }
@@ -67,12 +68,59 @@ describe('Replicate adapter', () => {
     expect(r.prepare({ ...task, model: `someone/model:${v}` }).body).toEqual({ path: '/v1/predictions', json: JSON.stringify({ version: v, input: { prompt: 'a fox' } }) });
   });
 
-  it('says plainly that a result Replicate already deleted is gone, and that it was paid for', async () => {
+  it('ends a result Replicate documents as removed (data_removed) as gone, and says it was paid for', async () => {
     const fake = await startFake(replicate({ final: { data_removed: true, output: null } }));
     const r = new ReplicateAdapter({ key: KEY, baseUrl: fake.url });
     const remote = { requestId: 'gm3qorzdhgbfurvjtvhg6dckhu', model: MODEL, handle: null };
     await r.poll(remote);
-    expect(await r.poll(remote)).toMatchObject({ state: 'failed', error: expect.stringContaining('paid for') });
+    const gone = await r.poll(remote).catch((e) => e);
+    expect(gone).toBeInstanceOf(ResultGone);
+    expect(gone.message).toContain('paid for');
+  });
+
+  it('asks again after a 404 or 403 on the prediction and a 404 on the file, then collects the result', async () => {
+    const route = failingOnce(/^\/delivery\//, 404, replicate());
+    const fake = await startFake((req, res) => {
+      const poll = req.method === 'GET' && req.path === '/v1/predictions/gm3qorzdhgbfurvjtvhg6dckhu';
+      const n = fake.count('GET', /^\/v1\/predictions\/gm3q/);
+      if (poll && n === 1) return send(res, 404, { detail: 'Not found.' });
+      if (poll && n === 2) return send(res, 403, { detail: 'You do not have permission' }, { 'retry-after': '7' });
+      return route(req, res);
+    });
+    const r = new ReplicateAdapter({ key: KEY, baseUrl: fake.url });
+    const remote = { requestId: 'gm3qorzdhgbfurvjtvhg6dckhu', model: MODEL, handle: null };
+    await expect(r.poll(remote)).rejects.toThrow(PollError);
+    const refused = await r.poll(remote).catch((e) => e);
+    expect(refused).toBeInstanceOf(PollError);
+    expect(refused.retryAfterMs).toBe(7_000);
+    expect(await r.poll(remote)).toMatchObject({ state: 'pending' });
+    const done = await r.poll(remote);
+    if (done.state !== 'succeeded') throw new Error(`expected success, got ${done.state}`);
+    await expect(r.download(done.result.outputs[0]!)).rejects.toThrow(PollError);
+    const chunks: Uint8Array[] = [];
+    for await (const c of await r.download(done.result.outputs[0]!)) chunks.push(c);
+    expect(Buffer.concat(chunks).toString()).toBe('webp /delivery/out-0.webp');
+  });
+
+  it('returns every file of a prediction made with num_outputs above 1', async () => {
+    const fake = await startFake((req, res) => {
+      const host = req.headers.host!;
+      const output = [0, 1].map((i) => `http://${host}/delivery/out-${i}.webp`);
+      if (req.path.startsWith('/v1/predictions/')) return send(res, 200, prediction(host, 'succeeded', { output, input: { prompt: 'a fox', num_outputs: 2 } }));
+    });
+    const r = new ReplicateAdapter({ key: KEY, baseUrl: fake.url });
+    const done = await r.poll({ requestId: 'gm3qorzdhgbfurvjtvhg6dckhu', model: MODEL, handle: null });
+    if (done.state !== 'succeeded') throw new Error(`expected success, got ${done.state}`);
+    expect(done.result.outputs.map((o) => o.url?.replace(/^.*\/delivery\//, ''))).toEqual(['out-0.webp', 'out-1.webp']);
+  });
+
+  it('calls a 5xx or a 408 answer to the create maybe applied, since it may follow the prediction being made', async () => {
+    for (const status of [500, 502, 503, 504, 408]) {
+      const r = new ReplicateAdapter({ key: KEY, baseUrl: (await startFake(replicate({ createStatus: status, createBody: { detail: 'upstream' } }))).url });
+      const err = (await r.submit(r.prepare(task), { idempotencyKey: 'k' }).catch((e: SubmitError) => e)) as SubmitError;
+      expect(err.failure.kind).toBe('maybe_applied');
+      expect(err.failure.neverBilled).toBeFalsy();
+    }
   });
 
   it('reads 429 with its Retry-After and 402 as no credit', async () => {
