@@ -11,6 +11,22 @@ export interface SavedOutput {
   path: string;
   sha256: string;
   bytes: number;
+  contentType: string | null;
+}
+
+/** A task's whole result as saved on disk: written last, so its presence means every file is there. */
+export interface ResultRecord {
+  requestId: string | null;
+  costActual: number | null;
+  outputs: SavedOutput[];
+}
+
+/** Paid bytes that are kept on disk but are not the media they should be: no retry can mend them. */
+export class UnusableResult extends Error {}
+
+export interface TaskRef {
+  projectId: number;
+  id: number;
 }
 
 export interface OutputTarget {
@@ -21,7 +37,38 @@ export interface OutputTarget {
   contentType: string | null;
 }
 
-/** Where paid results land: written whole to a temporary file, checked, then renamed, so no half file is ever seen. */
+/**
+ * Where paid results land, crash-consistent: every file is written whole to a temporary file, synced and
+ * renamed into its place, and the task's result record is written after the last file, so recovery can
+ * complete a row from disk when the process died between saving a result and writing SUCCEEDED.
+ */
 export interface OutputStore {
+  /** A downloaded file: checked as media before it takes its place. */
   save(target: OutputTarget, body: AsyncIterable<Uint8Array>): Promise<SavedOutput>;
+  /** Bytes already in hand and paid for: put in place before the check, so a check that fails (UnusableResult) deletes nothing. */
+  keep(target: OutputTarget, bytes: Uint8Array): Promise<SavedOutput>;
+  record(task: TaskRef, result: ResultRecord): Promise<void>;
+  /** The task's result record, if every file it names is still there with its checksum. */
+  find(task: TaskRef): Promise<ResultRecord | null>;
+  /** Whether a result record exists, without reading it (for the recovery sweep). */
+  has(task: TaskRef): boolean;
+}
+
+/** A request id the provider gave, journaled before the database is written, for a start-up to replay. */
+export interface Receipt {
+  taskId: number;
+  /** The attempt it belongs to: a receipt of an attempt a person has since replaced is never applied. */
+  idempotencyKey: string;
+  requestId: string;
+  handle: Record<string, string> | null;
+  at: number;
+}
+
+export interface ReceiptLog {
+  /** Appends and syncs; throws if it cannot (the caller still writes the row). */
+  append(receipt: Receipt): void;
+  /** Every receipt left by this and earlier processes. */
+  all(): Receipt[];
+  /** Drops what the table already holds: files of processes that are gone, and this process's own when all is settled. */
+  settle(isSettled: (receipt: Receipt) => boolean): void;
 }

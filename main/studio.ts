@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { LocalOutputStore } from './adapters/outputStore.ts';
+import { ReceiptJournal } from './adapters/receiptJournal.ts';
 import { ffmpegPath, ffprobePath } from './media/binaries.ts';
 import { systemClock } from './adapters/systemClock.ts';
 import { databasePath } from './config/paths.ts';
@@ -56,6 +57,7 @@ export function createSupervisor(
       providers,
       clock: studio.clock,
       outputs: new LocalOutputStore(studio.dataDir),
+      receipts: new ReceiptJournal(studio.dataDir),
       dataDir: studio.dataDir,
       media: { ffmpegPath: ffmpegPath(studio.settings.media.ffmpegPath), ffprobePath: ffprobePath(studio.settings.media.ffprobePath) },
       ...extra,

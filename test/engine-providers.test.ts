@@ -10,7 +10,9 @@ import type { Faults } from '../main/simulator/faults.ts';
 import type { RunningSimulator } from '../main/simulator/server.ts';
 import type { Studio } from '../main/studio.ts';
 import type { NewTask } from '../main/tasks/model.ts';
+import { createSupervisor } from '../main/studio.ts';
 import { simulatedStudio } from './helpers/simulatedStudio.ts';
+import { until } from './helpers/wait.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 let sim: RunningSimulator;
@@ -100,12 +102,18 @@ describe('the engine with the simulator', () => {
     expect(task.error).toMatch(/no longer has this result.*paid for/);
   });
 
-  it('parks a request that never finishes as unknown once the poll deadline passes, not as failed', async () => {
-    const { enqueue, run } = await setup({ job: ['never-finish'] }, { poll: { intervalMs: 50, maxIntervalMs: 100, deadlineMs: 600 } });
+  it('keeps a request the simulator says is still running past the poll deadline, looked at slowly, never unknown or failed', async () => {
+    const { enqueue } = await setup({ job: ['never-finish'] }, { poll: { intervalMs: 50, maxIntervalMs: 100, deadlineMs: 600 } });
     const id = enqueue();
-    await run();
-    expect(studio.tasks.get(id)!.status).toBe('OUTCOME_UNKNOWN');
-    expect(studio.tasks.get(id)!.unknownReason).toMatch(/poll deadline/);
+    const engine = createSupervisor(studio, providers.get);
+    engine.start();
+    await until(() => studio.tasks.get(id)!.note !== null);
+    await engine.stop();
+    const task = studio.tasks.get(id)!;
+    expect(task).toMatchObject({ status: 'SUBMITTED', charged: 'yes', unknownReason: null });
+    expect(task.note).toMatch(/still running at the provider/);
+    expect(task.nextAttemptAt).toBeGreaterThan(Date.now() + 30_000);
+    expect(sim.charges).toHaveLength(1);
   });
 
   it('fails without charging when a key is missing, naming the variable, and never writes a key anywhere', async () => {

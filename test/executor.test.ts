@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { runRemoteTask, type ExecutorOptions } from '../main/engine/executor.ts';
+import { runRemoteTask, SLOW_POLL_MS, type ExecutorOptions } from '../main/engine/executor.ts';
 import { FINAL_POLL_TRIES } from '../main/engine/poller.ts';
 import { PollError } from '../main/providers/port.ts';
 import type { Task } from '../main/tasks/model.ts';
 import type { TaskRepository } from '../main/tasks/repository.ts';
 import { imageTask, ManualClock, openTestDb } from './helpers/engine.ts';
-import { FakeProvider, memoryOutputs, recording, type FakeProviderScript } from './helpers/recording.ts';
+import { FakeProvider, memoryOutputs, memoryReceipts, recording, type FakeProviderScript } from './helpers/recording.ts';
+import { EngineHealth } from '../main/engine/health.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 const OWNER = 'worker-a';
@@ -25,7 +26,9 @@ function setup(script: FakeProviderScript = {}) {
     repo: recording(repo as TaskRepository, calls, ORDER),
     provider: recording(provider, calls, ORDER),
     clock,
-    outputs: memoryOutputs,
+    outputs: memoryOutputs(),
+    receipts: memoryReceipts(),
+    health: new EngineHealth(() => undefined),
     random: () => 0.5,
     log: () => undefined,
   };
@@ -60,7 +63,7 @@ describe('executor order (pinned: any refactor that sends before the mark must f
     t.calls.length = 0;
     await runRemoteTask(
       restored!,
-      { repo: t.repo, provider: recording(t.provider, t.calls, ORDER), clock: t.clock, outputs: memoryOutputs, random: () => 0.5, log: () => undefined },
+      { repo: t.repo, provider: recording(t.provider, t.calls, ORDER), clock: t.clock, outputs: memoryOutputs(), receipts: memoryReceipts(), health: new EngineHealth(() => undefined), random: () => 0.5, log: () => undefined },
       { ...OPTIONS, owner: 'worker-b' },
       new AbortController().signal,
     );
@@ -97,7 +100,7 @@ describe('executor order (pinned: any refactor that sends before the mark must f
     const [again] = t.repo.claim('image', 4, OPTIONS.leaseMs, { owner: 'worker-b', now: t.clock.now() });
     await runRemoteTask(
       again!,
-      { repo: t.repo, provider: recording(t.provider, t.calls, ORDER), clock: t.clock, outputs: memoryOutputs, random: () => 0.5, log: () => undefined },
+      { repo: t.repo, provider: recording(t.provider, t.calls, ORDER), clock: t.clock, outputs: memoryOutputs(), receipts: memoryReceipts(), health: new EngineHealth(() => undefined), random: () => 0.5, log: () => undefined },
       { ...OPTIONS, owner: 'worker-b' },
       new AbortController().signal,
     );
@@ -116,7 +119,8 @@ describe('saving the result', () => {
     await t.run(t.claim());
     const task = t.repo.get(1)!;
     expect(task).toMatchObject({ status: 'SUBMITTED', charged: 'yes', leaseOwner: null, remoteRequestId: 'req-1' });
-    expect(task.error).toMatch(/could not be saved yet.*ECONNRESET/);
+    expect(task.note).toMatch(/could not be saved yet.*ECONNRESET/);
+    expect(t.repo.events(1).at(-1)!.reason).toBe(task.note);
     expect(task.nextAttemptAt).toBeGreaterThan(t.clock.now());
   });
 });
@@ -200,7 +204,7 @@ describe('poll deadline', () => {
     expect(t.repo.get(1)!.status).toBe('SUCCEEDED');
   });
 
-  it('gives a poll that starts long after the submit (a restart the next morning) a fair look before giving up', async () => {
+  it('after a restart the next morning, looks again at a request still running, slowly, until it finishes', async () => {
     const t = setup();
     t.repo.enqueue(imageTask(1), t.clock.now());
     const task = t.claim();
@@ -210,7 +214,15 @@ describe('poll deadline', () => {
     let polls = 0;
     t.provider.poll = async () => (++polls < 4 ? { state: 'pending', progress: 0.9 } : { state: 'succeeded', result: { outputs: [{ url: 'fake://o.png', contentType: 'image/png' }], costActual: null } });
     await t.run(submitted);
-    expect(t.repo.get(1)!.status).toBe('SUCCEEDED');
+    const waiting = t.repo.get(1)!;
+    expect(waiting).toMatchObject({ status: 'SUBMITTED', leaseOwner: null, note: 'still running at the provider after 720 min' });
+    expect(waiting.nextAttemptAt).toBe(t.clock.now() + SLOW_POLL_MS);
+    for (let round = 0; round < 5 && t.repo.get(1)!.status === 'SUBMITTED'; round++) {
+      t.clock.advance(SLOW_POLL_MS);
+      await t.run(t.claim());
+    }
+    expect(t.repo.get(1)).toMatchObject({ status: 'SUCCEEDED', note: null });
+    expect(polls).toBe(4);
   });
 
   it('gives up as unknown when the provider cannot be asked at all after the deadline', async () => {
@@ -226,15 +238,14 @@ describe('poll deadline', () => {
     expect(t.repo.get(1)!.unknownReason).toMatch(/poll deadline \(60 s\).*could not be asked \(HTTP 503\)/);
   });
 
-  it('takes one fresh poll after the deadline, then OUTCOME_UNKNOWN with its own reason, never FAILED', async () => {
+  it('hands a request still running after the deadline back to be looked at slowly: never unknown, never failed', async () => {
     const t = setup({ never: true });
     t.repo.enqueue(imageTask(1), t.clock.now());
     await t.run(t.claim());
     const task = t.repo.get(1)!;
-    expect(task.status).toBe('OUTCOME_UNKNOWN');
-    expect(task.unknownReason).toContain('poll deadline');
-    const polls = t.calls.filter((c) => c === 'poll').length;
-    expect(polls).toBeGreaterThan(1);
-    expect(task.progress).toBe(0.5);
+    expect(task).toMatchObject({ status: 'SUBMITTED', leaseOwner: null, unknownReason: null, progress: 0.5 });
+    expect(task.note).toMatch(/^still running at the provider after \d+ min$/);
+    expect(t.calls.filter((c) => c === 'poll').length).toBeGreaterThan(1);
+    expect(t.repo.events(1).at(-1)).toMatchObject({ fromStatus: 'SUBMITTED', toStatus: 'SUBMITTED', reason: task.note });
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resolveUnknown } from '../main/engine/decisions.ts';
 import { recoverExpired } from '../main/engine/recoverySweep.ts';
+import { sweepOf } from './helpers/recording.ts';
 import { imageTask, ManualClock, openTestDb } from './helpers/engine.ts';
 import { tempDir } from './helpers/tmp.ts';
 
@@ -73,7 +74,7 @@ describe('fenced writes', () => {
     const { id } = repo.enqueue(imageTask(projectId), clock.now());
     repo.claim('image', 4, LEASE, as('a'));
     clock.advance(LEASE + 1);
-    recoverExpired(repo, clock.now(), new Set(), () => undefined);
+    recoverExpired(sweepOf(repo), clock.now(), new Set(), () => undefined);
     repo.claim('image', 4, LEASE, as('b'));
     expect(repo.markSubmitStarted(id, 'k', LEASE, as('a'))).toBeUndefined();
     expect(repo.markSubmitStarted(id, 'k', LEASE, as('b'))).toBeDefined();
@@ -103,7 +104,7 @@ describe('recovery sweep', () => {
     repo.markSubmitStarted(submitted.id, 'k2', LEASE, as('dead'));
     repo.recordSubmitted(submitted.id, { requestId: 'req', handle: null }, null, as('dead'));
     clock.advance(LEASE + 1);
-    recoverExpired(repo, clock.now(), new Set(), () => undefined);
+    recoverExpired(sweepOf(repo), clock.now(), new Set(), () => undefined);
     expect(repo.get(fresh.id)).toMatchObject({ status: 'PENDING', leaseOwner: null });
     expect(repo.get(marked.id)).toMatchObject({ status: 'OUTCOME_UNKNOWN', charged: 'maybe' });
     expect(repo.get(marked.id)!.unknownReason).toContain('may have accepted');
@@ -153,7 +154,8 @@ describe('recovery sweep', () => {
     expect(repo.retryLater(id, clock.now() + 60_000, 'disk full', as('a'))).toBe(true);
     expect(repo.claim('image', 4, LEASE, as('b'))).toHaveLength(0);
     clock.advance(60_001);
-    expect(repo.claim('image', 4, LEASE, as('b'))[0]).toMatchObject({ status: 'SUBMITTED', error: 'disk full' });
+    expect(repo.claim('image', 4, LEASE, as('b'))[0]).toMatchObject({ status: 'SUBMITTED', note: 'disk full' });
+    expect(repo.events(id).map((e) => e.reason)).toContain('disk full');
   });
 
   it('recovers the rows of a dead owner at once, before its lease runs out', () => {
@@ -161,7 +163,7 @@ describe('recovery sweep', () => {
     const { id } = repo.enqueue(imageTask(projectId), clock.now());
     repo.claim('image', 4, LEASE, as('dead'));
     repo.expireLeasesOf(['dead'], clock.now());
-    recoverExpired(repo, clock.now(), new Set(), () => undefined);
+    recoverExpired(sweepOf(repo), clock.now(), new Set(), () => undefined);
     expect(repo.get(id)).toMatchObject({ status: 'PENDING' });
   });
 });

@@ -4,7 +4,7 @@ import { DEFAULT_ENGINE_OPTIONS, Supervisor, type EngineOptions } from '../main/
 import type { PollResult } from '../main/providers/port.ts';
 import type { RemoteRef } from '../main/tasks/model.ts';
 import { imageTask, ManualClock, openTestDb } from './helpers/engine.ts';
-import { FakeProvider, memoryOutputs } from './helpers/recording.ts';
+import { FakeProvider, memoryOutputs, memoryReceipts, sweepOf } from './helpers/recording.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 /** A provider whose job never ends and whose poll waits until it is aborted: the task stays in flight. */
@@ -35,7 +35,7 @@ describe('supervisor after a system sleep', () => {
           owners,
           providers: () => new HangingProvider(),
           clock,
-          outputs: memoryOutputs,
+          outputs: memoryOutputs(), receipts: memoryReceipts(),
           ...LOCAL,
           owner: { id: owner, hostname: 'test-host', pid: process.pid },
         },
@@ -69,7 +69,7 @@ describe('supervisor after a system sleep', () => {
     const { id } = repo.enqueue(imageTask(projectId), clock.now());
     repo.claim('image', 4, OPTIONS.leaseMs, { owner: 'stopped', now: clock.now() });
     const b = new Supervisor(
-      { repo, owners, providers: () => new FakeProvider(), clock, outputs: memoryOutputs, ...LOCAL, owner: { id: 'b', hostname: 'h', pid: process.pid } },
+      { repo, owners, providers: () => new FakeProvider(), clock, outputs: memoryOutputs(), receipts: memoryReceipts(), ...LOCAL, owner: { id: 'b', hostname: 'h', pid: process.pid } },
       OPTIONS,
     );
     b.start();
@@ -102,7 +102,7 @@ describe('supervisor, one executor per task', () => {
     const provider = new SlowQuoteProvider();
     const { id } = repo.enqueue(imageTask(projectId), clock.now());
     const a = new Supervisor(
-      { repo, owners, providers: () => provider, clock, outputs: memoryOutputs, ...LOCAL, owner: { id: 'a', hostname: 'h', pid: process.pid } },
+      { repo, owners, providers: () => provider, clock, outputs: memoryOutputs(), receipts: memoryReceipts(), ...LOCAL, owner: { id: 'a', hostname: 'h', pid: process.pid } },
       OPTIONS,
     );
     a.start();
@@ -110,7 +110,7 @@ describe('supervisor, one executor per task', () => {
     expect(provider.quotes).toBe(1);
     // A stalls past its lease; another process requeues the row; A claims it again on its next tick.
     clock.advance(OPTIONS.leaseMs + 1);
-    recoverExpired(repo, clock.now(), new Set(), () => undefined);
+    recoverExpired(sweepOf(repo), clock.now(), new Set(), () => undefined);
     expect(repo.get(id)!.status).toBe('PENDING');
     a.tick();
     await settle();

@@ -1,11 +1,15 @@
-import { InvalidInput, ResultGone, SubmitError, type ProviderAdapter, type ProviderResult, type SubmitResult } from '../providers/port.ts';
+import { InvalidInput, SubmitError, type ProviderAdapter, type ProviderResult, type SubmitResult } from '../providers/port.ts';
 import type { Task } from '../tasks/model.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
-import type { Clock, OutputStore } from '../ports.ts';
+import type { Clock, OutputStore, ReceiptLog, ResultRecord } from '../ports.ts';
+import { untilWritten } from './durableWrite.ts';
 import { estimateCost } from './estimator.ts';
+import type { EngineHealth } from './health.ts';
 import { prepareRequest } from './prepare.ts';
 import { pollUntilDone, type PollOptions } from './poller.ts';
 import { INTERRUPTED_IN_SEND_WINDOW, recoveryFor } from './recovery.ts';
+import { RequestIdKeeper } from './requestIdKeeper.ts';
+import { saveResult } from './resultSaver.ts';
 import { stopPoint } from './stopPoints.ts';
 import { submitDecision, type SubmitFailure } from './submitOutcome.ts';
 
@@ -15,12 +19,15 @@ export type TaskStore = Pick<
   | 'setEstimate'
   | 'markSubmitStarted'
   | 'recordSubmitted'
+  | 'noteRequestId'
+  | 'applyReceipt'
   | 'saveProgress'
+  | 'setNote'
   | 'complete'
   | 'fail'
   | 'requeue'
   | 'parkUnknown'
-  | 'noteLateRequestId'
+  | 'note'
   | 'retryLater'
 >;
 
@@ -29,6 +36,8 @@ export interface ExecutorPorts {
   provider: ProviderAdapter;
   clock: Clock;
   outputs: OutputStore;
+  receipts: ReceiptLog;
+  health: EngineHealth;
   random: () => number;
   log: (message: string) => void;
 }
@@ -38,6 +47,9 @@ export interface ExecutorOptions {
   leaseMs: number;
   poll: PollOptions;
 }
+
+/** How long a request still running at the provider after the poll deadline waits between looks. */
+export const SLOW_POLL_MS = 60_000;
 
 function overBudget(task: Task): string {
   const cost = task.costEstimated === null ? 'it' : `its estimated ${(task.costEstimated / 1e6).toFixed(2)} ${task.currency}`;
@@ -49,25 +61,33 @@ export function idempotencyKey(taskId: number, attempt: number): string {
   return `studio-task-${taskId}-attempt-${attempt}`;
 }
 
+function minutes(ms: number): string {
+  return `${Math.max(1, Math.round(ms / 60_000))} min`;
+}
+
 /**
  * Runs one claimed remote task to a resting state. The order is the promise: build and validate the
- * request, mark the boundary, send, record the request id, poll, save the output, complete. Nothing that
- * can fail sits between the mark and the send, and a fenced write that changes no row ends the run.
+ * request, mark the boundary, send, record the request id (the moment the provider names it), poll, save
+ * the output, complete. Nothing that can fail sits between the mark and the send, and a fenced write that
+ * changes no row ends the run.
  */
 export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: ExecutorOptions, signal: AbortSignal) {
   const { repo, provider, clock } = ports;
   const lease = () => ({ owner: options.owner, now: clock.now() });
+  const durably = <T>(write: () => T) => untilWritten(write, ports, signal);
   const lost = (step: string) => ports.log(`task ${task.id}: lease lost before ${step}; stopping`);
 
+  // A result saved whole before a crash completes the row from disk: nothing is fetched or bought again.
+  if (task.submitStartedAt !== null) {
+    const found = await ports.outputs.find(task);
+    if (found) return completeFromDisk(task, found, ports, options, signal);
+  }
   const recovery = recoveryFor(task);
   if (recovery.action === 'park') {
-    repo.parkUnknown(task.id, INTERRUPTED_IN_SEND_WINDOW, lease());
+    await durably(() => repo.parkUnknown(task.id, INTERRUPTED_IN_SEND_WINDOW, lease()));
     return;
   }
-  if (recovery.action === 'poll') {
-    await pollAndFinish(task, ports, options, signal);
-    return;
-  }
+  if (recovery.action === 'poll') return pollAndFinish(task, ports, options, signal);
 
   let request;
   try {
@@ -91,15 +111,18 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
   }
   stopPoint('after-mark', task.id);
 
+  const ids = new RequestIdKeeper(marked, key, ports, options.owner);
   let accepted: SubmitResult | undefined;
+  let failure: SubmitFailure | undefined;
   let mayHaveApplied = false;
   for (let resends = 0; !accepted; resends++) {
     try {
       // No abort signal: cutting a request that has left would only turn a known outcome into an unknown one.
-      accepted = await provider.submit(request, { idempotencyKey: key });
+      accepted = await provider.submit(request, { idempotencyKey: key, onRequestId: (id) => ids.heard(id) });
     } catch (err) {
-      const failure: SubmitFailure =
-        err instanceof SubmitError ? err.failure : { kind: 'maybe_applied', message: `unexpected error while sending: ${(err as Error).message}` };
+      failure = err instanceof SubmitError ? err.failure : { kind: 'maybe_applied', message: `unexpected error while sending: ${(err as Error).message}` };
+      // The provider named the request: whatever went wrong after, it is addressable, never resent.
+      if (ids.requestId !== null) break;
       const decision = submitDecision(failure, {
         attempts: marked.attempts,
         maxAttempts: marked.maxAttempts,
@@ -114,82 +137,103 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
           ports.log(`task ${task.id}: ${decision.reason}`);
           continue;
         case 'requeue':
-          repo.requeue(task.id, clock.now() + decision.delayMs, decision.reason, lease());
+          await durably(() => repo.requeue(task.id, clock.now() + decision.delayMs, decision.reason, lease()));
           return;
         case 'fail':
-          repo.fail(task.id, decision.reason, 'no', lease());
+          await durably(() => repo.fail(task.id, decision.reason, 'no', lease()));
           return;
         case 'unknown':
-          repo.parkUnknown(task.id, decision.reason, lease());
+          await durably(() => repo.parkUnknown(task.id, decision.reason, lease()));
           return;
       }
     }
   }
   stopPoint('after-send', task.id);
 
-  const quote = accepted.quote && { cost: accepted.quote.amount, source: `${provider.id} quote` };
-  const submitted = repo.recordSubmitted(task.id, { requestId: accepted.requestId, handle: accepted.handle }, quote, lease());
-  if (!submitted) {
-    repo.noteLateRequestId(task.id, accepted.requestId, clock.now());
+  // A result in hand exists nowhere else (a synchronous provider keeps no copy): it goes to disk first.
+  let inHand: ResultRecord | null = null;
+  if (accepted?.result) {
+    const saved = await saveResult(marked, accepted.result, accepted.requestId, ports, options.owner, signal);
+    if (saved.state === 'saved') inHand = { requestId: accepted.requestId, costActual: accepted.result.costActual?.amount ?? null, outputs: saved.outputs };
+    else if (saved.state === 'stopped') return;
+    else {
+      await ids.record(accepted, signal);
+      await durably(() => repo.fail(task.id, `the paid result could not be kept: ${saved.message}`, 'yes', lease(), accepted!.result!.costActual?.amount ?? null));
+      return;
+    }
+  }
+
+  const submitted = accepted ? await ids.record(accepted, signal) : await ids.settled(signal);
+  if (submitted === 'stopped') return;
+  if (submitted === 'elsewhere') {
+    if (inHand) repo.note(task.id, `the result arrived after this task left this worker; it is kept at ${inHand.outputs[0]!.path}`, { outputs: inHand.outputs.map((o) => o.path) }, clock.now());
     return lost('recording the request id');
   }
   stopPoint('after-record', task.id);
-  if (accepted.result) await finish(submitted, accepted.result, ports, options, signal);
-  else await pollAndFinish(submitted, ports, options, signal);
+  if (inHand) return completeFromDisk(submitted, inHand, ports, options, signal);
+  if (!accepted) {
+    const why = `the provider named the request (${ids.requestId}) but its answer did not arrive whole (${failure!.message})`;
+    if (submitted.status === 'SUBMITTED') {
+      ports.log(`task ${task.id}: ${why}; asking the provider for its outcome`);
+      return pollAndFinish(submitted, ports, options, signal);
+    }
+    await durably(() => repo.parkUnknown(task.id, `${why}; the provider may have charged it, and it cannot be asked`, lease()));
+    return;
+  }
+  return pollAndFinish(submitted, ports, options, signal);
 }
 
 async function pollAndFinish(task: Task, ports: ExecutorPorts, options: ExecutorOptions, signal: AbortSignal) {
   const outcome = await pollUntilDone(task, ports, { ...options.poll, owner: options.owner, leaseMs: options.leaseMs }, signal);
-  const lease = { owner: options.owner, now: ports.clock.now() };
+  const lease = () => ({ owner: options.owner, now: ports.clock.now() });
+  const durably = <T>(write: () => T) => untilWritten(write, ports, signal);
   switch (outcome.state) {
     case 'succeeded':
       return finish(task, outcome.result, ports, options, signal);
     case 'failed':
-      ports.repo.fail(task.id, outcome.error, 'yes', lease, outcome.costActual?.amount ?? null);
+      await durably(() => ports.repo.fail(task.id, outcome.error, 'yes', lease(), outcome.costActual?.amount ?? null));
+      return;
+    case 'running':
+      // Known to be still under way: looked at again slowly, without holding a slot, never parked as unknown.
+      await durably(() =>
+        ports.repo.retryLater(task.id, ports.clock.now() + SLOW_POLL_MS, `still running at the provider after ${minutes(outcome.forMs)}`, lease()),
+      );
       return;
     case 'deadline':
-      ports.repo.parkUnknown(task.id, outcome.reason, lease);
+      await durably(() => ports.repo.parkUnknown(task.id, outcome.reason, lease(), 'SUBMITTED'));
       return;
     case 'stopped':
       return;
   }
 }
 
-const DOWNLOAD_TRIES = 3;
-const RETRY_SAVE_MS = 60_000;
-
-/** Saves every output through a checked temporary file, then completes the row. */
+/** Saves every output of a result the provider still holds, then completes the row. */
 async function finish(task: Task, result: ProviderResult, ports: ExecutorPorts, options: ExecutorOptions, signal: AbortSignal) {
-  const saved = [];
-  for (const [index, output] of result.outputs.entries()) {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const body = await ports.provider.download(output, signal);
-        const target = { projectId: task.projectId, taskId: task.id, kind: task.kind, index, contentType: output.contentType };
-        saved.push(await ports.outputs.save(target, body));
-        break;
-      } catch (err) {
-        if (signal.aborted) return;
-        const lease = { owner: options.owner, now: ports.clock.now() };
-        if (err instanceof ResultGone) {
-          ports.repo.fail(task.id, err.message, 'yes', lease, result.costActual?.amount ?? null);
-          return;
-        }
-        if (attempt >= DOWNLOAD_TRIES) {
-          // Paid for and still at the provider: poll and download again later rather than give it up.
-          const error = `the result could not be saved yet (${(err as Error).message}); trying again shortly`;
-          ports.repo.retryLater(task.id, ports.clock.now() + RETRY_SAVE_MS, error, lease);
-          return;
-        }
-        await ports.clock.sleep(1000 * attempt, signal).catch(() => undefined);
-      }
-    }
+  const lease = () => ({ owner: options.owner, now: ports.clock.now() });
+  const durably = <T>(write: () => T) => untilWritten(write, ports, signal);
+  const saved = await saveResult(task, result, task.remoteRequestId, ports, options.owner, signal);
+  switch (saved.state) {
+    case 'saved':
+      return completeFromDisk(task, { requestId: task.remoteRequestId, costActual: result.costActual?.amount ?? null, outputs: saved.outputs }, ports, options, signal);
+    case 'later':
+      await durably(() => ports.repo.retryLater(task.id, ports.clock.now() + SLOW_POLL_MS, saved.message, lease()));
+      return;
+    case 'gone':
+    case 'unusable':
+      await durably(() => ports.repo.fail(task.id, saved.message, 'yes', lease(), result.costActual?.amount ?? null));
+      return;
+    case 'stopped':
+      return;
   }
-  const first = saved[0]!;
-  const done = ports.repo.complete(
-    task.id,
-    { outputPath: first.path, sha256: first.sha256, costActual: result.costActual?.amount ?? null },
-    { owner: options.owner, now: ports.clock.now() },
+}
+
+/** Completes the row from a result record that is whole on disk. */
+async function completeFromDisk(task: Task, record: ResultRecord, ports: ExecutorPorts, options: ExecutorOptions, signal: AbortSignal) {
+  stopPoint('after-save', task.id);
+  const done = await untilWritten(
+    () => ports.repo.complete(task.id, { outputs: record.outputs, costActual: record.costActual, requestId: record.requestId }, { owner: options.owner, now: ports.clock.now() }),
+    ports,
+    signal,
   );
-  if (!done) ports.log(`task ${task.id}: lease lost before completing; its output is at ${first.path}`);
+  if (!done) ports.log(`task ${task.id}: not completed here; its result is kept at ${record.outputs[0]!.path}`);
 }

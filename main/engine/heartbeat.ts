@@ -15,6 +15,7 @@ export class Heartbeat {
     private readonly leaseMs: number,
     private readonly held: () => number[],
     private readonly onLost: (ids: number[]) => void,
+    private readonly onError: (err: unknown) => void,
   ) {}
 
   start(): void {
@@ -26,9 +27,16 @@ export class Heartbeat {
     this.timer = null;
   }
 
+  /** Never throws: a database that cannot be written now is the supervisor's to report, and the next beat tries again. */
   beat(): void {
     const held = this.held();
-    const renewed = this.repo.renewLeases(held, this.leaseMs, { owner: this.owner, now: this.clock.now() });
+    let renewed: Set<number>;
+    try {
+      renewed = this.repo.renewLeases(held, this.leaseMs, { owner: this.owner, now: this.clock.now() });
+    } catch (err) {
+      this.onError(err);
+      return;
+    }
     const lost = held.filter((id) => !renewed.has(id));
     if (lost.length > 0) this.onLost(lost);
   }

@@ -14,6 +14,8 @@ export interface PollOptions {
 export type PollOutcome =
   | { state: 'succeeded'; result: ProviderResult }
   | { state: 'failed'; error: string; costActual: Money | null }
+  /** Past the deadline and the provider says it is still working on it: known, so never unknown. */
+  | { state: 'running'; forMs: number }
   | { state: 'deadline'; reason: string }
   | { state: 'stopped' };
 
@@ -38,8 +40,9 @@ function duration(ms: number): string {
 /**
  * Polls a submitted request until it ends, saving progress (and so renewing the lease) on the row.
  * A transient poll error is only a reason to poll again later: a GET costs nothing. When the deadline
- * passes, one fresh answer decides (a passing error does not count as one); a request still running then
- * is an unknown outcome, never a failure. Sleep while polling does not count against the deadline.
+ * passes, one fresh answer decides (a passing error does not count as one): a request the provider says
+ * is still running is handed back to be looked at slowly; only a provider that cannot be asked at all
+ * makes the outcome unknown, never a failure. Sleep while polling does not count against the deadline.
  */
 export async function pollUntilDone(
   task: Task,
@@ -50,8 +53,10 @@ export async function pollUntilDone(
   const { clock } = ports;
   const remote = { requestId: task.remoteRequestId!, model: task.model, handle: task.remoteHandle };
   // The deadline counts from the submit, but a poll that starts late (after a restart, an adoption) still
-  // gets a fair look, and time the machine spends asleep while polling is not counted.
-  let deadline = Math.max((task.submittedAt ?? clock.now()) + options.deadlineMs, clock.now() + options.deadlineMs / 4);
+  // gets a fair look before silence counts, and time the machine spends asleep while polling is not counted.
+  const submittedAt = task.submittedAt ?? clock.now();
+  let overdueAt = submittedAt + options.deadlineMs;
+  let deadline = Math.max(overdueAt, clock.now() + options.deadlineMs / 4);
   let wall = clock.now();
   let mono = clock.monotonic();
   let interval = options.intervalMs;
@@ -65,6 +70,7 @@ export async function pollUntilDone(
   for (;;) {
     if (signal.aborted) return { state: 'stopped' };
     const late = clock.now() >= deadline;
+    const overdue = clock.now() >= overdueAt;
     try {
       const answer = await ports.provider.poll(remote, signal);
       if (answer.state !== 'pending') return answer;
@@ -74,7 +80,7 @@ export async function pollUntilDone(
         return { state: 'stopped' };
       }
       stopPoint('mid-poll', task.id);
-      if (late) return gaveUp('the provider had not finished');
+      if (overdue) return { state: 'running', forMs: clock.now() - submittedAt };
     } catch (err) {
       if (signal.aborted) return { state: 'stopped' };
       if (err instanceof ResultGone) return { state: 'failed', error: err.message, costActual: null };
@@ -89,7 +95,10 @@ export async function pollUntilDone(
     }
     interval = Math.min(options.maxIntervalMs, interval * 1.5);
     const slept = clock.now() - wall - (clock.monotonic() - mono);
-    if (slept > SLEEP_THRESHOLD_MS) deadline += slept;
+    if (slept > SLEEP_THRESHOLD_MS) {
+      deadline += slept;
+      overdueAt += slept;
+    }
     wall = clock.now();
     mono = clock.monotonic();
   }

@@ -1,26 +1,42 @@
+import type { ReceiptLog } from '../ports.ts';
+import type { Task } from '../tasks/model.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
 import { INTERRUPTED_IN_SEND_WINDOW, recoveryFor } from './recovery.ts';
 
+export interface SweepPorts {
+  repo: Pick<TaskRepository, 'batch' | 'expiredLeases' | 'recoverRequeue' | 'recoverPark' | 'applyReceipt'>;
+  receipts: Pick<ReceiptLog, 'all'>;
+  /** A result record is on disk for the task: a worker completes it from there, so it is never parked. */
+  hasResult: (task: Task) => boolean;
+  pollable: (task: Task) => boolean;
+}
+
 /**
  * Applies recoveryFor to every row whose lease ran out, except the ones this process is working on.
- * A submitted row is left as it is: the claim picks it up, still SUBMITTED, and polls it.
+ * A submitted row is left as it is: the claim picks it up, still SUBMITTED, and polls it. Before a row is
+ * parked as unknown, the evidence its dead worker left on disk is read: a journaled request id makes it
+ * SUBMITTED instead, and a saved result is left for the claim to complete.
  */
-export function recoverExpired(
-  repo: Pick<TaskRepository, 'batch' | 'expiredLeases' | 'recoverRequeue' | 'recoverPark'>,
-  now: number,
-  working: ReadonlySet<number>,
-  log: (message: string) => void,
-): void {
+export function recoverExpired(ports: SweepPorts, now: number, working: ReadonlySet<number>, log: (message: string) => void): void {
+  const { repo } = ports;
   const expired = repo.expiredLeases(now).filter((t) => !working.has(t.id));
   if (expired.length === 0) return;
+  let receipts: ReturnType<ReceiptLog['all']> | undefined;
   // One transaction for the whole sweep: after a crash with many rows in flight, one sync instead of one each.
   repo.batch(() => {
     for (const task of expired) {
       const recovery = recoveryFor(task);
       if (recovery.action === 'requeue' && repo.recoverRequeue(task, now, 'lease expired before anything was sent; requeued')) {
         log(`task ${task.id}: requeued (nothing had been sent)`);
-      } else if (recovery.action === 'park' && repo.recoverPark(task, now, INTERRUPTED_IN_SEND_WINDOW)) {
-        log(`task ${task.id}: outcome unknown, needs a decision`);
+      } else if (recovery.action === 'park') {
+        if (ports.hasResult(task)) continue;
+        receipts ??= ports.receipts.all();
+        const receipt = receipts.find((r) => r.taskId === task.id && r.idempotencyKey === task.idempotencyKey && task.remoteRequestId === null);
+        if (receipt && repo.applyReceipt(receipt, ports.pollable(task), now)) {
+          log(`task ${task.id}: its worker stopped after the provider named request ${receipt.requestId}; recorded it`);
+        } else if (repo.recoverPark(task, now, INTERRUPTED_IN_SEND_WINDOW)) {
+          log(`task ${task.id}: outcome unknown, needs a decision`);
+        }
       }
     }
   });

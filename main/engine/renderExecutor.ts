@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
-import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { probe } from '../media/probe.ts';
 import { runRender, type RenderJob } from '../media/renderer.ts';
@@ -128,7 +128,9 @@ export async function runRenderTask(task: Task, ports: RenderPorts, options: { o
   }
   const final = join(dir, `render-${task.id}.mp4`);
   await rename(job.output, final);
-  if (!repo.complete(task.id, { outputPath: final, sha256: await sha256(final), costActual: 0 }, lease())) {
+  const bytes = (await stat(final)).size;
+  const output = { path: final, sha256: await sha256(final), bytes, contentType: 'video/mp4' };
+  if (!repo.complete(task.id, { outputs: [output], costActual: 0 }, lease())) {
     ports.log(`task ${task.id}: lease lost before completing the render; the file is at ${final}`);
   }
 }

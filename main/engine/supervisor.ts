@@ -1,9 +1,10 @@
-import type { Clock, OutputStore } from '../ports.ts';
+import type { Clock, OutputStore, ReceiptLog } from '../ports.ts';
 import type { ProviderAdapter } from '../providers/port.ts';
 import { KINDS, type Kind, type Task } from '../tasks/model.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
 import { runRemoteTask } from './executor.ts';
 import { runRenderTask } from './renderExecutor.ts';
+import { databaseUnavailable, EngineHealth } from './health.ts';
 import { Heartbeat } from './heartbeat.ts';
 import { newOwner, processAlive, type OwnerIdentity, type OwnerRegistry } from './owners.ts';
 import type { PollOptions } from './poller.ts';
@@ -25,12 +26,16 @@ export const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
   poll: { intervalMs: 1_000, maxIntervalMs: 10_000, deadlineMs: 30 * 60_000 },
 };
 
+/** How often journal files whose receipts are all in the table are dropped. */
+const SETTLE_EVERY_MS = 60_000;
+
 export interface SupervisorDeps {
   repo: TaskRepository;
   owners: OwnerRegistry;
   providers: (id: string) => ProviderAdapter | undefined;
   clock: Clock;
   outputs: OutputStore;
+  receipts: ReceiptLog;
   /** Where renders are written, and the ffmpeg and ffprobe that make and check them. */
   dataDir: string;
   media: { ffmpegPath: string; ffprobePath: string };
@@ -50,7 +55,10 @@ export class Supervisor {
   private readonly sleep: SleepDetector;
   private readonly log: (message: string) => void;
   private readonly random: () => number;
+  readonly health: EngineHealth;
   private timer: NodeJS.Timeout | null = null;
+  private registered = false;
+  private lastSettle = 0;
   private stopping: Promise<void> | null = null;
   /** Until this wall time nobody else's lease is judged: after a sleep, every owner gets a beat to renew. */
   private graceUntil = 0;
@@ -62,6 +70,7 @@ export class Supervisor {
     this.owner = deps.owner ?? newOwner();
     this.log = deps.log ?? (() => undefined);
     this.random = deps.random ?? Math.random;
+    this.health = new EngineHealth(this.log);
     this.sleep = new SleepDetector(Math.max(2_000, options.leaseMs / 3));
     this.heartbeat = new Heartbeat(
       deps.repo,
@@ -70,11 +79,41 @@ export class Supervisor {
       options.leaseMs,
       () => [...this.inFlight.keys()],
       (ids) => this.abandon(ids),
+      (err) => this.trouble(err),
     );
   }
 
-  /** Registers this process and recovers, at once, the rows of owners on this machine that are gone. */
+  /**
+   * A timer or promise of the engine met an error: a database that cannot be written pauses the engine
+   * (it says why and resumes by itself); anything else is logged. Nothing is thrown out of the process.
+   */
+  private trouble(err: unknown): void {
+    if (databaseUnavailable(err)) this.health.blocked(err, this.deps.clock.now());
+    else this.log(`engine error: ${(err as Error)?.stack ?? String(err)}`);
+  }
+
+  private guarded(step: () => void): boolean {
+    try {
+      step();
+      return true;
+    } catch (err) {
+      this.trouble(err);
+      return false;
+    }
+  }
+
+  /**
+   * Registers this process, replays the request ids journaled by processes that could not write them,
+   * and recovers, at once, the rows of owners on this machine that are gone.
+   */
   start(): void {
+    this.guarded(() => this.register());
+    this.heartbeat.start();
+    this.tick();
+    this.timer = setInterval(() => this.tick(), this.options.tickMs);
+  }
+
+  private register(): void {
     const { repo, owners, clock } = this.deps;
     const now = clock.now();
     owners.register(this.owner, now);
@@ -87,12 +126,36 @@ export class Supervisor {
       dead.forEach((id) => owners.remove(id));
       this.log(`recovering ${n} task(s) left by ${dead.length} stopped process(es)`);
     }
-    this.heartbeat.start();
-    this.tick();
-    this.timer = setInterval(() => this.tick(), this.options.tickMs);
+    this.replayReceipts();
+    this.registered = true;
+  }
+
+  /** Request ids that reached a receipt journal but not the table (a failed write, a crash) go in now. */
+  private replayReceipts(): void {
+    const { repo, receipts, clock } = this.deps;
+    repo.batch(() => {
+      for (const receipt of receipts.all()) {
+        if (repo.receiptSettled(receipt)) continue;
+        const task = repo.get(receipt.taskId)!;
+        if (repo.applyReceipt(receipt, this.pollable(task.provider), clock.now())) {
+          this.log(`task ${receipt.taskId}: recorded request ${receipt.requestId} from the receipt journal`);
+        }
+      }
+    });
+    receipts.settle((r) => repo.receiptSettled(r));
+    this.lastSettle = clock.now();
+  }
+
+  private pollable(provider: string): boolean {
+    return this.deps.providers(provider)?.capabilities.pollById ?? false;
   }
 
   tick(): void {
+    if (!this.registered && !this.guarded(() => this.register())) return;
+    if (this.guarded(() => this.claimAndRecover())) this.health.clear();
+  }
+
+  private claimAndRecover(): void {
     const { repo, clock } = this.deps;
     const slept = this.sleep.look(clock.now(), clock.monotonic());
     if (slept > 0) {
@@ -101,7 +164,18 @@ export class Supervisor {
       this.graceUntil = clock.now() + this.options.leaseMs;
     }
     const judging = clock.now() >= this.graceUntil;
-    if (judging) recoverExpired(repo, clock.now(), new Set(this.inFlight.keys()), this.log);
+    if (judging) {
+      recoverExpired(
+        { repo, receipts: this.deps.receipts, hasResult: (t) => this.deps.outputs.has(t), pollable: (t) => this.pollable(t.provider) },
+        clock.now(),
+        new Set(this.inFlight.keys()),
+        this.log,
+      );
+    }
+    if (clock.now() - this.lastSettle > SETTLE_EVERY_MS) {
+      this.deps.receipts.settle((r) => repo.receiptSettled(r));
+      this.lastSettle = clock.now();
+    }
     for (const kind of KINDS) {
       const limit = this.options.concurrency[kind];
       if (limit <= 0) continue;
@@ -129,17 +203,17 @@ export class Supervisor {
         : provider
           ? runRemoteTask(
               task,
-              { repo, provider, clock, outputs: this.deps.outputs, random: this.random, log: this.log },
+              { repo, provider, clock, outputs: this.deps.outputs, receipts: this.deps.receipts, health: this.health, random: this.random, log: this.log },
               { owner: this.owner.id, leaseMs: this.options.leaseMs, poll: this.options.poll },
               controller.signal,
             )
-          : Promise.resolve(this.withoutProvider(task));
+          : Promise.resolve().then(() => this.withoutProvider(task));
     const done = run
-      .catch((err: Error) => this.log(`task ${task.id}: ${err.stack ?? err.message}`))
+      .catch((err: unknown) => this.trouble(err))
       .finally(() => {
         if (this.inFlight.get(task.id)?.controller !== controller) return;
         // Whatever the executor left unfinished goes back to recovery rather than being held forever.
-        repo.expireLease(task.id, lease());
+        this.guarded(() => repo.expireLease(task.id, lease()));
         this.inFlight.delete(task.id);
       });
     this.inFlight.set(task.id, { controller, done });
@@ -150,7 +224,7 @@ export class Supervisor {
     const lease = { owner: this.owner.id, now: this.deps.clock.now() };
     const why = `no provider called "${task.provider}" is set up`;
     if (recoveryFor(task).action === 'requeue') this.deps.repo.fail(task.id, why, 'no', lease);
-    else this.deps.repo.parkUnknown(task.id, `${why}; set it up, then adopt the request id to collect the result`, lease);
+    else this.deps.repo.parkUnknown(task.id, `${why}; set it up, then adopt the request id to collect the result`, lease, task.status === 'SUBMITTED' ? 'SUBMITTED' : 'RUNNING');
   }
 
   /** Renews this process's leases now: the desktop app calls it when the system suspends or resumes. */
@@ -161,7 +235,11 @@ export class Supervisor {
 
   /** Whether a paid request of this process is under way (for keeping the machine awake). */
   paidWorkInFlight(): boolean {
-    return [...this.inFlight.keys()].some((id) => this.deps.repo.get(id)?.kind !== 'render');
+    try {
+      return [...this.inFlight.keys()].some((id) => this.deps.repo.get(id)?.kind !== 'render');
+    } catch {
+      return this.inFlight.size > 0;
+    }
   }
 
   private abandon(ids: number[]): void {
@@ -182,7 +260,7 @@ export class Supervisor {
       for (const { controller } of this.inFlight.values()) controller.abort();
       await Promise.all([...this.inFlight.values()].map((f) => f.done));
       this.heartbeat.stop();
-      this.deps.owners.remove(this.owner.id);
+      this.guarded(() => this.deps.owners.remove(this.owner.id));
     })();
     return this.stopping;
   }

@@ -38,9 +38,21 @@ export interface Task {
   outputSha256: string | null;
   error: string | null;
   unknownReason: string | null;
+  /** What the engine is waiting on, for the person (still running at the provider, a save that keeps failing). */
+  note: string | null;
   createdAt: number;
   updatedAt: number;
   finishedAt: number | null;
+}
+
+/** One saved file of a task's result. */
+export interface TaskOutput {
+  taskId: number;
+  index: number;
+  path: string;
+  sha256: string;
+  bytes: number | null;
+  contentType: string | null;
 }
 
 /** How to reach a request at its provider again. */

@@ -1,9 +1,10 @@
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../db/database.ts';
 import { immediateTransactions } from '../db/transaction.ts';
-import type { Actor, Charged, Kind, NewTask, RemoteRef, Status, Task, TaskEvent } from './model.ts';
+import type { Receipt, SavedOutput } from '../ports.ts';
+import type { Actor, Charged, Kind, NewTask, RemoteRef, Status, Task, TaskEvent, TaskOutput } from './model.ts';
 import { inputHash } from './inputHash.ts';
-import { rowToEvent, rowToTask, type EventRow, type TaskRow } from './rows.ts';
+import { rowToEvent, rowToOutput, rowToTask, type EventRow, type OutputRow, type TaskRow } from './rows.ts';
 
 /** Every executor write names the lease it relies on; a write that changes no row means the lease is gone. */
 export interface Lease {
@@ -199,11 +200,17 @@ export class TaskRepository {
     );
   }
 
+  /**
+   * The provider named the request: the row becomes addressable. Written as soon as the id is heard (a
+   * header) and again with what the whole answer adds (handle, quote), so it holds for the same id twice.
+   */
   recordSubmitted(id: number, remote: Omit<RemoteRef, 'model'>, estimate: { cost: number; source: string } | null, lease: Lease) {
     return this.change(
       id,
-      `${FENCE} AND status = 'RUNNING' AND submit_started_at IS NOT NULL`,
-      `status = 'SUBMITTED', remote_request_id = @requestId, remote_handle = @handle, submitted_at = @now, charged = 'yes',
+      `${FENCE} AND submit_started_at IS NOT NULL
+       AND (status = 'RUNNING' OR (status = 'SUBMITTED' AND remote_request_id = @requestId))`,
+      `status = 'SUBMITTED', remote_request_id = @requestId, remote_handle = coalesce(@handle, remote_handle),
+       submitted_at = coalesce(submitted_at, @now), charged = 'yes',
        cost_estimated = coalesce(@cost, cost_estimated), cost_estimate_source = coalesce(@source, cost_estimate_source)`,
       {
         ...lease,
@@ -212,8 +219,57 @@ export class TaskRepository {
         cost: estimate?.cost ?? null,
         source: estimate?.source ?? null,
       },
-      { from: 'RUNNING', actor: 'engine', reason: 'provider accepted the request', detail: { requestId: remote.requestId } },
+      { actor: 'engine', reason: 'provider accepted the request', detail: { requestId: remote.requestId } },
     );
+  }
+
+  /**
+   * A request id heard from a provider that cannot be asked about it later (a synchronous answer still
+   * arriving): kept on the row, still RUNNING, so a person who must decide has it.
+   */
+  noteRequestId(id: number, requestId: string, lease: Lease) {
+    return this.change(
+      id,
+      `${FENCE} AND status = 'RUNNING' AND submit_started_at IS NOT NULL`,
+      `remote_request_id = @requestId`,
+      { ...lease, requestId },
+      { from: 'RUNNING', actor: 'engine', reason: 'the provider named the request; its answer is still arriving', detail: { requestId } },
+    );
+  }
+
+  /**
+   * Records a journaled request id the row lacks (its write failed, or its process died first), for the
+   * attempt it belongs to only. A row that can be polled by its id goes to SUBMITTED, from RUNNING or from an
+   * unknown outcome the engine parked; any other row (cancelled, decided by a person) just keeps the id.
+   */
+  applyReceipt(receipt: Receipt, pollable: boolean, now: number) {
+    return this.change(
+      receipt.taskId,
+      `idempotency_key = @key AND remote_request_id IS NULL`,
+      `remote_request_id = @requestId, remote_handle = @handle, submitted_at = coalesce(submitted_at, @at),
+       charged = CASE WHEN @pollable AND status IN ('RUNNING', 'OUTCOME_UNKNOWN') THEN 'yes' ELSE charged END,
+       unknown_reason = CASE WHEN @pollable AND status = 'OUTCOME_UNKNOWN' THEN NULL ELSE unknown_reason END,
+       finished_at = CASE WHEN @pollable AND status = 'OUTCOME_UNKNOWN' THEN NULL ELSE finished_at END,
+       next_attempt_at = CASE WHEN @pollable AND status = 'OUTCOME_UNKNOWN' THEN @now ELSE next_attempt_at END,
+       status = CASE WHEN @pollable AND status IN ('RUNNING', 'OUTCOME_UNKNOWN') THEN 'SUBMITTED' ELSE status END`,
+      {
+        now,
+        key: receipt.idempotencyKey,
+        requestId: receipt.requestId,
+        handle: receipt.handle ? JSON.stringify(receipt.handle) : null,
+        at: receipt.at,
+        pollable: pollable ? 1 : 0,
+      },
+      { actor: 'engine', reason: 'recorded the request id kept in the receipt journal', detail: { requestId: receipt.requestId } },
+    );
+  }
+
+  /** Whether the table already holds what a receipt says, or the receipt's attempt is over. */
+  receiptSettled(receipt: Receipt): boolean {
+    const row = this.stmt(`SELECT idempotency_key AS key, remote_request_id AS requestId FROM tasks WHERE id = ?`).get(receipt.taskId) as
+      | { key: string | null; requestId: string | null }
+      | undefined;
+    return !row || row.key !== receipt.idempotencyKey || row.requestId !== null;
   }
 
   /** The catalogue's estimate, set before the boundary so spend is known even if the provider never answers. */
@@ -235,22 +291,43 @@ export class TaskRepository {
     return r.changes === 1;
   }
 
-  complete(id: number, out: { outputPath: string; sha256: string; costActual: number | null }, lease: Lease) {
-    return this.change(
-      id,
-      `${FENCE} AND ${LEASED}`,
-      `status = 'SUCCEEDED', output_path = @outputPath, output_sha256 = @sha256, progress = 1, error = NULL,
-       cost_actual = coalesce(@costActual, cost_actual), lease_owner = NULL, lease_expires_at = NULL, finished_at = @now`,
-      { ...lease, ...out },
-      { actor: 'engine', reason: 'output saved' },
-    );
+  /** Every file of the result is linked to the task; the first is its main output. */
+  complete(id: number, out: { outputs: SavedOutput[]; costActual: number | null; requestId?: string | null }, lease: Lease) {
+    return this.tx(() => {
+      const first = out.outputs[0]!;
+      const task = this.change(
+        id,
+        `${FENCE} AND ${LEASED}`,
+        `status = 'SUCCEEDED', output_path = @outputPath, output_sha256 = @sha256, progress = 1, error = NULL, note = NULL,
+         remote_request_id = coalesce(remote_request_id, @requestId),
+         cost_actual = coalesce(@costActual, cost_actual), lease_owner = NULL, lease_expires_at = NULL, finished_at = @now`,
+        { ...lease, outputPath: first.path, sha256: first.sha256, costActual: out.costActual, requestId: out.requestId ?? null },
+        { actor: 'engine', reason: out.outputs.length > 1 ? `${out.outputs.length} outputs saved` : 'output saved' },
+      );
+      if (!task) return undefined;
+      for (const [index, o] of out.outputs.entries()) {
+        this.stmt(
+          `INSERT OR REPLACE INTO task_outputs (task_id, idx, path, sha256, bytes, content_type) VALUES (?, ?, ?, ?, ?, ?)`,
+        ).run(id, index, o.path, o.sha256, o.bytes, o.contentType);
+      }
+      return task;
+    });
+  }
+
+  outputs(taskId: number): TaskOutput[] {
+    return (this.stmt(`SELECT * FROM task_outputs WHERE task_id = ? ORDER BY idx`).all(taskId) as OutputRow[]).map(rowToOutput);
+  }
+
+  /** What the engine is waiting on, for the person; no state changes, so no event. */
+  setNote(id: number, note: string | null, lease: Lease): boolean {
+    return this.stmt(`UPDATE tasks SET note = @note, updated_at = @now WHERE id = @id AND ${FENCE}`).run({ id, note, ...lease }).changes === 1;
   }
 
   fail(id: number, error: string, charged: Charged, lease: Lease, costActual: number | null = null) {
     const task = this.change(
       id,
       `${FENCE} AND ${LEASED}`,
-      `status = 'FAILED', error = @error, charged = @charged, cost_actual = coalesce(@costActual, cost_actual),
+      `status = 'FAILED', error = @error, charged = @charged, cost_actual = coalesce(@costActual, cost_actual), note = NULL,
        lease_owner = NULL, lease_expires_at = NULL, finished_at = @now`,
       { ...lease, error, charged, costActual },
       { actor: 'engine', reason: error },
@@ -271,26 +348,23 @@ export class TaskRepository {
     );
   }
 
-  parkUnknown(id: number, reason: string, lease: Lease) {
+  /** `from` pins the state the caller saw, so a row that became SUBMITTED meanwhile is never parked. */
+  parkUnknown(id: number, reason: string, lease: Lease, from: 'RUNNING' | 'SUBMITTED' = 'RUNNING') {
     return this.change(
       id,
-      `${FENCE} AND ${LEASED}`,
-      `status = 'OUTCOME_UNKNOWN', unknown_reason = @reason, charged = 'maybe',
+      `${FENCE} AND status = @from`,
+      `status = 'OUTCOME_UNKNOWN', unknown_reason = @reason, charged = 'maybe', note = NULL,
        lease_owner = NULL, lease_expires_at = NULL, finished_at = @now`,
-      { ...lease, reason },
-      { actor: 'engine', reason },
+      { ...lease, reason, from },
+      { from, actor: 'engine', reason },
     );
   }
 
-  /** A request id that reached a worker after it lost the row: kept in the log so a person can adopt it. */
-  noteLateRequestId(id: number, requestId: string, now: number): void {
+  /** Something that happened to a task without changing its status, in its history. */
+  note(id: number, reason: string, detail: unknown, now: number): void {
     this.tx(() => {
-      const row = this.stmt(`SELECT status FROM tasks WHERE id = ?`).get(id) as { status: Status };
-      this.event(id, now, row.status, row.status, {
-        actor: 'engine',
-        reason: 'a request id arrived after this worker lost the task; adopt it if the outcome is unknown',
-        detail: { requestId },
-      });
+      const row = this.stmt(`SELECT status FROM tasks WHERE id = ?`).get(id) as { status: Status } | undefined;
+      if (row) this.event(id, now, row.status, row.status, { actor: 'engine', reason, detail });
     });
   }
 
@@ -319,36 +393,42 @@ export class TaskRepository {
    * worker, this one included, polls it again; a running one expires for the recovery sweep to judge.
    */
   expireLease(id: number, lease: Lease): boolean {
-    return (
-      this.stmt(
-        `UPDATE tasks SET lease_owner = CASE WHEN status = 'SUBMITTED' THEN NULL ELSE lease_owner END,
-                          lease_expires_at = CASE WHEN status = 'SUBMITTED' THEN NULL ELSE @past END
-          WHERE id = @id AND ${FENCE} AND ${LEASED}`,
-      ).run({ id, ...lease, past: lease.now - 1 }).changes === 1
+    return !!this.change(
+      id,
+      `${FENCE} AND ${LEASED}`,
+      `lease_owner = CASE WHEN status = 'SUBMITTED' THEN NULL ELSE lease_owner END,
+       lease_expires_at = CASE WHEN status = 'SUBMITTED' THEN NULL ELSE @past END`,
+      { ...lease, past: lease.now - 1 },
+      { actor: 'engine', reason: 'released: its worker stopped before finishing it', detail: { owner: lease.owner } },
     );
   }
 
   /** Releases a submitted row to be polled again no sooner than `notBefore`, saying why on the row. */
-  retryLater(id: number, notBefore: number, error: string, lease: Lease): boolean {
-    return (
-      this.stmt(
-        `UPDATE tasks SET lease_owner = NULL, lease_expires_at = NULL, next_attempt_at = @notBefore, error = @error, updated_at = @now
-          WHERE id = @id AND ${FENCE} AND status = 'SUBMITTED'`,
-      ).run({ id, notBefore, error, ...lease }).changes === 1
+  retryLater(id: number, notBefore: number, note: string, lease: Lease): boolean {
+    return !!this.change(
+      id,
+      `${FENCE} AND status = 'SUBMITTED'`,
+      `lease_owner = NULL, lease_expires_at = NULL, next_attempt_at = @notBefore, note = @note`,
+      { ...lease, notBefore, note },
+      { from: 'SUBMITTED', actor: 'engine', reason: note, detail: { notBefore } },
     );
   }
 
   /** Ends the leases of owners that are known to be gone, so their rows are recovered now. */
   expireLeasesOf(owners: string[], now: number): number {
-    let n = 0;
-    this.tx(() => {
+    return this.tx(() => {
+      let n = 0;
       for (const owner of owners) {
-        n += this.stmt(
-          `UPDATE tasks SET lease_expires_at = @past WHERE lease_owner = @owner AND ${LEASED}`,
-        ).run({ owner, past: now - 1 }).changes;
+        const rows = this.stmt(
+          `UPDATE tasks SET lease_expires_at = @past WHERE lease_owner = @owner AND ${LEASED} RETURNING id, status`,
+        ).all({ owner, past: now - 1 }) as { id: number; status: Status }[];
+        for (const row of rows) {
+          this.event(row.id, now, row.status, row.status, { actor: 'engine', reason: 'its worker process is gone; recovering it now', detail: { owner } });
+        }
+        n += rows.length;
       }
+      return n;
     });
-    return n;
   }
 
   /** Recovery writes hold only if the row is still exactly as the sweep saw it (no renewal in between). */
@@ -365,7 +445,7 @@ export class TaskRepository {
   recoverPark(task: Task, now: number, reason: string) {
     return this.change(
       task.id,
-      `lease_owner = @seenOwner AND lease_expires_at = @seenExpiry AND status = 'RUNNING' AND remote_request_id IS NULL`,
+      `lease_owner = @seenOwner AND lease_expires_at = @seenExpiry AND status = 'RUNNING'`,
       `status = 'OUTCOME_UNKNOWN', unknown_reason = @reason, charged = 'maybe',
        lease_owner = NULL, lease_expires_at = NULL, finished_at = @now`,
       { now, reason, seenOwner: task.leaseOwner, seenExpiry: task.leaseExpiresAt },
@@ -402,15 +482,20 @@ export class TaskRepository {
   }
 
   /**
-   * A task of the project with this exact provider, model and input that can stand in for a new one: done,
-   * still under way, or waiting for a person's decision (possibly paid, so never silently bought again).
+   * Every task of the project with this exact provider, model and input, newest first: what a Generate
+   * judges a step by (one to reuse, or one paid for whose result was lost).
    */
-  findReusable(projectId: number, hash: string): Task | undefined {
+  withSameInput(projectId: number, hash: string): Task[] {
+    const rows = this.stmt(`SELECT * FROM tasks WHERE project_id = ? AND input_hash = ? ORDER BY id DESC`).all(projectId, hash) as TaskRow[];
+    return rows.map(rowToTask);
+  }
+
+  /** The task, other than `exceptTask`, that holds this request at the task's provider. */
+  requestHolder(exceptTask: number, requestId: string): Task | undefined {
     const row = this.stmt(
-      `SELECT * FROM tasks WHERE project_id = ? AND input_hash = ?
-          AND status IN ('SUCCEEDED', 'PENDING', 'RUNNING', 'SUBMITTED', 'OUTCOME_UNKNOWN')
-        ORDER BY status = 'SUCCEEDED' DESC, id DESC LIMIT 1`,
-    ).get(projectId, hash) as TaskRow | undefined;
+      `SELECT o.* FROM tasks t JOIN tasks o ON o.provider = t.provider AND o.remote_request_id = @requestId AND o.id <> t.id
+        WHERE t.id = @exceptTask ORDER BY o.id LIMIT 1`,
+    ).get({ exceptTask, requestId }) as TaskRow | undefined;
     return row && rowToTask(row);
   }
 
@@ -454,10 +539,16 @@ export class TaskRepository {
 
   // ---- A person's decisions ---------------------------------------------------------------
 
+  /**
+   * No row changed means the task moved on, or the request already belongs to another task of the same
+   * provider (see requestHolder): the check is part of this write, so two adoptions racing cannot both
+   * take one request, which would count one result twice and drop the other task's request from the spend.
+   */
   adopt(id: number, requestId: string, now: number) {
     return this.change(
       id,
-      `status = 'OUTCOME_UNKNOWN'`,
+      `status = 'OUTCOME_UNKNOWN' AND NOT EXISTS (
+         SELECT 1 FROM tasks o WHERE o.provider = tasks.provider AND o.remote_request_id = @requestId AND o.id <> tasks.id)`,
       `status = 'SUBMITTED', remote_request_id = @requestId, remote_handle = NULL, submitted_at = @now, next_attempt_at = @now,
        charged = 'yes', unknown_reason = NULL, finished_at = NULL, lease_owner = NULL, lease_expires_at = NULL`,
       { now, requestId },
@@ -494,7 +585,7 @@ export class TaskRepository {
     const task = this.change(
       id,
       `status IN ('PENDING', 'RUNNING', 'SUBMITTED')`,
-      `status = 'CANCELLED', finished_at = @now, lease_owner = NULL, lease_expires_at = NULL,
+      `status = 'CANCELLED', finished_at = @now, lease_owner = NULL, lease_expires_at = NULL, note = NULL,
        charged = CASE WHEN charged = 'yes' THEN 'maybe' ELSE charged END`,
       { now },
       { actor: 'person', reason: 'cancelled' },

@@ -1,4 +1,4 @@
-import type { Actor, Charged, Kind, Status, Task, TaskEvent } from './model.ts';
+import type { Actor, Charged, Kind, Status, Task, TaskEvent, TaskOutput } from './model.ts';
 
 export interface TaskRow {
   id: number;
@@ -31,6 +31,7 @@ export interface TaskRow {
   output_sha256: string | null;
   error: string | null;
   unknown_reason: string | null;
+  note: string | null;
   created_at: number;
   updated_at: number;
   finished_at: number | null;
@@ -68,6 +69,7 @@ export function rowToTask(r: TaskRow): Task {
     outputSha256: r.output_sha256,
     error: r.error,
     unknownReason: r.unknown_reason,
+    note: r.note,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     finishedAt: r.finished_at,
@@ -96,4 +98,17 @@ export function rowToEvent(r: EventRow): TaskEvent {
     reason: r.reason,
     detail: r.detail_json === null ? null : JSON.parse(r.detail_json),
   };
+}
+
+export interface OutputRow {
+  task_id: number;
+  idx: number;
+  path: string;
+  sha256: string;
+  bytes: number | null;
+  content_type: string | null;
+}
+
+export function rowToOutput(r: OutputRow): TaskOutput {
+  return { taskId: r.task_id, index: r.idx, path: r.path, sha256: r.sha256, bytes: r.bytes, contentType: r.content_type };
 }

@@ -32,7 +32,7 @@ function engineCycles(n: number): { seconds: number; rowsWritten: number } {
     repo.markSubmitStarted(id, `k${i}`, LEASE, lease(now));
     repo.recordSubmitted(id, { requestId: `r${i}`, handle: null }, { cost: 40_000, source: 'quote' }, lease(now));
     repo.saveProgress(id, 0.5, LEASE, lease(now));
-    repo.complete(id, { outputPath: `/m/${i}.png`, sha256: 'f'.repeat(64), costActual: 41_000 }, lease(now));
+    repo.complete(id, { outputs: [{ path: `/m/${i}.png`, sha256: 'f'.repeat(64), bytes: 1, contentType: 'image/png' }], costActual: 41_000 }, lease(now));
   }
   const seconds = (performance.now() - start) / 1000;
   const rowsWritten = (db.prepare('SELECT total_changes() AS n').pluck().get() as number) - changesBefore;

@@ -2,7 +2,9 @@ import { Readable } from 'node:stream';
 import type { SubmitFailure } from '../../main/engine/submitOutcome.ts';
 import type { PollResult, PreparedRequest, ProviderAdapter, ProviderCapabilities, SubmitResult } from '../../main/providers/port.ts';
 import { InvalidInput, SubmitError } from '../../main/providers/port.ts';
-import type { OutputStore } from '../../main/ports.ts';
+import type { OutputStore, OutputTarget, Receipt, ReceiptLog, ResultRecord, SavedOutput } from '../../main/ports.ts';
+import type { SweepPorts } from '../../main/engine/recoverySweep.ts';
+import type { TaskRepository } from '../../main/tasks/repository.ts';
 import type { RemoteRef, Task } from '../../main/tasks/model.ts';
 
 /** Wraps an object so every method call is appended to `calls` by name, then passed through. */
@@ -80,10 +82,37 @@ export class FakeProvider implements ProviderAdapter {
   }
 }
 
-export const memoryOutputs: OutputStore = {
-  async save(target, body) {
-    let bytes = 0;
-    for await (const chunk of body) bytes += chunk.byteLength;
-    return { path: `/media/task-${target.taskId}.png`, sha256: 'f'.repeat(64), bytes };
-  },
-};
+/** Outputs and result records kept in memory, for tests about order rather than files. */
+export function memoryOutputs(): OutputStore {
+  const records = new Map<number, ResultRecord>();
+  const saved = async (target: OutputTarget, bytes: number): Promise<SavedOutput> => ({
+    path: `/media/task-${target.taskId}${target.index ? `-${target.index}` : ''}.png`,
+    sha256: 'f'.repeat(64),
+    bytes,
+    contentType: target.contentType,
+  });
+  return {
+    async save(target, body) {
+      let bytes = 0;
+      for await (const chunk of body) bytes += chunk.byteLength;
+      return saved(target, bytes);
+    },
+    keep: (target, bytes) => saved(target, bytes.byteLength),
+    async record(task, result) {
+      records.set(task.id, result);
+    },
+    find: async (task) => records.get(task.id) ?? null,
+    has: (task) => records.has(task.id),
+  };
+}
+
+/** A receipt journal in memory. */
+export function memoryReceipts(): ReceiptLog & { receipts: Receipt[] } {
+  const receipts: Receipt[] = [];
+  return { receipts, append: (r) => void receipts.push(r), all: () => [...receipts], settle: () => undefined };
+}
+
+/** What the recovery sweep reads besides the table, with nothing left on disk. */
+export function sweepOf(repo: TaskRepository): SweepPorts {
+  return { repo, receipts: memoryReceipts(), hasResult: () => false, pollable: () => true };
+}

@@ -1,0 +1,110 @@
+import type { Money, ProviderAdapter, SubmitResult } from '../providers/port.ts';
+import type { Clock, ReceiptLog } from '../ports.ts';
+import type { Task } from '../tasks/model.ts';
+import type { TaskRepository } from '../tasks/repository.ts';
+import { untilWritten } from './durableWrite.ts';
+import type { EngineHealth } from './health.ts';
+
+interface KeeperPorts {
+  repo: Pick<TaskRepository, 'recordSubmitted' | 'noteRequestId' | 'applyReceipt' | 'get' | 'note'>;
+  provider: ProviderAdapter;
+  receipts: ReceiptLog;
+  clock: Clock;
+  health: EngineHealth;
+  log: (message: string) => void;
+}
+
+/** The row as recorded, or why it is not: the engine stopped, or the row moved on without this worker. */
+export type Kept = Task | 'stopped' | 'elsewhere';
+
+/**
+ * Keeps one attempt's request id from the moment the provider names it. The id is journaled and synced
+ * first (the receipt survives a crash, a full or locked database, and is replayed into the table), then
+ * written to the row, retrying while the database cannot be written. A row that refuses it (cancelled
+ * meanwhile, or parked by another worker) still gets it, as a receipt, and a cancelled one is cancelled
+ * at the provider too.
+ */
+export class RequestIdKeeper {
+  requestId: string | null = null;
+  private journaled: string | null = null;
+
+  constructor(
+    private readonly task: Task,
+    private readonly idempotencyKey: string,
+    private readonly ports: KeeperPorts,
+    private readonly owner: string,
+  ) {}
+
+  /** From the response headers, before any body is read: synchronous, never throws. */
+  heard(requestId: string): void {
+    this.requestId = requestId;
+    this.journal(requestId, null);
+  }
+
+  private journal(requestId: string, handle: Record<string, string> | null): void {
+    if (this.journaled === requestId && handle === null) return;
+    try {
+      this.ports.receipts.append({ taskId: this.task.id, idempotencyKey: this.idempotencyKey, requestId, handle, at: this.ports.clock.now() });
+      this.journaled = requestId;
+    } catch (err) {
+      this.ports.log(`task ${this.task.id}: request ${requestId} could not be journaled (${(err as Error).message}); writing it to the database`);
+    }
+  }
+
+  /** The whole answer: the row becomes SUBMITTED with everything needed to reach the request again. */
+  record(accepted: SubmitResult, signal: AbortSignal): Promise<Kept> {
+    this.requestId = accepted.requestId;
+    this.journal(accepted.requestId, accepted.handle);
+    const quote: Money | null = accepted.quote;
+    const estimate = quote && { cost: quote.amount, source: `${this.ports.provider.id} quote` };
+    return this.write(signal, () =>
+      this.ports.repo.recordSubmitted(this.task.id, { requestId: accepted.requestId, handle: accepted.handle }, estimate, this.lease()),
+    );
+  }
+
+  /**
+   * A named request whose answer broke: SUBMITTED when the provider can be asked about it by id, else the
+   * id is kept on the still-running row for the person who must decide.
+   */
+  settled(signal: AbortSignal): Promise<Kept> {
+    const requestId = this.requestId!;
+    return this.write(signal, () =>
+      this.ports.provider.capabilities.pollById
+        ? this.ports.repo.recordSubmitted(this.task.id, { requestId, handle: null }, null, this.lease())
+        : this.ports.repo.noteRequestId(this.task.id, requestId, this.lease()),
+    );
+  }
+
+  private lease() {
+    return { owner: this.owner, now: this.ports.clock.now() };
+  }
+
+  private async write(signal: AbortSignal, write: () => Task | undefined): Promise<Kept> {
+    const written = await untilWritten(() => ({ row: write() }), this.ports, signal);
+    if (!written) return 'stopped';
+    if (written.row) return written.row;
+    await this.late(signal);
+    return 'elsewhere';
+  }
+
+  /** The row moved on while the request was out: it gets the id all the same. */
+  private async late(signal: AbortSignal): Promise<void> {
+    const { repo, provider, clock } = this.ports;
+    const requestId = this.requestId!;
+    const receipt = { taskId: this.task.id, idempotencyKey: this.idempotencyKey, requestId, handle: null, at: clock.now() };
+    await untilWritten(() => repo.applyReceipt(receipt, provider.capabilities.pollById, clock.now()), this.ports, signal);
+    const now = repo.get(this.task.id);
+    if (now?.status !== 'CANCELLED') return;
+    // Cancelled while the request was being sent: stop the paid work where the provider allows it.
+    if (!provider.cancel) {
+      repo.note(this.task.id, `request ${requestId} arrived after the cancel; ${provider.id} cannot cancel it, so it may be charged`, { requestId }, clock.now());
+      return;
+    }
+    try {
+      await provider.cancel({ requestId, model: this.task.model, handle: now.remoteHandle });
+      repo.note(this.task.id, `request ${requestId} arrived after the cancel; asked ${provider.id} to cancel it (it may still be charged)`, { requestId }, clock.now());
+    } catch (err) {
+      repo.note(this.task.id, `request ${requestId} arrived after the cancel; ${provider.id} could not be asked to cancel it (${(err as Error).message})`, { requestId }, clock.now());
+    }
+  }
+}
