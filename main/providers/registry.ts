@@ -67,7 +67,8 @@ function configFor(id: string, settings: Settings, env: NodeJS.ProcessEnv, keys?
 
 /**
  * The configured adapters. The simulator is the default provider: with no base URL set it runs inside
- * this process on loopback, keeping its jobs in the data folder so they outlive a restart.
+ * this process on loopback, keeping its jobs in the data folder's job store, which every process on the
+ * folder shares, so a job outlives a restart and is known to the others even after its process died.
  */
 export async function openProviders(
   settings: Settings,

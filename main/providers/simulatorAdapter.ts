@@ -1,7 +1,8 @@
-import { ProviderHttp, type CallTimeouts } from '../http/providerHttp.ts';
+import { send, TransportError } from '../http/client.ts';
+import { DEFAULT_TIMEOUTS, ProviderHttp, type CallTimeouts } from '../http/providerHttp.ts';
 import { canonicalJson } from '../tasks/inputHash.ts';
 import { toMicros, type RemoteRef, type Task } from '../tasks/model.ts';
-import { InvalidInput, PollError, SubmitError, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
+import { InvalidInput, PollError, ResultGone, SubmitError, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
 import { checkInput, type InputSchema } from './schema.ts';
 
 const PROMPT = { type: 'string', required: true, maxLength: 2000, hint: 'what to make, in words' } as const;
@@ -25,6 +26,9 @@ function record(value: unknown, what: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+/** The simulator's one answer for a paid result it no longer keeps (see the header of simulator/server.ts). */
+const EXPIRED = 410;
+
 /** The adapter for the bundled simulator's queue API (see simulator/server.ts). */
 export class SimulatorAdapter implements ProviderAdapter {
   readonly id = 'simulator';
@@ -42,9 +46,20 @@ export class SimulatorAdapter implements ProviderAdapter {
     inputs: INPUTS,
   };
   private readonly http: ProviderHttp;
+  private readonly timeouts: CallTimeouts;
 
   constructor(baseUrl: string, timeouts?: Partial<CallTimeouts>) {
-    this.http = new ProviderHttp({ name: 'The simulator', baseUrl, headers: {}, timeouts, neverBilled: (s) => s === 503 });
+    this.timeouts = { ...DEFAULT_TIMEOUTS, ...timeouts };
+    // The simulator documents its answers in the header of simulator/server.ts: a 503 to a submit alone is
+    // never billed, and every answer after an acceptance names the request in x-request-id.
+    this.http = new ProviderHttp({
+      name: 'The simulator',
+      baseUrl,
+      headers: {},
+      timeouts,
+      neverBilled: (s) => s === 503,
+      requestIdHeader: 'x-request-id',
+    });
   }
 
   prepare(task: Pick<Task, 'kind' | 'model' | 'input'>): PreparedRequest {
@@ -70,9 +85,8 @@ export class SimulatorAdapter implements ProviderAdapter {
 
   async poll({ requestId }: RemoteRef, signal?: AbortSignal): Promise<PollResult> {
     const id = encodeURIComponent(requestId);
-    const { status, json } = await this.http.get(`/v1/requests/${id}/status`, signal);
-    const body = record(json, 'status');
-    if (status === 404) return { state: 'failed', error: `the simulator does not know request ${requestId}`, costActual: null };
+    // Any error answer, a 404 for an id the simulator does not know among them, is a PollError: asked again.
+    const body = record((await this.http.get(`/v1/requests/${id}/status`, signal)).json, 'status');
     switch (body.status) {
       case 'IN_QUEUE':
       case 'IN_PROGRESS':
@@ -96,8 +110,22 @@ export class SimulatorAdapter implements ProviderAdapter {
     }
   }
 
-  download(output: ProviderOutput, signal?: AbortSignal): Promise<AsyncIterable<Uint8Array>> {
-    return this.http.download(output, signal);
+  /** Only the simulator's documented expiry (a 410) is ResultGone; any other failure is worth another try. */
+  async download(output: ProviderOutput, signal?: AbortSignal): Promise<AsyncIterable<Uint8Array>> {
+    if (!output.url) throw new PollError('the simulator gave no file for this result');
+    let res;
+    try {
+      res = await send('GET', output.url, { timeouts: this.timeouts.download, signal });
+    } catch (err) {
+      if (err instanceof TransportError) throw new PollError(`The simulator: ${err.message}`);
+      throw err;
+    }
+    if (res.status === 200) return res.body;
+    await res.body.dump();
+    if (res.status === EXPIRED) {
+      throw new ResultGone('The simulator no longer has this result (HTTP 410: it expired). It was paid for; results are kept only for a while');
+    }
+    throw new PollError(`The simulator did not give the file this time (HTTP ${res.status})`);
   }
 
   async cancel({ requestId }: RemoteRef): Promise<void> {

@@ -7,7 +7,9 @@ export const SUBMIT_FAULTS = [
   'rate-limit', // 429 with Retry-After: nothing charged
   'unavailable', // 503 before accepting: nothing charged
   'drop-after-accept', // accepted and charged, then the connection is cut before the answer
-  'error-after-accept', // accepted and charged, then a 502
+  'error-after-accept', // accepted and charged, then a 502 from a gateway that never learnt the request id
+  'accepted-5xx', // accepted and charged, then a 500 or 504 that names the request in x-request-id
+  'cut-body', // accepted and charged, the headers (with x-request-id) sent, then the connection cut mid-body
   'malformed-json', // accepted and charged, then an answer that is not JSON
   'slow-body', // accepted and charged, then an answer that trickles slower than any timeout
 ] as const;
@@ -17,6 +19,7 @@ export const JOB_FAULTS = [
   'fail', // the job fails at the provider
   'never-finish', // the job stays in progress forever
   'expired-result', // the job finishes, but its result URL has already expired
+  'result-401-once', // the job finishes; the first call for its result or file is refused with a 401, later ones work
 ] as const;
 export type JobFault = (typeof JOB_FAULTS)[number];
 

@@ -1,33 +1,56 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SavedJob } from './server.ts';
 
-/** The simulator's accepted jobs as JSON lines; the last line for an id wins. */
+/**
+ * The simulator's accepted jobs as JSON lines, shared by every simulator on the same folder (one per
+ * process on a data folder): each appends its own jobs and reads the others' as they arrive, by offset,
+ * so a job outlives the process that accepted it. The last line for an id wins.
+ */
 export class JobStore {
-  private readonly file: string;
+  private readonly fd: number;
+  private offset = 0;
 
   constructor(dir: string) {
     mkdirSync(dir, { recursive: true });
-    this.file = join(dir, 'jobs.jsonl');
+    // O_APPEND: each line lands whole at the end, whichever process writes it.
+    this.fd = openSync(join(dir, 'jobs.jsonl'), 'a+');
   }
 
-  load(): SavedJob[] {
-    if (!existsSync(this.file)) return [];
-    const byId = new Map<string, SavedJob>();
-    for (const line of readFileSync(this.file, 'utf8').split('\n')) {
+  /** The lines appended since the last read, by this process or another; a line still being written waits for the next read. */
+  readNew(): SavedJob[] {
+    const size = fstatSync(this.fd).size;
+    if (size < this.offset) this.offset = 0;
+    if (size === this.offset) return [];
+    const buffer = Buffer.alloc(size - this.offset);
+    for (let read = 0; read < buffer.length; ) {
+      const n = readSync(this.fd, buffer, read, buffer.length - read, this.offset + read);
+      if (n === 0) break;
+      read += n;
+    }
+    const end = buffer.lastIndexOf(0x0a);
+    if (end < 0) return [];
+    this.offset += end + 1;
+    const jobs: SavedJob[] = [];
+    for (const line of buffer.subarray(0, end).toString('utf8').split('\n')) {
       if (!line.trim()) continue;
       try {
-        const job = JSON.parse(line) as SavedJob;
-        byId.set(job.id, job);
+        jobs.push(JSON.parse(line) as SavedJob);
       } catch {
         // A line cut short by a crash is the only damage an append can suffer; the rest stands.
       }
     }
-    return [...byId.values()];
+    return jobs;
   }
 
   save(job: SavedJob): void {
-    const { id, kind, model, input, createdAt, durationMs, charge, fault, cancelled } = job;
-    appendFileSync(this.file, `${JSON.stringify({ id, kind, model, input, createdAt, durationMs, charge, fault, cancelled })}\n`);
+    const { id, kind, model, input, createdAt, durationMs, charge, fault, faultSpent, cancelled } = job;
+    // The leading newline ends any line a killed process left unfinished, so it cannot swallow this one.
+    const line = Buffer.from(`\n${JSON.stringify({ id, kind, model, input, createdAt, durationMs, charge, fault, faultSpent, cancelled })}\n`);
+    for (let written = 0; written < line.length; ) written += writeSync(this.fd, line, written);
+  }
+
+  close(): void {
+    closeSync(this.fd);
   }
 }

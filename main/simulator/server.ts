@@ -21,6 +21,17 @@ import { quoteFor } from './prices.ts';
  *   GET  /_sim/charges, GET /_sim/faults-injected, POST /_sim/faults   (to watch and to inject faults)
  *
  * Status is IN_QUEUE, IN_PROGRESS, COMPLETED, FAILED or CANCELLED. Amounts are in currency units.
+ *
+ * What its answers mean, for money:
+ *   - Every answer to a submit that follows the acceptance names the request in `x-request-id`, sent with
+ *     the headers before any body; the request is charged once, at acceptance, whatever comes after.
+ *   - 503 to a submit is the one answer documented as never billed: nothing was accepted. Any other 5xx,
+ *     or a cut connection, may come after the request was accepted and charged.
+ *   - 410 on a result's file is the one answer that means a paid result is gone (it expired). A 404 means
+ *     this simulator does not know the id (yet); it, and any other error on a GET, is worth asking again.
+ *
+ * Every simulator started on the same `stateDir` shares one job store: a job accepted by one is known
+ * to the others, and is charged once in all their ledgers, even after the one that accepted it is gone.
  */
 
 export interface Charge {
@@ -52,6 +63,8 @@ export interface Job {
   durationMs: number;
   charge: Charge;
   fault: JobFault | undefined;
+  /** A once-only fault (`result-401-once`) has been given. */
+  faultSpent: boolean;
   status: JobStatus;
   media?: Promise<Media>;
 }
@@ -60,7 +73,10 @@ export type SavedJob = Omit<Job, 'status' | 'media'> & { cancelled: boolean };
 
 export interface SimulatorOptions {
   port?: number;
-  /** Where accepted jobs are kept, so a simulator started again still knows them, as a real provider would. */
+  /**
+   * Where accepted jobs are kept, so a simulator started again still knows them, as a real provider would;
+   * simulators in other processes on the same folder share them.
+   */
   stateDir?: string;
   /** How long a job takes, unless its input says `duration_ms`. */
   jobMs?: number;
@@ -70,6 +86,7 @@ export interface SimulatorOptions {
 export interface RunningSimulator {
   url: string;
   server: Server;
+  /** This simulator's ledger as of its last request; `GET /_sim/charges` reads the shared store first. */
   charges: Charge[];
   injected: InjectedFault[];
   setFaults(faults: Faults): void;
@@ -108,10 +125,6 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   };
   setFaults(options.faults ?? {});
   const store = options.stateDir ? new JobStore(options.stateDir) : null;
-  for (const saved of store?.load() ?? []) {
-    jobs.set(saved.id, { ...saved, status: saved.cancelled ? 'CANCELLED' : 'IN_QUEUE' });
-    charges.push(saved.charge);
-  }
   const persist = (job: Job) => store?.save({ ...job, cancelled: job.status === 'CANCELLED' });
   const inject = (fault: string, job: Job | null, key: string | null) =>
     injected.push({ at: Date.now(), fault, requestId: job?.id ?? null, idempotencyKey: key });
@@ -123,6 +136,21 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     else job.status = elapsed >= job.durationMs * 0.1 ? 'IN_PROGRESS' : 'IN_QUEUE';
     return job;
   };
+  // A job is charged where it was accepted; one learnt from the store joins the ledger with that same
+  // charge, once, so every simulator on the store counts it exactly once.
+  const learn = (saved: SavedJob) => {
+    const known = jobs.get(saved.id);
+    if (!known) {
+      jobs.set(saved.id, { ...saved, faultSpent: saved.faultSpent === true, status: saved.cancelled ? 'CANCELLED' : 'IN_QUEUE' });
+      charges.push(saved.charge);
+      return;
+    }
+    if (saved.faultSpent) known.faultSpent = true;
+    if (saved.cancelled && refresh(known).status !== 'COMPLETED' && known.status !== 'FAILED') known.status = 'CANCELLED';
+  };
+  const sync = () => store?.readNew().forEach(learn);
+  sync();
+
   const progressOf = (job: Job) => Math.min(job.fault === 'never-finish' ? 0.95 : 1, (Date.now() - job.createdAt) / Math.max(1, job.durationMs));
   // Made as soon as the job is accepted, as a provider would, so a result is ready when it is asked for.
   const mediaOf = (job: Job) => (job.media ??= makeMedia(job.kind, job.input));
@@ -166,6 +194,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       durationMs: Number(input.duration_ms ?? jobMs),
       charge,
       fault: nextFault(faults.job, faults.rates?.job, random),
+      faultSpent: false,
       status: 'IN_QUEUE',
     };
     if (job.fault) inject(job.fault, job, key);
@@ -175,24 +204,44 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     void mediaOf(job).catch(() => undefined);
 
     if (fault) inject(fault, job, key);
+    const named = { 'x-request-id': id };
     if (fault === 'drop-after-accept') return void res.socket?.destroy();
     if (fault === 'error-after-accept') return json(res, 502, { detail: 'bad gateway after the job was queued' });
+    if (fault === 'accepted-5xx') {
+      return json(res, random() < 0.5 ? 500 : 504, { detail: 'the job was queued, then the answer failed' }, named);
+    }
     if (fault === 'malformed-json') {
-      res.writeHead(201, { 'content-type': 'application/json' });
+      res.writeHead(201, { 'content-type': 'application/json', ...named });
       return void res.end('{"request_id": "' + id.slice(0, 8));
     }
     if (fault === 'slow-body') {
-      res.writeHead(201, { 'content-type': 'application/json' });
+      res.writeHead(201, { 'content-type': 'application/json', ...named });
       res.write('{"request_id":');
       const drip = setInterval(() => res.write(' '), 1_000);
       res.on('close', () => clearInterval(drip));
       return;
     }
-    json(res, 201, { request_id: id, status: job.status, quote: usd(quoted) });
+    const body = JSON.stringify({ request_id: id, status: job.status, quote: usd(quoted) });
+    if (fault === 'cut-body') {
+      res.writeHead(201, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...named });
+      return void res.write(body.slice(0, body.length >> 1), () => res.socket?.destroy());
+    }
+    res.writeHead(201, { 'content-type': 'application/json', ...named });
+    res.end(body);
   }
+
+  /** The once-only 401 of `result-401-once`, given on the first call for a finished job's result or file. */
+  const refusedOnce = (res: ServerResponse, job: Job): boolean => {
+    if (job.fault !== 'result-401-once' || job.faultSpent || job.status !== 'COMPLETED') return false;
+    job.faultSpent = true;
+    persist(job);
+    json(res, 401, { detail: 'the key was refused for a moment (an injected fault)' });
+    return true;
+  };
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (faults.latencyMs) await new Promise((r) => setTimeout(r, faults.latencyMs));
+    sync();
     const url = new URL(req.url ?? '/', 'http://simulator');
     const parts = url.pathname.split('/').filter(Boolean);
     const base = `http://${req.headers.host}`;
@@ -224,6 +273,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       }
       if (req.method === 'GET' && parts[3] === 'result') {
         if (job.status !== 'COMPLETED') return json(res, 409, { detail: `the request is ${job.status}` });
+        if (refusedOnce(res, job)) return;
         return json(res, 200, {
           outputs: [{ url: `${base}/files/${job.id}/0`, content_type: (await mediaOf(job)).contentType }],
           cost: usd(job.charge.billed),
@@ -240,6 +290,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       const job = jobs.get(parts[1]);
       if (job?.fault === 'expired-result') return json(res, 410, { detail: 'this result has expired and was deleted' });
       if (!job || refresh(job).status !== 'COMPLETED') return json(res, 404, { detail: 'no such file' });
+      if (refusedOnce(res, job)) return;
       const media = await mediaOf(job);
       res.writeHead(200, { 'content-type': media.contentType, 'content-length': media.bytes.length });
       return void res.end(media.bytes);
@@ -277,7 +328,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
-        server.close(() => resolve());
+        server.close(() => {
+          store?.close();
+          resolve();
+        });
       }),
   };
 }
