@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
+import { unlinkSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ffmpegPath, ffprobePath } from '../main/media/binaries.ts';
 import { probe } from '../main/media/probe.ts';
-import { GenerateRefused, Pipeline } from '../main/pipeline/generate.ts';
+import { GenerateRefused, LostResultsRefused, Pipeline } from '../main/pipeline/generate.ts';
 import { parseStoryboard } from '../main/pipeline/storyboard.ts';
 import type { Providers } from '../main/providers/registry.ts';
 import type { RunningSimulator } from '../main/simulator/server.ts';
@@ -124,6 +125,81 @@ describe('from storyboard to finished clip', () => {
     expect(refused[0]).toMatchObject({ charged: 'no' });
     expect(refused[0]!.error).toMatch(/past its budget/);
     expect(sim.charges).toHaveLength(2);
+  });
+
+  it('two Generates at once buy each step once: the later one reuses what the earlier enqueued', async () => {
+    const { pipeline, work } = await setup();
+    const [a, b] = await Promise.all([pipeline.generate('Fox'), pipeline.generate('Fox')]);
+    expect(studio.tasks.list()).toHaveLength(9);
+    const later = [a, b].find((e) => e.steps.every((s) => s.action === 'reuse'))!;
+    expect(later.total).toBe(0);
+    expect(later.steps[0]!.source).toMatch(/enqueued by another Generate while this one was being priced/);
+    await work();
+    expect(sim.charges).toHaveLength(8);
+  });
+
+  it('never buys again a step whose paid result file is gone unless asked, and says what it cost', async () => {
+    const { pipeline, work } = await setup();
+    await pipeline.generate('Fox');
+    await work();
+    const made = studio.tasks.list();
+    const clip = made.find((t) => t.kind === 'clip' && (t.input as { prompt: string }).prompt === 'hold')!;
+    unlinkSync(clip.outputPath!);
+    unlinkSync(made.find((t) => t.kind === 'render')!.outputPath!);
+
+    const estimate = await pipeline.estimate('Fox');
+    expect(estimate.steps.filter((s) => s.action !== 'reuse').map((s) => [s.key, s.action])).toEqual([
+      ['hunt:clip', 'rebuy'],
+      ['render', 'new'],
+    ]);
+    expect(estimate.steps.find((s) => s.key === 'hunt:clip')!.lost).toEqual({
+      taskId: clip.id,
+      paid: 'yes',
+      cost: clip.costActual,
+      currency: 'USD',
+      why: 'its output file is gone',
+    });
+    expect(estimate.total).toBe(150_000);
+
+    const refused = await pipeline.generate('Fox').catch((e) => e);
+    expect(refused).toBeInstanceOf(LostResultsRefused);
+    expect(refused.message).toMatch(/hunt:clip was paid, result lost: task \d+ cost \d+\.\d\d USD \(its output file is gone\).*nothing was enqueued/);
+    expect(studio.tasks.list()).toHaveLength(made.length);
+
+    const confirmed = await pipeline.generate('Fox', { rebuyLost: true });
+    expect(confirmed.steps.filter((s) => s.action === 'rebuy').map((s) => s.taskId)).toEqual([made.length + 1]);
+    await work();
+    expect(sim.charges).toHaveLength(9);
+    expect(studio.tasks.list().find((t) => t.kind === 'render' && t.id > made.length)!.status).toBe('SUCCEEDED');
+  });
+
+  it('does not buy a lost image again when everything made from it is kept', async () => {
+    const { pipeline, work } = await setup();
+    await pipeline.generate('Fox');
+    await work();
+    const image = studio.tasks.list().find((t) => t.kind === 'image')!;
+    unlinkSync(image.outputPath!);
+    const estimate = await pipeline.estimate('Fox');
+    expect(estimate.steps.every((s) => s.action === 'reuse')).toBe(true);
+    expect(estimate.steps[0]!.source).toMatch(/its output file is gone, but every step made from it is kept/);
+  });
+
+  it('a result the provider charged for and then lost (expired) is a rebuy, never a silent new purchase', async () => {
+    const { pipeline, work } = await setup({ ...THREE_SCENES, scenes: [{ id: 'dawn', imagePrompt: 'a fox asleep in snow', motionPrompt: 'push in', duration: 2 }] });
+    sim.setFaults({ job: ['expired-result'] });
+    await pipeline.generate('Fox');
+    await work();
+    const image = studio.tasks.list().find((t) => t.kind === 'image')!;
+    expect(image).toMatchObject({ status: 'FAILED', charged: 'yes' });
+    expect(sim.charges).toHaveLength(1);
+
+    const estimate = await pipeline.estimate('Fox');
+    expect(estimate.steps.map((s) => s.action)).toEqual(['rebuy', 'new', 'new']);
+    expect(estimate.steps[0]!.lost).toMatchObject({ taskId: image.id, paid: 'yes', why: image.error });
+    await expect(pipeline.generate('Fox')).rejects.toThrow(LostResultsRefused);
+    await pipeline.generate('Fox', { rebuyLost: true });
+    await work();
+    expect(sim.charges).toHaveLength(3);
   });
 
   it('says which scene and field of a storyboard is wrong', () => {

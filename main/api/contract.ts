@@ -80,17 +80,35 @@ export interface CandidateView {
 
 export type DecisionInput = { adopt: string } | { resubmit: true } | { giveUp: true };
 
+/** An earlier purchase of a step whose result is lost. */
+export interface LostResultView {
+  taskId: number;
+  /** Whether that purchase was certainly charged, or possibly. */
+  paid: 'yes' | 'maybe';
+  cost: number;
+  currency: string;
+  /** How the result was lost. */
+  why: string;
+}
+
 export interface EstimateStep {
   key: string;
   scene: string | null;
   kind: Kind;
   provider: string;
   model: string;
-  action: 'new' | 'reuse';
+  /** rebuy: paid for before and its result is lost; Generate buys it again only with `rebuyLost`. */
+  action: 'new' | 'reuse' | 'rebuy';
   taskId: number | null;
   cost: number;
   currency: string;
   source: string;
+  lost: LostResultView | null;
+}
+
+export interface GenerateOptions {
+  /** The person confirmed buying again the steps whose paid result was lost; without it such a Generate is refused. */
+  rebuyLost?: boolean;
 }
 
 export interface EstimateView {
@@ -157,7 +175,7 @@ export interface StudioApi {
   saveStoryboard(project: string, storyboard: unknown): Promise<void>;
   setBudget(project: string, amount: number | null): Promise<void>;
   estimate(project: string, newTakes?: string[]): Promise<EstimateView>;
-  generate(project: string, newTakes?: string[]): Promise<EstimateView>;
+  generate(project: string, newTakes?: string[], options?: GenerateOptions): Promise<EstimateView>;
   listTasks(project: string, offset: number, limit: number): Promise<TaskPage>;
   unknownTasks(): Promise<UnknownTask[]>;
   reconcile(taskId: number): Promise<CandidateView[]>;

@@ -10,6 +10,7 @@ import type {
   CandidateView,
   DecisionInput,
   EstimateView,
+  GenerateOptions,
   ProjectSummary,
   SettingsPatch,
   SettingsView,
@@ -141,7 +142,7 @@ export class StudioService implements StudioApi {
     return {
       project: e.project.name,
       currency: e.project.currency,
-      steps: e.steps.map((s) => ({ ...s, cost: money(s.cost)! })),
+      steps: e.steps.map((s) => ({ ...s, cost: money(s.cost)!, lost: s.lost && { ...s.lost, cost: money(s.lost.cost)! } })),
       total: money(e.total)!,
       spent: money(e.spent)!,
       budget: money(e.budget),
@@ -153,8 +154,8 @@ export class StudioService implements StudioApi {
     return refusals(async () => this.estimateView(await this.pipeline.estimate(project, newTakes)));
   }
 
-  async generate(project: string, newTakes: string[] = []): Promise<EstimateView> {
-    return refusals(async () => this.estimateView(await this.pipeline.generate(project, { newTakes })));
+  async generate(project: string, newTakes: string[] = [], options: GenerateOptions = {}): Promise<EstimateView> {
+    return refusals(async () => this.estimateView(await this.pipeline.generate(project, { newTakes, rebuyLost: options?.rebuyLost === true })));
   }
 
   async listTasks(project: string, offset: number, limit: number): Promise<TaskPage> {

@@ -6,6 +6,19 @@ export type Decision = { adopt: string } | { resubmit: true } | { giveUp: true }
 
 export class DecisionRefused extends Error {}
 
+/** The request a person chose already belongs to another task; adopting it would count one result twice. */
+export class RequestTaken extends DecisionRefused {
+  constructor(
+    readonly requestId: string,
+    readonly holder: Task,
+  ) {
+    super(
+      `request ${requestId} already belongs to task ${holder.id} (${holder.status}); one request is one result, so it cannot ` +
+        `be adopted twice. Look for this task's own request, or resubmit it or give it up.`,
+    );
+  }
+}
+
 function current(repo: TaskRepository, id: number): Task {
   const task = repo.get(id);
   if (!task) throw new DecisionRefused(`there is no task ${id}`);
@@ -23,6 +36,8 @@ export function resolveUnknown(repo: TaskRepository, id: number, decision: Decis
     const requestId = decision.adopt.trim();
     if (!requestId) throw new DecisionRefused('give the request id to adopt, as the provider shows it');
     result = repo.adopt(id, requestId, now);
+    const holder = result ? undefined : repo.requestHolder(id, requestId);
+    if (holder) throw new RequestTaken(requestId, holder);
   } else if ('resubmit' in decision) {
     result = repo.resubmit(id, now);
   } else {

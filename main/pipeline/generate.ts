@@ -6,7 +6,20 @@ import type { Studio } from '../studio.ts';
 import { inputHash } from '../tasks/inputHash.ts';
 import type { Task } from '../tasks/model.ts';
 import { bindStepRefs, planStoryboard, RENDER_PROVIDER, stepRefsAs, type PlannedStep } from './planner.ts';
+import { decidePlan, judgeStep, type Decided, type Verdict } from './reuse.ts';
 import { sceneById, type StepChoice, type StepKind, type Storyboard } from './storyboard.ts';
+
+/** An earlier purchase of a step whose result is lost. */
+export interface LostResult {
+  taskId: number;
+  /** Whether that purchase was certainly charged, or possibly. */
+  paid: 'yes' | 'maybe';
+  /** What it cost (billed, else estimated), in micro-units of `currency`. */
+  cost: number;
+  currency: string;
+  /** How the result was lost. */
+  why: string;
+}
 
 export interface StepEstimate {
   key: string;
@@ -14,13 +27,18 @@ export interface StepEstimate {
   kind: PlannedStep['kind'];
   provider: string;
   model: string;
-  /** reuse: an identical step already in the project stands in for it, at no cost. */
-  action: 'new' | 'reuse';
+  /**
+   * reuse: an identical step already in the project stands in for it, at no cost. rebuy: it was paid for
+   * and its result is lost; it is bought again only when the person confirms it.
+   */
+  action: 'new' | 'reuse' | 'rebuy';
   taskId: number | null;
   /** Micro-units of `currency`; 0 for reused and local steps. */
   cost: number;
   currency: string;
   source: string;
+  /** For a rebuy: the purchase whose result was lost. */
+  lost: LostResult | null;
 }
 
 export interface GenerateEstimate {
@@ -37,6 +55,23 @@ export interface GenerateEstimate {
 
 export class GenerateRefused extends Error {}
 
+const money = (micros: number, currency: string) => `${(micros / 1e6).toFixed(2)} ${currency}`;
+
+/** "paid, result lost" (or "possibly paid"), with the earlier task, its cost and how the result was lost. */
+export function describeLost(lost: LostResult): string {
+  return `${lost.paid === 'yes' ? 'paid' : 'possibly paid'}, result lost: task ${lost.taskId} cost ${money(lost.cost, lost.currency)} (${lost.why})`;
+}
+
+/** A Generate that would buy again a step whose paid result was lost, without the person saying so. */
+export class LostResultsRefused extends GenerateRefused {
+  constructor(readonly steps: StepEstimate[]) {
+    super(
+      `${steps.map((s) => `${s.key} was ${describeLost(s.lost!)}`).join('; ')}. ` +
+        `Buying ${steps.length === 1 ? 'it' : 'them'} again needs your confirmation; nothing was enqueued.`,
+    );
+  }
+}
+
 export interface PipelineDeps {
   studio: Studio;
   /** Adapters, used only to validate inputs and ask for quotes; nothing is sent from here. */
@@ -44,17 +79,46 @@ export interface PipelineDeps {
   defaults: Record<StepKind, StepChoice>;
 }
 
-const money = (micros: number, currency: string) => `${(micros / 1e6).toFixed(2)} ${currency}`;
+export interface GenerateOptions {
+  newTakes?: string[];
+  /** Render again even when an identical render exists. */
+  freshRender?: boolean;
+  /** The person confirmed buying again the steps whose paid result was lost. */
+  rebuyLost?: boolean;
+}
 
 /** A finished result whose file is gone is no result to build on. */
-function usable(task: Task | undefined): task is Task {
-  return !!task && (task.status !== 'SUCCEEDED' || (!!task.outputPath && existsSync(task.outputPath)));
+const hasOutput = (task: Task) => !!task.outputPath && existsSync(task.outputPath);
+
+type Price = Pick<StepEstimate, 'cost' | 'currency' | 'source'>;
+
+function lostResult(task: Task, why: string): LostResult {
+  return { taskId: task.id, paid: task.charged === 'yes' ? 'yes' : 'maybe', cost: task.costActual ?? task.costEstimated ?? 0, currency: task.currency, why };
+}
+
+function stepEstimate(step: PlannedStep, verdict: Verdict, price: Price): StepEstimate {
+  return {
+    key: step.key,
+    scene: step.scene,
+    kind: step.kind,
+    provider: step.provider,
+    model: step.model,
+    action: verdict.action,
+    taskId: verdict.action === 'reuse' ? verdict.task.id : null,
+    ...price,
+    lost: verdict.action === 'rebuy' ? lostResult(verdict.lost, verdict.why) : null,
+  };
+}
+
+function reusedPrice(task: Task, why: string | undefined, currency: string): Price {
+  return { cost: 0, currency, source: `reused: task ${task.id} ${why ? `is kept; ${why}` : 'already has this exact step'}` };
 }
 
 /**
  * Turns a project's storyboard into tasks. Each step is reused when an identical one (same provider, model
  * and input, seed included) is already in the project; only new steps are estimated, checked against the
  * budget and enqueued. Editing one scene therefore regenerates that scene's steps and the render only.
+ * A step paid for before whose result was lost is never bought again unless the person confirms it.
  */
 export class Pipeline {
   constructor(private readonly deps: PipelineDeps) {}
@@ -68,35 +132,36 @@ export class Pipeline {
     return { project, board };
   }
 
-  /** Walks the plan in order, binding each step to the task ids of the steps it uses. */
-  private async walk(project: Project, board: Storyboard, options: { freshRender?: boolean }) {
+  /** Judges every step of the plan by the tasks the project has now; reads only, with no network. */
+  private decide(project: Project, board: Storyboard, options: GenerateOptions): Decided[] {
     const { studio } = this.deps;
-    const ids = new Map<string, number>();
-    const walked: { step: PlannedStep; input: unknown | undefined; reuse: Task | undefined; estimate: StepEstimate }[] = [];
-    for (const step of planStoryboard(board, this.deps.defaults)) {
-      const input = bindStepRefs(step.input, ids);
-      const candidate = input === undefined ? undefined : studio.tasks.findReusable(project.id, inputHash(step.provider, step.model, input));
-      const reuse = usable(candidate) && !(options.freshRender && step.kind === 'render') ? candidate : undefined;
-      if (reuse) ids.set(step.key, reuse.id);
-      const estimate = reuse
-        ? { cost: 0, currency: project.currency, source: `reused: task ${reuse.id} already has this exact step` }
-        : await this.price(step);
-      walked.push({
-        step,
-        input,
-        reuse,
-        estimate: { key: step.key, scene: step.scene, kind: step.kind, provider: step.provider, model: step.model, action: reuse ? 'reuse' : 'new', taskId: reuse?.id ?? null, ...estimate },
-      });
-    }
-    const newCost = walked.filter((w) => !w.reuse).reduce((sum, w) => sum + w.estimate.cost, 0);
-    const spend = studio.tasks.spend(project.id)[0]!;
+    return decidePlan(planStoryboard(board, this.deps.defaults), (step, input) => {
+      if (options.freshRender && step.kind === 'render') return { action: 'new' };
+      const earlier = studio.tasks.withSameInput(project.id, inputHash(step.provider, step.model, input));
+      return judgeStep(earlier, hasOutput, step.provider !== RENDER_PROVIDER);
+    });
+  }
+
+  private summed(project: Project, steps: StepEstimate[]): GenerateEstimate {
+    const total = steps.filter((s) => s.action !== 'reuse').reduce((sum, s) => sum + s.cost, 0);
+    const spend = this.deps.studio.tasks.spend(project.id)[0]!;
     const spent = spend.actual + spend.estimated + spend.possiblyCharged;
-    const overBy = project.budget === null ? 0 : Math.max(0, spent + newCost - project.budget);
-    return { walked, estimate: { project, steps: walked.map((w) => w.estimate), total: newCost, spent, budget: project.budget, overBy } };
+    const overBy = project.budget === null ? 0 : Math.max(0, spent + total - project.budget);
+    return { project, steps, total, spent, budget: project.budget, overBy };
+  }
+
+  /** Prices every step that is not reused (a network call for some providers). */
+  private async walk(project: Project, board: Storyboard, options: GenerateOptions): Promise<GenerateEstimate> {
+    const steps: StepEstimate[] = [];
+    for (const { step, verdict } of this.decide(project, board, options)) {
+      const price = verdict.action === 'reuse' ? reusedPrice(verdict.task, verdict.why, project.currency) : await this.price(step);
+      steps.push(stepEstimate(step, verdict, price));
+    }
+    return this.summed(project, steps);
   }
 
   /** Validates a step's input as its adapter will, and prices it: the provider's quote, else the catalogue. */
-  private async price(step: PlannedStep): Promise<Pick<StepEstimate, 'cost' | 'currency' | 'source'>> {
+  private async price(step: PlannedStep): Promise<Price> {
     if (step.provider === RENDER_PROVIDER) return { cost: 0, currency: 'USD', source: 'made on this machine: no charge' };
     const adapter = this.deps.provider(step.provider);
     if (!adapter) throw new GenerateRefused(`step ${step.key}: there is no provider "${step.provider}"`);
@@ -115,7 +180,7 @@ export class Pipeline {
   /** What a Generate would do and cost, step by step, without doing it. */
   async estimate(projectName: string, newTakes: string[] = []): Promise<GenerateEstimate> {
     const { project, board } = this.storyboardOf(projectName);
-    return (await this.walk(project, this.withNewTakes(board, newTakes), {})).estimate;
+    return this.walk(project, this.withNewTakes(board, newTakes), {});
   }
 
   private withNewTakes(board: Storyboard, scenes: string[]): Storyboard {
@@ -126,28 +191,48 @@ export class Pipeline {
 
   /**
    * Enqueues the new steps of the storyboard, refusing (with the amount) a Generate that would take the project
-   * past its budget. A new take of a scene is kept in its storyboard, so the next Generate reuses it.
+   * past its budget, and one that would buy a lost result again unless `rebuyLost` confirms it. A new take of a
+   * scene is kept in its storyboard, so the next Generate reuses it.
    */
-  async generate(projectName: string, options: { newTakes?: string[]; freshRender?: boolean } = {}): Promise<GenerateEstimate> {
+  async generate(projectName: string, options: GenerateOptions = {}): Promise<GenerateEstimate> {
     const { studio } = this.deps;
     const { project, board: saved } = this.storyboardOf(projectName);
     const board = this.withNewTakes(saved, options.newTakes ?? []);
-    const { walked, estimate } = await this.walk(project, board, options);
-    if (estimate.overBy > 0) {
-      throw new GenerateRefused(
-        `this Generate would cost about ${money(estimate.total, project.currency)}; with ${money(estimate.spent, project.currency)} ` +
-          `already spent or possibly charged, that is ${money(estimate.overBy, project.currency)} over the budget of ` +
-          `${money(project.budget!, project.currency)}. Raise the budget or change the storyboard; nothing was enqueued.`,
-      );
-    }
+    const priced = await this.walk(project, board, options);
     const now = studio.clock.now();
-    studio.tasks.batch(() => {
+    // Pricing awaited the network, so another Generate (in this process or another) may have enqueued the same
+    // steps meanwhile. Judging every step again and enqueueing in one write transaction means two Generates
+    // never both buy a step: the second one reuses what the first enqueued.
+    return studio.tasks.batch(() => {
+      const decided = this.decide(project, board, options);
+      const steps = decided.map(({ step, verdict }, i) => {
+        const before = priced.steps[i]!;
+        if (verdict.action === 'reuse') {
+          const price = reusedPrice(verdict.task, verdict.why, project.currency);
+          if (before.action !== 'reuse') price.source = `reused: task ${verdict.task.id}, enqueued by another Generate while this one was being priced`;
+          return stepEstimate(step, verdict, price);
+        }
+        if (before.action === 'reuse') {
+          throw new GenerateRefused(`step ${step.key}: task ${before.taskId} changed while this Generate was being priced; nothing was enqueued, try again`);
+        }
+        return stepEstimate(step, verdict, before);
+      });
+      const estimate = this.summed(project, steps);
+      const lost = steps.filter((s) => s.action === 'rebuy');
+      if (lost.length > 0 && !options.rebuyLost) throw new LostResultsRefused(lost);
+      if (estimate.overBy > 0) {
+        throw new GenerateRefused(
+          `this Generate would cost about ${money(estimate.total, project.currency)}; with ${money(estimate.spent, project.currency)} ` +
+            `already spent or possibly charged, that is ${money(estimate.overBy, project.currency)} over the budget of ` +
+            `${money(project.budget!, project.currency)}. Raise the budget or change the storyboard; nothing was enqueued.`,
+        );
+      }
       if (board !== saved) studio.storyboards.save(project.id, board, now);
       const ids = new Map<string, number>();
-      for (const { step, reuse, estimate: e } of walked) {
-        if (reuse) {
-          ids.set(step.key, reuse.id);
-          continue;
+      decided.forEach(({ step, verdict }, i) => {
+        if (verdict.action === 'reuse') {
+          ids.set(step.key, verdict.task.id);
+          return;
         }
         const input = bindStepRefs(step.input, ids) as Record<string, unknown>;
         const task = studio.tasks.enqueue(
@@ -155,9 +240,9 @@ export class Pipeline {
           now,
         );
         ids.set(step.key, task.id);
-        e.taskId = task.id;
-      }
+        steps[i]!.taskId = task.id;
+      });
+      return estimate;
     });
-    return estimate;
   }
 }

@@ -1,4 +1,4 @@
-import { cancelTask, resolveUnknown, type Decision } from '../../engine/decisions.ts';
+import { cancelTask, RequestTaken, resolveUnknown, type Decision } from '../../engine/decisions.ts';
 import { reconcile } from '../../engine/reconciler.ts';
 import { openProviders } from '../../providers/registry.ts';
 import { openStudio } from '../../studio.ts';
@@ -20,7 +20,14 @@ export async function resolve(argv: string[], ctx: CliContext) {
     values.adopt !== undefined ? { adopt: values.adopt } : values.resubmit ? { resubmit: true } : { giveUp: true };
   const studio = openStudio(ctx.dataDir);
   try {
-    const task = resolveUnknown(studio.tasks, id, decision, studio.clock.now());
+    let task;
+    try {
+      task = resolveUnknown(studio.tasks, id, decision, studio.clock.now());
+    } catch (err) {
+      // The request id given is the mistake to fix, as with any wrong argument.
+      if (err instanceof RequestTaken) throw new UsageError(err.message);
+      throw err;
+    }
     const what = {
       SUBMITTED: `adopted request ${task.remoteRequestId}; a worker will collect its result`,
       PENDING: 'queued again; the earlier attempt stays counted as possibly charged',

@@ -50,8 +50,9 @@ usage: studio [--data DIR] <command> [options]
   storyboard create|edit PROJECT --file F, storyboard show PROJECT [--json]
                             a project's scenes, from a JSON file
   estimate PROJECT [--json] what a Generate would make and cost, step by step
-  generate PROJECT [--new-take SCENE]
-                            enqueue what the storyboard needs that the project does not have
+  generate PROJECT [--new-take SCENE] [--rebuy-lost]
+                            enqueue what the storyboard needs that the project does not have;
+                            --rebuy-lost buys again a step whose paid result was lost
   render PROJECT            render again from the scenes as they are
   budget PROJECT AMOUNT|none
   serve [--port N]          run the studio for a browser on 127.0.0.1 (prints the address to open)

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { GenerateRefused, Pipeline, type GenerateEstimate } from '../../pipeline/generate.ts';
+import { describeLost, GenerateRefused, LostResultsRefused, Pipeline, type GenerateEstimate } from '../../pipeline/generate.ts';
 import { parseStoryboard, StoryboardError } from '../../pipeline/storyboard.ts';
 import { openProviders } from '../../providers/registry.ts';
 import { openStudio, type Studio } from '../../studio.ts';
@@ -45,14 +45,16 @@ async function withPipeline<T>(ctx: CliContext, fn: (pipeline: Pipeline, studio:
   }
 }
 
-function printEstimate(ctx: CliContext, e: GenerateEstimate): void {
+/** `lostNote` says what happens to a step whose paid result was lost. */
+function printEstimate(ctx: CliContext, e: GenerateEstimate, lostNote: string): void {
   const c = e.project.currency;
   ctx.out(
     table([
       ['STEP', 'DOES', 'PROVIDER', 'MODEL', 'COST', 'WHERE THE FIGURE COMES FROM'],
-      ...e.steps.map((s) => [s.key, s.action === 'reuse' ? `reuse ${s.taskId}` : 'new', s.provider, s.model, money(s.cost, s.currency), s.source]),
+      ...e.steps.map((s) => [s.key, s.action === 'reuse' ? `reuse ${s.taskId}` : s.action, s.provider, s.model, money(s.cost, s.currency), s.source]),
     ]),
   );
+  for (const s of e.steps) if (s.lost) ctx.out(`${s.key}: ${describeLost(s.lost)}; ${lostNote}.`);
   ctx.out(`\nNew steps: about ${money(e.total, c)}. Already spent or possibly charged: ${money(e.spent, c)}.`);
   if (e.budget !== null) {
     ctx.out(
@@ -99,17 +101,24 @@ export async function estimate(argv: string[], ctx: CliContext) {
   await withPipeline(ctx, async (pipeline) => {
     const e = await pipeline.estimate(name, values['new-take'] ?? []);
     if (values.json) ctx.out(JSON.stringify({ ...e, project: e.project.name }, null, 2));
-    else printEstimate(ctx, e);
+    else printEstimate(ctx, e, `buying it again needs "studio generate ${name} --rebuy-lost"`);
   });
 }
 
 export async function generate(argv: string[], ctx: CliContext) {
-  const { positionals, values } = parse(argv, { 'new-take': { type: 'string', multiple: true } }, 1);
-  const name = projectArg(positionals, 'studio generate PROJECT [--new-take SCENE]');
+  const { positionals, values } = parse(argv, { 'new-take': { type: 'string', multiple: true }, 'rebuy-lost': { type: 'boolean' } }, 1);
+  const name = projectArg(positionals, 'studio generate PROJECT [--new-take SCENE] [--rebuy-lost]');
   await withPipeline(ctx, async (pipeline) => {
-    const e = await pipeline.generate(name, { newTakes: values['new-take'] ?? [] });
-    printEstimate(ctx, e);
-    const added = e.steps.filter((s) => s.action === 'new').length;
+    let e: GenerateEstimate;
+    try {
+      e = await pipeline.generate(name, { newTakes: values['new-take'] ?? [], rebuyLost: values['rebuy-lost'] });
+    } catch (err) {
+      if (!(err instanceof LostResultsRefused)) throw err;
+      const which = err.steps.map((s) => `${s.key} (task ${s.lost!.taskId}, ${money(s.lost!.cost, s.lost!.currency)})`).join(', ');
+      throw new UsageError(`paid for before, result lost: ${which}; nothing was enqueued. To buy again, run "studio generate ${name} --rebuy-lost".`);
+    }
+    printEstimate(ctx, e, 'bought again, as --rebuy-lost asked');
+    const added = e.steps.filter((s) => s.action !== 'reuse').length;
     ctx.out(added ? `\nEnqueued ${added} step(s); run "studio worker" to make them.` : '\nNothing new to make: every step is already in the project.');
   });
 }
@@ -120,7 +129,7 @@ export async function render(argv: string[], ctx: CliContext) {
   const name = projectArg(positionals, 'studio render PROJECT');
   await withPipeline(ctx, async (pipeline) => {
     const e = await pipeline.estimate(name);
-    const missing = e.steps.filter((s) => s.kind !== 'render' && s.action === 'new');
+    const missing = e.steps.filter((s) => s.kind !== 'render' && s.action !== 'reuse');
     if (missing.length > 0) throw new UsageError(`${missing.map((s) => s.key).join(', ')} not made yet; run "studio generate ${name}" first`);
     const done = await pipeline.generate(name, { freshRender: true });
     ctx.out(`render enqueued as task ${done.steps.find((s) => s.kind === 'render')!.taskId}`);

@@ -59,13 +59,14 @@ function Unknown({ task, onDone }: { task: UnknownTask; onDone: () => void }) {
           <p>{confirm.label}</p>
           <button
             className="primary"
-            onClick={() =>
+            onClick={() => {
+              // Closed either way: a refusal (a request that belongs to another task) shows below, beside the decision.
+              setConfirm(null);
               void action.run(async () => {
                 await confirm.act();
-                setConfirm(null);
                 onDone();
-              })
-            }
+              });
+            }}
           >
             Confirm
           </button>

@@ -8,15 +8,18 @@ export function EstimatePanel({ project, version, stale, savedAt }: { project: s
   const settings = useLoad(() => studio.getSettings(), []);
   const [budget, setBudget] = useState('');
   const [confirming, setConfirming] = useState(false);
+  const [rebuyLost, setRebuyLost] = useState(false);
   const generate = useAction();
   const setBudgetAction = useAction();
   const e = estimate.data;
   const confirmAbove = settings.data?.confirmAbove ?? null;
+  const lost = e?.steps.filter((s) => s.action === 'rebuy') ?? [];
 
   const go = () =>
     void generate.run(async () => {
       setConfirming(false);
-      await studio.generate(project);
+      await studio.generate(project, [], { rebuyLost: lost.length > 0 && rebuyLost });
+      setRebuyLost(false);
       estimate.reload();
     });
 
@@ -32,13 +35,29 @@ export function EstimatePanel({ project, version, stale, savedAt }: { project: s
               {e.steps.map((s) => (
                 <tr key={s.key} className={s.action}>
                   <td>{s.key}</td>
-                  <td>{s.action === 'reuse' ? 'reuse' : `${s.provider}`}</td>
+                  <td>{s.action === 'new' ? s.provider : s.action === 'reuse' ? 'reuse' : `buy again (${s.provider})`}</td>
                   <td className="num">{money(s.cost, s.currency)}</td>
                   <td className="source" title={s.source}>{s.source}</td>
                 </tr>
               ))}
             </tbody>
           </table>
+          {lost.length > 0 && (
+            <section className="lost" data-testid="estimate-lost" aria-label="Paid for, result lost">
+              <h3>Paid for, result lost</h3>
+              <ul>
+                {lost.map((s) => (
+                  <li key={s.key}>
+                    {s.key}: {s.lost!.paid === 'yes' ? 'paid' : 'possibly paid'} {money(s.lost!.cost, s.lost!.currency)} (task {s.lost!.taskId}), result
+                    lost: {s.lost!.why}. Buying it again costs about {money(s.cost, s.currency)}.
+                  </li>
+                ))}
+              </ul>
+              <label>
+                <input type="checkbox" checked={rebuyLost} onChange={(ev) => setRebuyLost(ev.target.checked)} /> Buy {lost.length === 1 ? 'this step' : `these ${lost.length} steps`} again
+              </label>
+            </section>
+          )}
           <p className="total" data-testid="estimate-total">
             New steps: <strong>{money(e.total, e.currency)}</strong>
           </p>
@@ -57,7 +76,7 @@ export function EstimatePanel({ project, version, stale, savedAt }: { project: s
             <button
               className="primary"
               data-testid="generate"
-              disabled={stale || generate.busy || e.steps.every((s) => s.action === 'reuse')}
+              disabled={stale || generate.busy || e.steps.every((s) => s.action === 'reuse') || (lost.length > 0 && !rebuyLost)}
               onClick={() => (confirmAbove !== null && e.total > confirmAbove ? setConfirming(true) : go())}
             >
               Generate

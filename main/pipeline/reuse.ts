@@ -1,0 +1,56 @@
+import type { Status, Task } from '../tasks/model.ts';
+import { bindStepRefs, type PlannedStep } from './planner.ts';
+
+/** What the project already has for one step of a Generate. */
+export type Verdict =
+  | { action: 'reuse'; task: Task; why?: string }
+  | { action: 'new' }
+  /** Paid for before, and its result is lost: bought again only when the person says so. */
+  | { action: 'rebuy'; lost: Task; why: string };
+
+export interface Decided {
+  step: PlannedStep;
+  verdict: Verdict;
+}
+
+const UNDER_WAY: ReadonlySet<Status> = new Set(['PENDING', 'RUNNING', 'SUBMITTED', 'OUTCOME_UNKNOWN']);
+
+/**
+ * Judges one step by the project's tasks with its exact provider, model and input (newest first). A finished
+ * result, work under way, or work waiting for a person's decision (possibly paid) stands in for it. Otherwise
+ * a paid step whose earlier purchase left no result is a rebuy, never silently a new purchase.
+ */
+export function judgeStep(earlier: readonly Task[], hasOutput: (task: Task) => boolean, paid: boolean): Verdict {
+  const reusable = earlier.find((t) => t.status === 'SUCCEEDED' && hasOutput(t)) ?? earlier.find((t) => UNDER_WAY.has(t.status));
+  if (reusable) return { action: 'reuse', task: reusable };
+  if (!paid) return { action: 'new' };
+  for (const t of earlier) {
+    if (t.status === 'SUCCEEDED') return { action: 'rebuy', lost: t, why: 'its output file is gone' };
+    if (t.status === 'FAILED' && t.charged === 'yes') return { action: 'rebuy', lost: t, why: t.error ?? 'it failed after the provider accepted it' };
+    if (t.status === 'FAILED' && t.charged === 'maybe') return { action: 'rebuy', lost: t, why: 'possibly paid: given up after an unknown outcome' };
+  }
+  return { action: 'new' };
+}
+
+/**
+ * Decides every step of a plan, in order, each step's input bound to the tasks of the steps it uses.
+ * A lost result is needed again only if a step made from it must be made anew: when everything made from
+ * a lost image is still there, the image is not bought again.
+ */
+export function decidePlan(steps: readonly PlannedStep[], judge: (step: PlannedStep, input: unknown) => Verdict): Decided[] {
+  const ids = new Map<string, number>();
+  const decided = steps.map((step): Decided => {
+    const input = bindStepRefs(step.input, ids);
+    const verdict: Verdict = input === undefined ? { action: 'new' } : judge(step, input);
+    // A lost task's id is bound provisionally, so the steps made from it can be judged by what they have.
+    if (verdict.action === 'reuse') ids.set(step.key, verdict.task.id);
+    if (verdict.action === 'rebuy') ids.set(step.key, verdict.lost.id);
+    return { step, verdict };
+  });
+  for (const d of [...decided].reverse()) {
+    if (d.verdict.action !== 'rebuy') continue;
+    const madeFrom = decided.filter((o) => o.step.dependsOn.includes(d.step.key));
+    if (madeFrom.length > 0 && madeFrom.every((o) => o.verdict.action === 'reuse')) d.verdict = { action: 'reuse', task: d.verdict.lost, why: `${d.verdict.why}, but every step made from it is kept` };
+  }
+  return decided;
+}
