@@ -1,8 +1,10 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../main/cli/main.ts';
 import { defaultDataDir } from '../main/config/paths.ts';
+import { startSimulator, type RunningSimulator } from '../main/simulator/server.ts';
+import { writeSettings } from './helpers/processes.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 async function cli(dataDir: string, ...args: string[]) {
@@ -13,6 +15,29 @@ async function cli(dataDir: string, ...args: string[]) {
 }
 
 const ENQUEUE = ['enqueue', '--project', 'Film', '--kind', 'image', '--provider', 'simulator', '--model', 'sim-image-1'];
+
+let sim: RunningSimulator | undefined;
+afterEach(async () => {
+  await sim?.close();
+  sim = undefined;
+});
+
+/** A data folder whose provider is a simulator this test holds (to inject faults and see charges), with a quick engine. */
+async function simulatedDir() {
+  sim = await startSimulator({ jobMs: 50 });
+  const dir = tempDir();
+  writeSettings(dir, { engine: { tickMs: 50, poll: { intervalMs: 50, maxIntervalMs: 100 } }, providers: { simulator: { baseUrl: sim.url } } });
+  return dir;
+}
+
+interface TaskJson {
+  id: number;
+  kind: string;
+  status: string;
+  remoteRequestId: string | null;
+  outputPath: string | null;
+}
+const tasksOf = async (dir: string) => JSON.parse((await cli(dir, 'tasks', '--json')).out) as TaskJson[];
 
 describe('studio CLI', () => {
   it('enqueues and prints the id; tasks --json gives the documented fields', async () => {
@@ -93,6 +118,53 @@ describe('studio CLI', () => {
     expect(JSON.parse((await cli(dir, 'storyboard', 'show', 'Fox', '--json')).out).scenes).toHaveLength(3);
     expect((await cli(dir, 'budget', 'Fox', 'lots')).err).toMatch(/amount like 12.50/);
   });
+
+  it('refuses to buy again a step whose paid result was lost unless --rebuy-lost is given: one line naming the flag, exit 2', async () => {
+    const dir = await simulatedDir();
+    const board = join(dir, 'board.json');
+    writeFileSync(board, JSON.stringify({ width: 320, height: 180, scenes: [{ id: 'dawn', imagePrompt: 'a fox asleep', motionPrompt: 'push in', duration: 1 }] }));
+    await cli(dir, 'storyboard', 'create', 'Fox', '--file', board);
+    expect((await cli(dir, 'generate', 'Fox')).code).toBe(0);
+    expect((await cli(dir, 'worker', '--until-idle')).code).toBe(0);
+    const made = await tasksOf(dir);
+    expect(made.map((t) => t.status)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
+    const clip = made.find((t) => t.kind === 'clip')!;
+    unlinkSync(clip.outputPath!);
+    unlinkSync(made.find((t) => t.kind === 'render')!.outputPath!);
+
+    const estimate = await cli(dir, 'estimate', 'Fox');
+    expect(estimate.out).toMatch(new RegExp(`dawn:clip: paid, result lost: task ${clip.id} cost \\d+\\.\\d\\d USD \\(its output file is gone\\); buying it again needs "studio generate Fox --rebuy-lost"`));
+    const refused = await cli(dir, 'generate', 'Fox');
+    expect(refused.code).toBe(2);
+    expect(refused.err).toMatch(new RegExp(`^studio: paid for before, result lost: dawn:clip \\(task ${clip.id}, \\d+\\.\\d\\d USD\\); nothing was enqueued\\. To buy again, run "studio generate Fox --rebuy-lost"\\.$`));
+    expect(await tasksOf(dir)).toHaveLength(3);
+    expect(sim!.charges).toHaveLength(2);
+
+    const confirmed = await cli(dir, 'generate', 'Fox', '--rebuy-lost');
+    expect(confirmed.code).toBe(0);
+    expect(confirmed.out).toContain('Enqueued 2 step(s)');
+    expect((await tasksOf(dir)).slice(3).map((t) => t.kind)).toEqual(['clip', 'render']);
+  }, 30_000);
+
+  it('refuses to adopt a request that already belongs to another task, naming it, exit 2; adopts the task\'s own request', async () => {
+    const dir = await simulatedDir();
+    await cli(dir, ...ENQUEUE, '--input', '{"prompt":"first"}');
+    await cli(dir, 'worker', '--until-idle');
+    sim!.setFaults({ submit: ['drop-after-accept'] });
+    await cli(dir, ...ENQUEUE, '--input', '{"prompt":"second"}');
+    await cli(dir, 'worker', '--until-idle');
+    const [first, second] = await tasksOf(dir);
+    expect(first).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: expect.any(String) });
+    expect(second).toMatchObject({ status: 'OUTCOME_UNKNOWN', remoteRequestId: null });
+
+    const refused = await cli(dir, 'resolve', String(second!.id), '--adopt', first!.remoteRequestId!);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toContain(`request ${first!.remoteRequestId} already belongs to task ${first!.id} (SUCCEEDED)`);
+    expect((await tasksOf(dir))[1]).toMatchObject({ status: 'OUTCOME_UNKNOWN', remoteRequestId: null });
+
+    const own = sim!.charges.find((c) => c.requestId !== first!.remoteRequestId)!.requestId;
+    expect(await cli(dir, 'resolve', String(second!.id), '--adopt', own)).toMatchObject({ code: 0, out: `task ${second!.id}: adopted request ${own}; a worker will collect its result` });
+  }, 30_000);
 
   it('defaults to the per-user folder the desktop app uses, unless STUDIO_DATA_DIR says otherwise', () => {
     expect(defaultDataDir({ HOME: '/home/ana' }, 'linux')).toMatch(/\.config\/take-studio$/);
