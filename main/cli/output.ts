@@ -1,7 +1,7 @@
-import { fromMicros, type Task } from '../tasks/model.ts';
+import { fromMicros, type Task, type TaskOutput } from '../tasks/model.ts';
 
 /** The JSON a task has in `studio tasks --json`, documented in the README. */
-export function taskJson(t: Task, projectName: string) {
+export function taskJson(t: Task, projectName: string, outputs: TaskOutput[]) {
   return {
     id: t.id,
     project: projectName,
@@ -22,6 +22,8 @@ export function taskJson(t: Task, projectName: string) {
     currency: t.currency,
     outputPath: t.outputPath,
     outputSha256: t.outputSha256,
+    outputs: outputs.map((o) => ({ path: o.path, sha256: o.sha256, bytes: o.bytes, contentType: o.contentType })),
+    note: t.note,
     error: t.error,
     unknownReason: t.unknownReason,
     createdAt: iso(t.createdAt),

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach } from 'vitest';
@@ -76,4 +76,13 @@ export async function runStudio(dataDir: string, args: string[], env: Record<str
 
 export function writeSettings(dataDir: string, settings: unknown): void {
   writeFileSync(join(dataDir, 'settings.json'), JSON.stringify(settings));
+}
+
+/** Resolves once the process is really stopped (SIGSTOP taken), so a SIGCONT sent next is not lost. */
+export async function whenStopped(child: ChildProcess, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'T') {
+    if (Date.now() > end) throw new Error(`process ${child.pid} did not stop within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }

@@ -34,7 +34,7 @@ export async function tasks(argv: string[], ctx: CliContext) {
   withStudio(ctx, (studio) => {
     const names = projectNames(studio);
     const list = studio.tasks.list({ projectId: projectId(studio, values.project), status: status as Status | undefined });
-    if (values.json) return ctx.out(JSON.stringify(list.map((t) => taskJson(t, names.get(t.projectId)!)), null, 2));
+    if (values.json) return ctx.out(JSON.stringify(list.map((t) => taskJson(t, names.get(t.projectId)!, studio.tasks.outputs(t.id))), null, 2));
     ctx.out(
       table([
         ['ID', 'PROJECT', 'KIND', 'STATUS', 'PROVIDER', 'MODEL', 'COST', 'NOTE'],
@@ -46,7 +46,7 @@ export async function tasks(argv: string[], ctx: CliContext) {
           t.provider,
           t.model,
           money(t.costActual ?? t.costEstimated, t.currency),
-          t.unknownReason ?? t.error ?? t.outputPath ?? (t.progress !== null ? `${Math.round(t.progress * 100)}%` : ''),
+          t.unknownReason ?? t.error ?? t.note ?? t.outputPath ?? (t.progress !== null ? `${Math.round(t.progress * 100)}%` : ''),
         ]),
       ]),
     );
@@ -58,7 +58,7 @@ export async function unknown(argv: string[], ctx: CliContext) {
   withStudio(ctx, (studio) => {
     const names = projectNames(studio);
     const list = studio.tasks.list({ status: 'OUTCOME_UNKNOWN' });
-    if (values.json) return ctx.out(JSON.stringify(list.map((t) => taskJson(t, names.get(t.projectId)!)), null, 2));
+    if (values.json) return ctx.out(JSON.stringify(list.map((t) => taskJson(t, names.get(t.projectId)!, studio.tasks.outputs(t.id))), null, 2));
     if (list.length === 0) return ctx.out('No task is waiting for a decision.');
     for (const t of list) {
       ctx.out(

@@ -1,0 +1,120 @@
+import { makeMedia, type Media } from '../../main/simulator/media.ts';
+import { cutAfterHeaders, send, type Route } from './server.ts';
+
+/**
+ * Stand-ins for real providers that keep a ledger of what they would have charged, speaking each one's
+ * documented format with real media bytes, so the engine's output checks run as they do for a creator.
+ */
+export interface Ledger {
+  /** Request ids the provider accepted and would bill. */
+  charged: string[];
+}
+
+let media: { png: Media; speech: Media } | undefined;
+
+/** A real PNG and real speech audio, made once per test file with the bundled ffmpeg. */
+export async function realMedia(): Promise<{ png: Media; speech: Media }> {
+  media ??= { png: await makeMedia('image', { prompt: 'a fox' }), speech: await makeMedia('speech', { text: 'hello there' }) };
+  return media;
+}
+
+export const FAL_MODEL = 'fal-ai/flux/dev';
+
+export interface FalOptions {
+  /** How the submit answers once the request is queued and charged: 200, or a 5xx carrying x-fal-request-id. */
+  submitStatus?: number;
+  submitDelayMs?: number;
+  /** Result and file GETs that answer 401 first (a key being changed), per path. */
+  resultUnauthorizedOnce?: boolean;
+  images?: number;
+  polls?: number;
+}
+
+/**
+ * fal's queue API (fal.ai/docs/inference-api): the submit queues the request and names it in the body and
+ * in `x-fal-request-id`; status is 202 while queued and 200 when COMPLETED; the result lists the images.
+ */
+export function falQueue(ledger: Ledger, png: Media, opts: FalOptions = {}): Route {
+  let next = 0;
+  const polls = new Map<string, number>();
+  const refused = new Set<string>();
+  return async (req, res) => {
+    const host = `http://${req.headers.host}`;
+    if (req.method === 'POST' && req.path === `/${FAL_MODEL}`) {
+      const id = `fal-req-${++next}`;
+      ledger.charged.push(id);
+      if (opts.submitDelayMs) await new Promise((r) => setTimeout(r, opts.submitDelayMs));
+      const base = `${host}/fal-ai/flux/requests/${id}`;
+      if (opts.submitStatus && opts.submitStatus >= 500) return send(res, opts.submitStatus, { detail: 'upstream timed out' }, { 'x-fal-request-id': id });
+      return send(res, 200, { request_id: id, status: 'IN_QUEUE', status_url: `${base}/status`, response_url: base, cancel_url: `${base}/cancel` }, { 'x-fal-request-id': id });
+    }
+    const match = /^\/fal-ai\/flux\/requests\/([\w-]+)(\/status|\/cancel)?(\?.*)?$/.exec(req.path);
+    if (match) {
+      const [, id, tail] = match as unknown as [string, string, string | undefined];
+      if (!ledger.charged.includes(id!)) return send(res, 404, { detail: 'request not found' });
+      if (tail === '/cancel') return send(res, 202, { status: 'CANCELLATION_REQUESTED' });
+      if (tail === '/status') {
+        const n = (polls.get(id!) ?? 0) + 1;
+        polls.set(id!, n);
+        if (n <= (opts.polls ?? 1)) return send(res, 202, { status: 'IN_QUEUE', queue_position: 0, request_id: id });
+        return send(res, 200, { status: 'COMPLETED', request_id: id, logs: [], metrics: { inference_time: 1 } });
+      }
+      if (opts.resultUnauthorizedOnce && !refused.has(req.path)) {
+        refused.add(req.path);
+        return send(res, 401, { detail: 'Unauthorized' });
+      }
+      const images = Array.from({ length: opts.images ?? 1 }, (_, i) => ({ url: `${host}/files/${id}-${i}.png`, content_type: 'image/png' }));
+      return send(res, 200, { images, seed: 7 });
+    }
+    if (req.path.startsWith('/files/')) return send(res, 200, png.bytes, { 'content-type': 'image/png' });
+    if (req.path.startsWith('/v1/models/pricing')) return send(res, 200, { prices: [{ endpoint_id: FAL_MODEL, unit_price: 0.025, unit: 'megapixels', currency: 'USD' }] });
+  };
+}
+
+/**
+ * OpenAI images (platform.openai.com/docs/api-reference/images): synchronous, the image as b64_json in the
+ * body, the request named only by the `x-request-id` header.
+ */
+export function openAiImages(ledger: Ledger, png: Media, opts: { cutBody?: boolean } = {}): Route {
+  let next = 0;
+  return async (req, res) => {
+    if (req.method !== 'POST' || req.path !== '/v1/images/generations') return;
+    const id = `req_${++next}`;
+    ledger.charged.push(id);
+    const body = JSON.stringify({ created: 1, data: [{ b64_json: png.bytes.toString('base64') }] });
+    if (opts.cutBody) return cutAfterHeaders(res, 200, { 'content-type': 'application/json', 'x-request-id': id }, body.slice(0, 40));
+    send(res, 200, JSON.parse(body), { 'x-request-id': id });
+  };
+}
+
+/**
+ * ElevenLabs text to speech (elevenlabs.io/docs/api-reference): the audio in the body, the request named
+ * by the `request-id` header, and every generation listed in the history with its request id.
+ */
+export function elevenLabs(ledger: Ledger, speech: Media, opts: { cutBody?: boolean } = {}): Route {
+  let next = 0;
+  return async (req, res) => {
+    if (req.method === 'POST' && req.path.startsWith('/v1/text-to-speech/')) {
+      const id = `el-req-${++next}`;
+      ledger.charged.push(id);
+      if (opts.cutBody) return cutAfterHeaders(res, 200, { 'content-type': 'audio/mpeg', 'request-id': id, 'character-cost': '11' });
+      return send(res, 200, speech.bytes, { 'content-type': 'audio/mpeg', 'request-id': id, 'character-cost': '11' });
+    }
+    if (req.path.startsWith('/v1/history/') && req.path.endsWith('/audio')) return send(res, 200, speech.bytes, { 'content-type': 'audio/mpeg' });
+    if (req.path.startsWith('/v1/history/')) return send(res, 404, { detail: { status: 'history_item_not_found' } });
+    if (req.path.startsWith('/v1/history')) {
+      const history = ledger.charged.map((id, i) => ({
+        history_item_id: `hist-${i}`,
+        request_id: id,
+        text: 'hello there',
+        voice_id: 'voice-1',
+        model_id: 'eleven_multilingual_v2',
+        date_unix: Math.floor(Date.now() / 1000),
+        character_count_change_from: 0,
+        character_count_change_to: 11,
+        state: 'created',
+      }));
+      return send(res, 200, { history, has_more: false, last_history_item_id: null });
+    }
+  };
+}

@@ -1,0 +1,224 @@
+import Database from 'better-sqlite3';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { openStudio } from '../main/studio.ts';
+import type { NewTask } from '../main/tasks/model.ts';
+import { elevenLabs, FAL_MODEL, falQueue, openAiImages, realMedia, type Ledger } from './fakes/providers.ts';
+import { startFake, type Route } from './fakes/server.ts';
+import { runStudio, startStudio, whenStopped, writeSettings } from './helpers/processes.ts';
+import { tempDir } from './helpers/tmp.ts';
+import { until } from './helpers/wait.ts';
+
+/**
+ * The promise against stand-ins for the real providers, with real worker processes (killed with SIGKILL
+ * or SIGSTOP by pid), a real SQLite file held locked by another connection, and real files on disk.
+ */
+
+let media: Awaited<ReturnType<typeof realMedia>>;
+beforeAll(async () => {
+  media = await realMedia();
+}, 60_000);
+
+const ENGINE = { leaseMs: 60_000, tickMs: 100, poll: { intervalMs: 100, maxIntervalMs: 200, deadlineMs: 60_000 } };
+
+async function setup(route: (ledger: Ledger) => Route) {
+  const ledger: Ledger = { charged: [] };
+  const fake = await startFake(route(ledger));
+  const dataDir = tempDir();
+  writeSettings(dataDir, { engine: ENGINE });
+  const env = {
+    STUDIO_FAL_BASE_URL: fake.url,
+    FAL_KEY: 'fal-key-0123456789',
+    STUDIO_OPENAI_BASE_URL: fake.url,
+    OPENAI_API_KEY: 'sk-test-0123456789',
+    STUDIO_ELEVENLABS_BASE_URL: fake.url,
+    ELEVENLABS_API_KEY: 'el-key-0123456789',
+  };
+  return { ledger, fake, dataDir, env };
+}
+
+function enqueue(dataDir: string, task: Omit<NewTask, 'projectId'>): number {
+  const studio = openStudio(dataDir);
+  try {
+    const project = studio.projects.ensure('Promise', Date.now());
+    return studio.tasks.enqueue({ ...task, projectId: project.id }, Date.now()).id;
+  } finally {
+    studio.close();
+  }
+}
+
+function read(dataDir: string, id: number) {
+  const studio = openStudio(dataDir);
+  try {
+    return { task: studio.tasks.get(id)!, events: studio.tasks.events(id), outputs: studio.tasks.outputs(id) };
+  } finally {
+    studio.close();
+  }
+}
+
+const falImage = (input: Record<string, unknown> = {}) => ({ kind: 'image' as const, provider: 'fal', model: FAL_MODEL, input: { prompt: 'a fox', ...input } });
+const openAiImage = { kind: 'image' as const, provider: 'openai', model: 'gpt-image-1', input: { prompt: 'a fox' } };
+const elevenSpeech = { kind: 'speech' as const, provider: 'elevenlabs', model: 'eleven_multilingual_v2', input: { text: 'hello there', voice_id: 'voice-1' } };
+
+describe('a request the provider names, whatever its answer', () => {
+  it.each([500, 504])('fal queues and charges, then answers %i with x-fal-request-id: the request is polled and collected, charged once', async (status) => {
+    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { submitStatus: status }));
+    const id = enqueue(dataDir, falImage());
+    const run = await runStudio(dataDir, ['worker', '--until-idle'], env);
+    expect(run.code).toBe(0);
+    const { task } = read(dataDir, id);
+    expect(task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: ledger.charged[0], charged: 'yes' });
+    expect(fake.count('POST', /./)).toBe(1);
+    expect(ledger.charged).toHaveLength(1);
+  });
+
+  it('OpenAI names the request in x-request-id, then the body is cut: unknown with the id kept, never sent again', async () => {
+    const { ledger, fake, dataDir, env } = await setup((l) => openAiImages(l, media.png, { cutBody: true }));
+    const id = enqueue(dataDir, openAiImage);
+    await runStudio(dataDir, ['worker', '--until-idle'], env);
+    const { task } = read(dataDir, id);
+    expect(task).toMatchObject({ status: 'OUTCOME_UNKNOWN', remoteRequestId: 'req_1', charged: 'maybe' });
+    expect(task.unknownReason).toMatch(/named the request \(req_1\).*cannot be asked/);
+    expect(fake.count('POST', /./)).toBe(1);
+    expect(ledger.charged).toHaveLength(1);
+  });
+
+  it('ElevenLabs names the request in request-id, then the body is cut: the audio is found in the history, no person involved', async () => {
+    const { ledger, fake, dataDir, env } = await setup((l) => elevenLabs(l, media.speech, { cutBody: true }));
+    const id = enqueue(dataDir, elevenSpeech);
+    await runStudio(dataDir, ['worker', '--until-idle'], env);
+    const { task } = read(dataDir, id);
+    expect(task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: 'el-req-1', charged: 'yes' });
+    expect(existsSync(task.outputPath!)).toBe(true);
+    expect(fake.count('POST', /./)).toBe(1);
+    expect(fake.count('GET', /\/v1\/history\/hist-0\/audio/)).toBe(1);
+  });
+
+  it('a 401 from a finished result is asked again, not taken as the end of a paid job', async () => {
+    const { ledger, dataDir, env } = await setup((l) => falQueue(l, media.png, { resultUnauthorizedOnce: true }));
+    const id = enqueue(dataDir, falImage());
+    await runStudio(dataDir, ['worker', '--until-idle'], env);
+    expect(read(dataDir, id).task).toMatchObject({ status: 'SUCCEEDED', charged: 'yes' });
+    expect(ledger.charged).toHaveLength(1);
+  });
+});
+
+describe('a paid result is never dropped', () => {
+  it('keeps and links every file of a request for several images', async () => {
+    const { dataDir, env } = await setup((l) => falQueue(l, media.png, { images: 3 }));
+    const id = enqueue(dataDir, falImage({ num_images: 3 }));
+    await runStudio(dataDir, ['worker', '--until-idle'], env);
+    const { task, outputs } = read(dataDir, id);
+    expect(task.status).toBe('SUCCEEDED');
+    expect(outputs.map((o) => o.index)).toEqual([0, 1, 2]);
+    expect(new Set(outputs.map((o) => o.path)).size).toBe(3);
+    for (const o of outputs) expect(createHash('sha256').update(readFileSync(o.path)).digest('hex')).toBe(o.sha256);
+    expect(task.outputPath).toBe(outputs[0]!.path);
+  });
+
+  it('keeps a synchronous result whose save fails for a while, says why, and saves it when it can', async () => {
+    const { ledger, dataDir, env } = await setup((l) => openAiImages(l, media.png));
+    const id = enqueue(dataDir, openAiImage);
+    // Where the file must go is blocked (a file stands where the folder belongs): every save fails.
+    const projectDir = join(dataDir, 'projects', '1');
+    mkdirSync(projectDir, { recursive: true });
+    writeFileSync(join(projectDir, 'media'), 'in the way');
+    const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
+    await worker.waitFor(/the paid result could not be saved yet/);
+    await until(() => read(dataDir, id).task.note !== null);
+    expect(read(dataDir, id).task.note).toMatch(/could not be saved yet.*kept and saving is retried/);
+    rmSync(join(projectDir, 'media'));
+    expect(await worker.exited).toBe(0);
+    const { task } = read(dataDir, id);
+    expect(task).toMatchObject({ status: 'SUCCEEDED', note: null, remoteRequestId: 'req_1' });
+    expect(readFileSync(task.outputPath!)).toEqual(media.png.bytes);
+    expect(ledger.charged).toHaveLength(1);
+  });
+
+  it('a worker killed after saving a synchronous result and before writing SUCCEEDED: the restart completes it from disk', async () => {
+    const { ledger, fake, dataDir, env } = await setup((l) => openAiImages(l, media.png));
+    const id = enqueue(dataDir, openAiImage);
+    const doomed = startStudio(dataDir, ['worker', '--until-idle'], { ...env, STUDIO_STOP_AT: 'after-save' });
+    await doomed.waitFor(new RegExp(`stopped at after-save for task ${id}`));
+    doomed.child.kill('SIGKILL');
+    await doomed.exited;
+    expect(read(dataDir, id).task.status).toBe('SUBMITTED');
+
+    await runStudio(dataDir, ['worker', '--until-idle'], env);
+    const { task } = read(dataDir, id);
+    expect(task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: 'req_1' });
+    expect(readFileSync(task.outputPath!)).toEqual(media.png.bytes);
+    expect(fake.count('POST', /./)).toBe(1);
+    expect(ledger.charged).toHaveLength(1);
+  });
+});
+
+/** Another program holds the database's write lock (BEGIN EXCLUSIVE) until released. */
+function holdLock(dataDir: string): () => void {
+  const db = new Database(join(dataDir, 'studio.db'));
+  db.pragma('busy_timeout = 10000');
+  db.exec('BEGIN EXCLUSIVE');
+  return () => {
+    db.exec('COMMIT');
+    db.close();
+  };
+}
+
+describe('a database that cannot be written while a request is out', () => {
+  it('a lock held longer than the busy timeout: the worker keeps the request id, says why it waits, and finishes', async () => {
+    const { ledger, dataDir, env } = await setup((l) => falQueue(l, media.png));
+    const id = enqueue(dataDir, falImage());
+    const worker = startStudio(dataDir, ['worker', '--until-idle'], { ...env, STUDIO_STOP_AT: 'after-send' });
+    await worker.waitFor(/stopped at after-send/);
+    await whenStopped(worker.child);
+    const release = holdLock(dataDir);
+    worker.child.kill('SIGCONT');
+    await worker.waitFor(/engine paused: another program is holding the studio database locked/, 30_000);
+    await new Promise((r) => setTimeout(r, 7_000));
+    release();
+    expect(await worker.exited).toBe(0);
+    expect(worker.stderr()).toMatch(/engine resumed/);
+    expect(read(dataDir, id).task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: ledger.charged[0] });
+    expect(ledger.charged).toHaveLength(1);
+  }, 60_000);
+
+  it('a worker killed while the lock is held: its journaled request id is recorded at the next start, and collected once', async () => {
+    const { ledger, dataDir, env } = await setup((l) => falQueue(l, media.png));
+    const id = enqueue(dataDir, falImage());
+    const doomed = startStudio(dataDir, ['worker', '--until-idle'], { ...env, STUDIO_STOP_AT: 'after-send' });
+    await doomed.waitFor(/stopped at after-send/);
+    await whenStopped(doomed.child);
+    const release = holdLock(dataDir);
+    doomed.child.kill('SIGCONT');
+    await doomed.waitFor(/engine paused/, 30_000);
+    doomed.child.kill('SIGKILL');
+    await doomed.exited;
+    release();
+    expect(read(dataDir, id).task).toMatchObject({ status: 'RUNNING', remoteRequestId: null });
+
+    const restart = await runStudio(dataDir, ['worker', '--until-idle'], env);
+    expect(restart.stderr).toMatch(new RegExp(`recorded request ${ledger.charged[0]} from the receipt journal`));
+    const { task, events } = read(dataDir, id);
+    expect(task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: ledger.charged[0] });
+    expect(events.map((e) => e.toStatus)).not.toContain('OUTCOME_UNKNOWN');
+    expect(ledger.charged).toHaveLength(1);
+  }, 60_000);
+});
+
+describe('cancel while the request is being sent', () => {
+  it('cancels the paid job at the provider when its id arrives, records it, and counts it as possibly charged', async () => {
+    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { submitDelayMs: 1_500 }));
+    const id = enqueue(dataDir, falImage());
+    const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
+    await until(() => fake.count('POST', /./) === 1);
+    const cancel = await runStudio(dataDir, ['cancel', String(id)], env);
+    expect(cancel.code).toBe(0);
+    expect(await worker.exited).toBe(0);
+    const { task, events } = read(dataDir, id);
+    expect(task).toMatchObject({ status: 'CANCELLED', charged: 'maybe', remoteRequestId: ledger.charged[0] });
+    expect(fake.count('PUT', new RegExp(`/requests/${ledger.charged[0]}/cancel`))).toBe(1);
+    expect(events.map((e) => e.reason).join('\n')).toMatch(/arrived after the cancel; asked fal to cancel it/);
+  });
+});
