@@ -215,7 +215,7 @@ export class Pipeline {
         if (before.action === 'reuse') {
           throw new GenerateRefused(`step ${step.key}: task ${before.taskId} changed while this Generate was being priced; nothing was enqueued, try again`);
         }
-        return stepEstimate(step, verdict, before);
+        return stepEstimate(step, verdict, { cost: before.cost, currency: before.currency, source: before.source });
       });
       const estimate = this.summed(project, steps);
       const lost = steps.filter((s) => s.action === 'rebuy');
