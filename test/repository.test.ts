@@ -248,3 +248,78 @@ describe("a person's decisions and spend", () => {
     expect(repo.spend()[0]!.possiblyCharged).toBe(10_000);
   });
 });
+
+describe('receipts of request ids', () => {
+  const receipt = (taskId: number, idempotencyKey: string, requestId = 'req-r') => ({ taskId, idempotencyKey, requestId, handle: null, at: 1 });
+
+  it('a journaled id makes a parked row SUBMITTED again, for the attempt it belongs to only', () => {
+    const { repo, projectId, clock, as } = setup();
+    const { id } = repo.enqueue(imageTask(projectId), clock.now());
+    repo.claim('image', 4, LEASE, as('a'));
+    repo.markSubmitStarted(id, 'k1', LEASE, as('a'));
+    clock.advance(LEASE + 1);
+    recoverExpired(sweepOf(repo), clock.now(), new Set(), () => undefined);
+    expect(repo.get(id)!.status).toBe('OUTCOME_UNKNOWN');
+
+    expect(repo.applyReceipt(receipt(id, 'k0'), true, clock.now())).toBeUndefined();
+    expect(repo.receiptSettled(receipt(id, 'k0'))).toBe(true);
+    expect(repo.receiptSettled(receipt(id, 'k1'))).toBe(false);
+    expect(repo.applyReceipt(receipt(id, 'k1'), true, clock.now())).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'req-r', charged: 'yes', unknownReason: null });
+    expect(repo.receiptSettled(receipt(id, 'k1'))).toBe(true);
+    expect(repo.events(id).at(-1)).toMatchObject({ fromStatus: 'OUTCOME_UNKNOWN', toStatus: 'SUBMITTED', reason: 'recorded the request id kept in the receipt journal' });
+  });
+
+  it('a receipt of an attempt a person resubmitted is never applied; a cancelled row keeps its status and gets the id', () => {
+    const { repo, projectId, clock, as } = setup();
+    const resubmitted = repo.enqueue(imageTask(projectId, 'a'), clock.now());
+    const cancelled = repo.enqueue(imageTask(projectId, 'b'), clock.now());
+    repo.claim('image', 4, LEASE, as('a'));
+    repo.markSubmitStarted(resubmitted.id, 'k1', LEASE, as('a'));
+    repo.parkUnknown(resubmitted.id, 'lost', as('a'));
+    resolveUnknown(repo, resubmitted.id, { resubmit: true }, clock.now());
+    expect(repo.applyReceipt(receipt(resubmitted.id, 'k1'), true, clock.now())).toBeUndefined();
+    expect(repo.get(resubmitted.id)).toMatchObject({ status: 'PENDING', remoteRequestId: null });
+
+    repo.markSubmitStarted(cancelled.id, 'k2', LEASE, as('a'));
+    repo.cancel(cancelled.id, clock.now());
+    expect(repo.applyReceipt(receipt(cancelled.id, 'k2'), true, clock.now())).toMatchObject({ status: 'CANCELLED', charged: 'maybe', remoteRequestId: 'req-r' });
+  });
+
+  it('the sweep records a dead worker\'s journaled id instead of parking the row, and leaves a saved result to be completed', () => {
+    const { repo, projectId, clock, as } = setup();
+    const named = repo.enqueue(imageTask(projectId, 'a'), clock.now());
+    const saved = repo.enqueue(imageTask(projectId, 'b'), clock.now());
+    repo.claim('image', 4, LEASE, as('a'));
+    repo.markSubmitStarted(named.id, 'k1', LEASE, as('a'));
+    repo.markSubmitStarted(saved.id, 'k2', LEASE, as('a'));
+    clock.advance(LEASE + 1);
+    const ports = sweepOf(repo);
+    ports.receipts.append(receipt(named.id, 'k1'));
+    ports.hasResult = (t) => t.id === saved.id;
+    recoverExpired(ports, clock.now(), new Set(), () => undefined);
+    expect(repo.get(named.id)).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'req-r' });
+    expect(repo.get(saved.id)).toMatchObject({ status: 'RUNNING', leaseOwner: 'a' });
+  });
+});
+
+describe('history', () => {
+  it('records a release, a dead owner\'s recovery and a later retry, each with its reason', () => {
+    const { repo, projectId, clock, as } = setup();
+    const { id } = repo.enqueue(imageTask(projectId), clock.now());
+    repo.claim('image', 4, LEASE, as('a'));
+    repo.markSubmitStarted(id, 'k', LEASE, as('a'));
+    repo.recordSubmitted(id, { requestId: 'r', handle: null }, null, as('a'));
+    expect(repo.expireLeasesOf(['a'], clock.now())).toBe(1);
+    repo.claim('image', 4, LEASE, as('b'));
+    repo.expireLease(id, as('b'));
+    repo.claim('image', 4, LEASE, as('c'));
+    repo.retryLater(id, clock.now() + 60_000, 'still running at the provider after 31 min', as('c'));
+    expect(repo.events(id).map((e) => e.reason).slice(-5)).toEqual([
+      'its worker process is gone; recovering it now',
+      'reclaimed to poll its saved request',
+      'released: its worker stopped before finishing it',
+      'reclaimed to poll its saved request',
+      'still running at the provider after 31 min',
+    ]);
+  });
+});
