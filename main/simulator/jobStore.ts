@@ -10,6 +10,7 @@ import type { SavedJob } from './server.ts';
 export class JobStore {
   private readonly fd: number;
   private offset = 0;
+  private closed = false;
 
   constructor(dir: string) {
     mkdirSync(dir, { recursive: true });
@@ -50,7 +51,10 @@ export class JobStore {
     for (let written = 0; written < line.length; ) written += writeSync(this.fd, line, written);
   }
 
+  /** Once only: a descriptor number closed twice may by then belong to another file (the database). */
   close(): void {
+    if (this.closed) return;
+    this.closed = true;
     closeSync(this.fd);
   }
 }

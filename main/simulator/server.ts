@@ -319,6 +319,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     server.listen(options.port ?? 0, '127.0.0.1', resolve);
   });
   const { port } = server.address() as AddressInfo;
+  let closing: Promise<void> | undefined;
   return {
     url: `http://127.0.0.1:${port}`,
     server,
@@ -326,12 +327,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     injected,
     setFaults,
     close: () =>
-      new Promise<void>((resolve) => {
+      (closing ??= new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => {
           store?.close();
           resolve();
         });
-      }),
+      })),
   };
 }

@@ -72,6 +72,7 @@ function bareCycles(n: number): number {
     `UPDATE tasks SET status = 'SUCCEEDED', output_path = ?, output_sha256 = ?, cost_actual = ?, progress = 1,
        lease_owner = NULL, lease_expires_at = NULL, finished_at = ?, updated_at = ? WHERE id = ? AND lease_owner = 'bench'`,
   );
+  const output = db.prepare(`INSERT INTO task_outputs (task_id, idx, path, sha256, bytes, content_type) VALUES (?, 0, ?, ?, 1, 'image/png')`);
   const tx = (fn: () => void) => db.transaction(fn).immediate();
   const start = performance.now();
   for (let i = 0; i < n; i++) {
@@ -96,6 +97,7 @@ function bareCycles(n: number): number {
     progress.run(0.5, now + LEASE, now, now, id);
     tx(() => {
       complete.run(`/m/${i}.png`, 'f'.repeat(64), 41_000, now, now, id);
+      output.run(id, `/m/${i}.png`, 'f'.repeat(64));
       ev.run(id, now, 'SUBMITTED', 'SUCCEEDED', 'engine', 'output saved', null);
     });
   }

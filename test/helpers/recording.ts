@@ -113,6 +113,6 @@ export function memoryReceipts(): ReceiptLog & { receipts: Receipt[] } {
 }
 
 /** What the recovery sweep reads besides the table, with nothing left on disk. */
-export function sweepOf(repo: TaskRepository): SweepPorts {
+export function sweepOf(repo: TaskRepository): SweepPorts & { receipts: ReturnType<typeof memoryReceipts> } {
   return { repo, receipts: memoryReceipts(), hasResult: () => false, pollable: () => true };
 }
