@@ -44,6 +44,10 @@ export interface TaskView {
   outputUrl: string | null;
   error: string | null;
   unknownReason: string | null;
+  /** What the studio is waiting on: "still running at the provider after 42 min", a save that keeps failing and why. */
+  note: string | null;
+  /** How many files the result has (a request for several images keeps them all). */
+  outputs: number;
   remoteRequestId: string | null;
   submitStartedAt: string | null;
   createdAt: string;

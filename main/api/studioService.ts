@@ -95,6 +95,8 @@ export class StudioService implements StudioApi {
       outputUrl: t.outputPath && t.status === 'SUCCEEDED' ? this.deps.mediaUrl(t.id) : null,
       error: t.error,
       unknownReason: t.unknownReason,
+      note: t.note,
+      outputs: t.status === 'SUCCEEDED' ? this.studio.tasks.outputs(t.id).length : 0,
       remoteRequestId: t.remoteRequestId,
       submitStartedAt: iso(t.submitStartedAt),
       createdAt: iso(t.createdAt)!,

@@ -26,6 +26,8 @@ function Row({ task }: { task: TaskView }) {
         </div>
         <div className="summary">{task.summary}</div>
         {(task.unknownReason || task.error || cancel.error) && <div className="error">{task.unknownReason ?? task.error ?? cancel.error}</div>}
+        {task.note && <div className="note">{task.note}</div>}
+        {task.outputs > 1 && <div className="summary">{task.outputs} files</div>}
         {active && <progress max={1} value={task.progress ?? undefined} />}
       </div>
       <div className="cost">
