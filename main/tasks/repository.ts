@@ -29,6 +29,8 @@ interface Transition {
   actor: Actor;
   reason: string;
   detail?: unknown;
+  /** More writes that belong to the same transition, in its transaction. */
+  then?: (task: Task) => void;
 }
 
 const LEASED = `status IN ('RUNNING', 'SUBMITTED')`;
@@ -91,7 +93,9 @@ export class TaskRepository {
       ).get({ ...params, id }) as TaskRow | undefined;
       if (!row) return undefined;
       this.event(id, now, from, row.status, t);
-      return rowToTask(row);
+      const task = rowToTask(row);
+      t.then?.(task);
+      return task;
     });
   }
 
@@ -205,10 +209,14 @@ export class TaskRepository {
    * header) and again with what the whole answer adds (handle, quote), so it holds for the same id twice.
    */
   recordSubmitted(id: number, remote: Omit<RemoteRef, 'model'>, estimate: { cost: number; source: string } | null, lease: Lease) {
+    // Pinned to RUNNING on the hot path; the same id recorded already (a receipt replayed meanwhile) holds too.
+    return this.submitted(id, remote, estimate, lease, 'RUNNING') ?? this.submitted(id, remote, estimate, lease, 'SUBMITTED');
+  }
+
+  private submitted(id: number, remote: Omit<RemoteRef, 'model'>, estimate: { cost: number; source: string } | null, lease: Lease, from: Status) {
     return this.change(
       id,
-      `${FENCE} AND submit_started_at IS NOT NULL
-       AND (status = 'RUNNING' OR (status = 'SUBMITTED' AND remote_request_id = @requestId))`,
+      `${FENCE} AND submit_started_at IS NOT NULL AND status = @from AND (@from = 'RUNNING' OR remote_request_id = @requestId)`,
       `status = 'SUBMITTED', remote_request_id = @requestId, remote_handle = coalesce(@handle, remote_handle),
        submitted_at = coalesce(submitted_at, @now), charged = 'yes',
        cost_estimated = coalesce(@cost, cost_estimated), cost_estimate_source = coalesce(@source, cost_estimate_source)`,
@@ -218,8 +226,9 @@ export class TaskRepository {
         handle: remote.handle ? JSON.stringify(remote.handle) : null,
         cost: estimate?.cost ?? null,
         source: estimate?.source ?? null,
+        from,
       },
-      { actor: 'engine', reason: 'provider accepted the request', detail: { requestId: remote.requestId } },
+      { from, actor: 'engine', reason: 'provider accepted the request', detail: { requestId: remote.requestId } },
     );
   }
 
@@ -293,25 +302,26 @@ export class TaskRepository {
 
   /** Every file of the result is linked to the task; the first is its main output. */
   complete(id: number, out: { outputs: SavedOutput[]; costActual: number | null; requestId?: string | null }, lease: Lease) {
-    return this.tx(() => {
-      const first = out.outputs[0]!;
-      const task = this.change(
-        id,
-        `${FENCE} AND ${LEASED}`,
-        `status = 'SUCCEEDED', output_path = @outputPath, output_sha256 = @sha256, progress = 1, error = NULL, note = NULL,
-         remote_request_id = coalesce(remote_request_id, @requestId),
-         cost_actual = coalesce(@costActual, cost_actual), lease_owner = NULL, lease_expires_at = NULL, finished_at = @now`,
-        { ...lease, outputPath: first.path, sha256: first.sha256, costActual: out.costActual, requestId: out.requestId ?? null },
-        { actor: 'engine', reason: out.outputs.length > 1 ? `${out.outputs.length} outputs saved` : 'output saved' },
-      );
-      if (!task) return undefined;
-      for (const [index, o] of out.outputs.entries()) {
-        this.stmt(
-          `INSERT OR REPLACE INTO task_outputs (task_id, idx, path, sha256, bytes, content_type) VALUES (?, ?, ?, ?, ?, ?)`,
-        ).run(id, index, o.path, o.sha256, o.bytes, o.contentType);
-      }
-      return task;
-    });
+    const first = out.outputs[0]!;
+    return this.change(
+      id,
+      `${FENCE} AND ${LEASED}`,
+      `status = 'SUCCEEDED', output_path = @outputPath, output_sha256 = @sha256, progress = 1, error = NULL, note = NULL,
+       remote_request_id = coalesce(remote_request_id, @requestId),
+       cost_actual = coalesce(@costActual, cost_actual), lease_owner = NULL, lease_expires_at = NULL, finished_at = @now`,
+      { ...lease, outputPath: first.path, sha256: first.sha256, costActual: out.costActual, requestId: out.requestId ?? null },
+      {
+        actor: 'engine',
+        reason: out.outputs.length > 1 ? `${out.outputs.length} outputs saved` : 'output saved',
+        then: () => {
+          for (const [index, o] of out.outputs.entries()) {
+            this.stmt(
+              `INSERT OR REPLACE INTO task_outputs (task_id, idx, path, sha256, bytes, content_type) VALUES (?, ?, ?, ?, ?, ?)`,
+            ).run(id, index, o.path, o.sha256, o.bytes, o.contentType);
+          }
+        },
+      },
+    );
   }
 
   outputs(taskId: number): TaskOutput[] {
