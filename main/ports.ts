@@ -16,6 +16,8 @@ export interface SavedOutput {
 
 /** A task's whole result as saved on disk: written last, so its presence means every file is there. */
 export interface ResultRecord {
+  /** The attempt whose result this is: a record of an earlier attempt never completes a later one. */
+  idempotencyKey: string | null;
   requestId: string | null;
   costActual: number | null;
   outputs: SavedOutput[];
@@ -27,6 +29,8 @@ export class UnusableResult extends Error {}
 export interface TaskRef {
   projectId: number;
   id: number;
+  /** The attempt in hand. */
+  idempotencyKey: string | null;
 }
 
 export interface OutputTarget {
@@ -43,14 +47,14 @@ export interface OutputTarget {
  * complete a row from disk when the process died between saving a result and writing SUCCEEDED.
  */
 export interface OutputStore {
-  /** A downloaded file: checked as media before it takes its place. */
+  /** A downloaded file: checked as media before it takes its place (UnusableResult when it is not). */
   save(target: OutputTarget, body: AsyncIterable<Uint8Array>): Promise<SavedOutput>;
   /** Bytes already in hand and paid for: put in place before the check, so a check that fails (UnusableResult) deletes nothing. */
   keep(target: OutputTarget, bytes: Uint8Array): Promise<SavedOutput>;
   record(task: TaskRef, result: ResultRecord): Promise<void>;
-  /** The task's result record, if every file it names is still there with its checksum. */
+  /** The result record of the task's current attempt, if every file it names is still there with its checksum. */
   find(task: TaskRef): Promise<ResultRecord | null>;
-  /** Whether a result record exists, without reading it (for the recovery sweep). */
+  /** Whether the current attempt has a result record, without reading its files (for the recovery sweep). */
   has(task: TaskRef): boolean;
 }
 

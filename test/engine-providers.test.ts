@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import type { RunningSimulator } from '../main/simulator/server.ts';
 import type { Studio } from '../main/studio.ts';
 import type { NewTask } from '../main/tasks/model.ts';
 import { createSupervisor } from '../main/studio.ts';
+import { realMedia } from './fakes/providers.ts';
 import { simulatedStudio } from './helpers/simulatedStudio.ts';
 import { until } from './helpers/wait.ts';
 import { tempDir } from './helpers/tmp.ts';
@@ -140,5 +141,21 @@ describe('output store', () => {
       store.save({ projectId: 1, taskId: 9, kind: 'clip', index: 0, contentType: 'video/mp4' }, Readable.from([Buffer.from('<html>not a video</html>')])),
     ).rejects.toThrow(/not readable media/);
     expect(readdirSync(join(dir, 'projects', '1', 'media'))).toEqual([]);
+  });
+
+  it('finds a result record only for the attempt that saved it, and only while its files are whole', async () => {
+    const { png } = await realMedia();
+    const store = new LocalOutputStore(tempDir());
+    const attempt1 = { projectId: 1, id: 9, idempotencyKey: 'studio-task-9-attempt-1' };
+    const saved = await store.keep({ projectId: 1, taskId: 9, kind: 'image', index: 0, contentType: 'image/png' }, png.bytes);
+    await store.record(attempt1, { idempotencyKey: attempt1.idempotencyKey, requestId: 'req-1', costActual: null, outputs: [saved] });
+    expect(await store.find(attempt1)).toMatchObject({ requestId: 'req-1', outputs: [{ path: saved.path }] });
+    expect(store.has(attempt1)).toBe(true);
+    // A person resubmitted: the new attempt's row must never be completed with the old attempt's file.
+    const attempt2 = { ...attempt1, idempotencyKey: 'studio-task-9-attempt-2' };
+    expect(await store.find(attempt2)).toBeNull();
+    expect(store.has(attempt2)).toBe(false);
+    writeFileSync(saved.path, 'changed since');
+    expect(await store.find(attempt1)).toBeNull();
   });
 });

@@ -222,3 +222,91 @@ describe('cancel while the request is being sent', () => {
     expect(events.map((e) => e.reason).join('\n')).toMatch(/arrived after the cancel; asked fal to cancel it/);
   });
 });
+
+describe('a worker that stalls or stops while a paid answer is arriving', () => {
+  it('stalled (SIGSTOP) while OpenAI\'s answer arrives, parked by another worker meanwhile: the result it then saves completes the task', async () => {
+    const { ledger, fake, dataDir, env } = await setup((l) => openAiImages(l, media.png, { holdBodyMs: 2_500 }));
+    writeSettings(dataDir, { engine: { ...ENGINE, leaseMs: 1_000 } });
+    const id = enqueue(dataDir, openAiImage);
+    const stalled = startStudio(dataDir, ['worker', '--until-idle'], env);
+    await until(() => fake.count('POST', /./) === 1);
+    await new Promise((r) => setTimeout(r, 200));
+    stalled.child.kill('SIGSTOP');
+    const other = startStudio(dataDir, ['worker'], env);
+    await until(() => read(dataDir, id).task.status === 'OUTCOME_UNKNOWN', 20_000);
+    expect(read(dataDir, id).task).toMatchObject({ remoteRequestId: 'req_1' });
+    expect(read(dataDir, id).task.unknownReason).toMatch(/while the answer to request req_1 was arriving/);
+    other.child.kill('SIGTERM');
+    await other.exited;
+    stalled.child.kill('SIGCONT');
+    await stalled.exited;
+    const { task } = read(dataDir, id);
+    expect(task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: 'req_1', charged: 'yes', unknownReason: null });
+    expect(readFileSync(task.outputPath!)).toEqual(media.png.bytes);
+    expect(ledger.charged).toHaveLength(1);
+  }, 60_000);
+
+  it('stopped (SIGTERM) while a synchronous result cannot be saved: the request id is on the row, never "before the provider confirmed"', async () => {
+    const { dataDir, env } = await setup((l) => openAiImages(l, media.png));
+    const id = enqueue(dataDir, openAiImage);
+    const projectDir = join(dataDir, 'projects', '1');
+    mkdirSync(projectDir, { recursive: true });
+    writeFileSync(join(projectDir, 'media'), 'in the way');
+    const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
+    await worker.waitFor(/the paid result could not be saved yet/);
+    worker.child.kill('SIGTERM');
+    expect(await worker.exited).toBe(0);
+    expect(worker.stderr()).toMatch(/stopped before a paid result held only in memory could be saved/);
+    const { task } = read(dataDir, id);
+    expect(task).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'req_1', charged: 'yes' });
+    expect(task.note).toMatch(/could not be saved yet/);
+  });
+
+  it('cancelled after fal named the request, then killed before the answer: the next start cancels it at fal', async () => {
+    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { holdBodyMs: 3_000 }));
+    const id = enqueue(dataDir, falImage());
+    const doomed = startStudio(dataDir, ['worker', '--until-idle'], env);
+    await until(() => fake.count('POST', /./) === 1);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await runStudio(dataDir, ['cancel', String(id)], env)).code).toBe(0);
+    doomed.child.kill('SIGKILL');
+    await doomed.exited;
+    await runStudio(dataDir, ['worker', '--until-idle'], env);
+    const { task, events } = read(dataDir, id);
+    expect(task).toMatchObject({ status: 'CANCELLED', charged: 'maybe', remoteRequestId: ledger.charged[0] });
+    await until(() => fake.count('PUT', /\/cancel$/) === 1);
+    expect(events.map((e) => e.reason).join('\n')).toMatch(/arrived after the cancel; asked fal to cancel it/);
+  });
+});
+
+describe('results that are only partly usable', () => {
+  it('keeps the good files of a multi-image result when one file is not an image, and says which was left out', async () => {
+    const { ledger, dataDir, env } = await setup((l) => falQueue(l, media.png, { images: 2, badFile: 1 }));
+    const id = enqueue(dataDir, falImage({ num_images: 2 }));
+    await runStudio(dataDir, ['worker', '--until-idle'], env);
+    const { task, outputs, events } = read(dataDir, id);
+    expect(task).toMatchObject({ status: 'SUCCEEDED', charged: 'yes' });
+    expect(outputs).toHaveLength(1);
+    expect(events.at(-1)!.reason).toMatch(/kept 1 of 2 files; left out: file 2: .*not readable media/);
+    expect(ledger.charged).toHaveLength(1);
+  });
+
+  it('a synchronous result given as a link that fails a few times is downloaded when it can be, never failed', async () => {
+    const { ledger, dataDir, env } = await setup((l) => openAiImages(l, media.png, { urlFailures: 4 }));
+    const id = enqueue(dataDir, { ...openAiImage, model: 'dall-e-3' });
+    await runStudio(dataDir, ['worker', '--until-idle'], env);
+    expect(read(dataDir, id).task).toMatchObject({ status: 'SUCCEEDED', charged: 'yes', remoteRequestId: 'req_1' });
+    expect(ledger.charged).toHaveLength(1);
+  }, 60_000);
+
+  it('a receipts file with damaged lines stops nothing: the good receipts are replayed and the queue runs', async () => {
+    const { ledger, dataDir, env } = await setup((l) => falQueue(l, media.png));
+    const id = enqueue(dataDir, falImage());
+    mkdirSync(join(dataDir, 'receipts'));
+    writeFileSync(join(dataDir, 'receipts', 'elsewhere-1-00000000.jsonl'), 'null\n{"taskId":"x"}\n[1,2]\n{"taskId":1,"idempotencyKey":7}\n{cut');
+    const run = await runStudio(dataDir, ['worker', '--until-idle'], env);
+    expect(run.code).toBe(0);
+    expect(read(dataDir, id).task.status).toBe('SUCCEEDED');
+    expect(ledger.charged).toHaveLength(1);
+  });
+});

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, existsSync } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { assertMedia } from '../media/probe.ts';
@@ -92,7 +92,7 @@ export class LocalOutputStore implements OutputStore {
       await assertMedia(temp, target.kind);
     } catch (err) {
       await rm(temp, { force: true });
-      throw err;
+      throw new UnusableResult((err as Error).message);
     }
     await this.place(temp, path);
     return { path, sha256, bytes, contentType: target.contentType };
@@ -117,14 +117,18 @@ export class LocalOutputStore implements OutputStore {
     await this.place(temp, path);
   }
 
-  async find(task: TaskRef): Promise<ResultRecord | null> {
-    let record: ResultRecord;
+  private async readRecord(task: TaskRef): Promise<ResultRecord | null> {
     try {
-      record = JSON.parse(await readFile(this.recordPath(task), 'utf8')) as ResultRecord;
+      const record = JSON.parse(await readFile(this.recordPath(task), 'utf8')) as ResultRecord;
+      return record.idempotencyKey === task.idempotencyKey && Array.isArray(record.outputs) && record.outputs.length > 0 ? record : null;
     } catch {
       return null;
     }
-    if (!Array.isArray(record.outputs) || record.outputs.length === 0) return null;
+  }
+
+  async find(task: TaskRef): Promise<ResultRecord | null> {
+    const record = await this.readRecord(task);
+    if (!record) return null;
     for (const output of record.outputs) {
       const actual = await sha256Of(output.path).catch(() => null);
       if (actual !== output.sha256) return null;
@@ -133,6 +137,10 @@ export class LocalOutputStore implements OutputStore {
   }
 
   has(task: TaskRef): boolean {
-    return existsSync(this.recordPath(task));
+    try {
+      return (JSON.parse(readFileSync(this.recordPath(task), 'utf8')) as ResultRecord).idempotencyKey === task.idempotencyKey;
+    } catch {
+      return false;
+    }
   }
 }

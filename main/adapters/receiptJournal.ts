@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { processAlive } from '../engine/owners.ts';
@@ -10,12 +10,18 @@ const FILE = /^(.+)-(\d+)-([0-9a-f]+)\.jsonl$/;
 
 const host = (): string => hostname().replace(/[^\w.-]/g, '_');
 
+function isReceipt(value: unknown): value is Receipt {
+  const r = value as Receipt | null;
+  return !!r && Number.isInteger(r.taskId) && typeof r.idempotencyKey === 'string' && typeof r.requestId === 'string' && r.requestId !== '';
+}
+
 function parse(text: string): Receipt[] {
   const receipts: Receipt[] = [];
   for (const line of text.split('\n')) {
     if (!line.trim()) continue;
     try {
-      receipts.push(JSON.parse(line) as Receipt);
+      const value: unknown = JSON.parse(line);
+      if (isReceipt(value)) receipts.push({ ...value, handle: value.handle ?? null });
     } catch {
       // A line cut short by a crash was never synced, so its writer never relied on it.
     }
@@ -44,8 +50,20 @@ export class ReceiptJournal implements ReceiptLog {
       mkdirSync(this.dir, { recursive: true, mode: 0o700 });
       this.fd = openSync(join(this.dir, this.own), 'a', 0o600);
     }
-    writeSync(this.fd, `${JSON.stringify(receipt)}\n`);
-    fsyncSync(this.fd);
+    const line = Buffer.from(`${JSON.stringify(receipt)}\n`);
+    const before = fstatSync(this.fd).size;
+    try {
+      // A full disk can take part of a line without an error: the rest is written or the line is undone.
+      for (let done = 0; done < line.length; ) done += writeSync(this.fd, line, done);
+      fsyncSync(this.fd);
+    } catch (err) {
+      try {
+        ftruncateSync(this.fd, before);
+      } catch {
+        // The cut line fails to parse and is skipped; the lines after it stay whole.
+      }
+      throw err;
+    }
     this.written++;
   }
 

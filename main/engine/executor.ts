@@ -7,7 +7,7 @@ import { estimateCost } from './estimator.ts';
 import type { EngineHealth } from './health.ts';
 import { prepareRequest } from './prepare.ts';
 import { pollUntilDone, type PollOptions } from './poller.ts';
-import { INTERRUPTED_IN_SEND_WINDOW, recoveryFor } from './recovery.ts';
+import { interruptedReason, recoveryFor } from './recovery.ts';
 import { RequestIdKeeper } from './requestIdKeeper.ts';
 import { saveResult } from './resultSaver.ts';
 import { stopPoint } from './stopPoints.ts';
@@ -24,6 +24,7 @@ export type TaskStore = Pick<
   | 'saveProgress'
   | 'setNote'
   | 'complete'
+  | 'completeAttempt'
   | 'fail'
   | 'requeue'
   | 'parkUnknown'
@@ -84,7 +85,7 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
   }
   const recovery = recoveryFor(task);
   if (recovery.action === 'park') {
-    await durably(() => repo.parkUnknown(task.id, INTERRUPTED_IN_SEND_WINDOW, lease()));
+    await durably(() => repo.parkUnknown(task.id, interruptedReason(task), lease()));
     return;
   }
   if (recovery.action === 'poll') return pollAndFinish(task, ports, options, signal);
@@ -150,27 +151,12 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
   }
   stopPoint('after-send', task.id);
 
-  // A result in hand exists nowhere else (a synchronous provider keeps no copy): it goes to disk first.
-  let inHand: ResultRecord | null = null;
-  if (accepted?.result) {
-    const saved = await saveResult(marked, accepted.result, accepted.requestId, ports, options.owner, signal);
-    if (saved.state === 'saved') inHand = { requestId: accepted.requestId, costActual: accepted.result.costActual?.amount ?? null, outputs: saved.outputs };
-    else if (saved.state === 'stopped') return;
-    else {
-      await ids.record(accepted, signal);
-      await durably(() => repo.fail(task.id, `the paid result could not be kept: ${saved.message}`, 'yes', lease(), accepted!.result!.costActual?.amount ?? null));
-      return;
-    }
-  }
-
   const submitted = accepted ? await ids.record(accepted, signal) : await ids.settled(signal);
   if (submitted === 'stopped') return;
-  if (submitted === 'elsewhere') {
-    if (inHand) repo.note(task.id, `the result arrived after this task left this worker; it is kept at ${inHand.outputs[0]!.path}`, { outputs: inHand.outputs.map((o) => o.path) }, clock.now());
-    return lost('recording the request id');
-  }
+  // Paid bytes in hand exist nowhere else (a synchronous provider keeps no copy): saved whatever became of the row.
+  if (accepted?.result) return keepInHand(submitted === 'elsewhere' ? marked : submitted, accepted.requestId, accepted.result, ports, options, signal);
+  if (submitted === 'elsewhere') return lost('recording the request id');
   stopPoint('after-record', task.id);
-  if (inHand) return completeFromDisk(submitted, inHand, ports, options, signal);
   if (!accepted) {
     const why = `the provider named the request (${ids.requestId}) but its answer did not arrive whole (${failure!.message})`;
     if (submitted.status === 'SUBMITTED') {
@@ -181,6 +167,14 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
     return;
   }
   return pollAndFinish(submitted, ports, options, signal);
+}
+
+async function keepInHand(task: Task, requestId: string, result: ProviderResult, ports: ExecutorPorts, options: ExecutorOptions, signal: AbortSignal) {
+  const saved = await saveResult(task, result, requestId, ports, { owner: options.owner, collectLater: false }, signal);
+  if (saved.state === 'saved') return completeFromDisk(task, saved.record, ports, options, signal, saved.unusable);
+  if (saved.state === 'stopped') return;
+  const error = `the paid result could not be kept: ${saved.message}`;
+  await untilWritten(() => ports.repo.fail(task.id, error, 'yes', { owner: options.owner, now: ports.clock.now() }, result.costActual?.amount ?? null), ports, signal);
 }
 
 async function pollAndFinish(task: Task, ports: ExecutorPorts, options: ExecutorOptions, signal: AbortSignal) {
@@ -211,10 +205,10 @@ async function pollAndFinish(task: Task, ports: ExecutorPorts, options: Executor
 async function finish(task: Task, result: ProviderResult, ports: ExecutorPorts, options: ExecutorOptions, signal: AbortSignal) {
   const lease = () => ({ owner: options.owner, now: ports.clock.now() });
   const durably = <T>(write: () => T) => untilWritten(write, ports, signal);
-  const saved = await saveResult(task, result, task.remoteRequestId, ports, options.owner, signal);
+  const saved = await saveResult(task, result, task.remoteRequestId, ports, { owner: options.owner, collectLater: true }, signal);
   switch (saved.state) {
     case 'saved':
-      return completeFromDisk(task, { requestId: task.remoteRequestId, costActual: result.costActual?.amount ?? null, outputs: saved.outputs }, ports, options, signal);
+      return completeFromDisk(task, saved.record, ports, options, signal, saved.unusable);
     case 'later':
       await durably(() => ports.repo.retryLater(task.id, ports.clock.now() + SLOW_POLL_MS, saved.message, lease()));
       return;
@@ -227,13 +221,22 @@ async function finish(task: Task, result: ProviderResult, ports: ExecutorPorts, 
   }
 }
 
-/** Completes the row from a result record that is whole on disk. */
-async function completeFromDisk(task: Task, record: ResultRecord, ports: ExecutorPorts, options: ExecutorOptions, signal: AbortSignal) {
+/**
+ * Completes the row from a result record that is whole on disk. When the row moved on without this worker
+ * (parked by another while this one was stalled), the result of the same attempt still completes it.
+ */
+async function completeFromDisk(task: Task, record: ResultRecord, ports: ExecutorPorts, options: ExecutorOptions, signal: AbortSignal, unusable: string[] = []) {
   stopPoint('after-save', task.id);
-  const done = await untilWritten(
-    () => ports.repo.complete(task.id, { outputs: record.outputs, costActual: record.costActual, requestId: record.requestId }, { owner: options.owner, now: ports.clock.now() }),
-    ports,
-    signal,
-  );
-  if (!done) ports.log(`task ${task.id}: not completed here; its result is kept at ${record.outputs[0]!.path}`);
+  const { repo, clock } = ports;
+  const out = { outputs: record.outputs, costActual: record.costActual, requestId: record.requestId };
+  const done =
+    (await untilWritten(() => repo.complete(task.id, out, { owner: options.owner, now: clock.now() }), ports, signal)) ??
+    (await untilWritten(() => repo.completeAttempt(task.id, record.idempotencyKey, out, clock.now()), ports, signal));
+  const kept = record.outputs.map((o) => o.path);
+  if (!done) {
+    ports.log(`task ${task.id}: not completed here; its result is kept at ${kept[0]}`);
+    repo.note(task.id, `the paid result of this attempt is kept at ${kept.join(', ')}, but the task had moved on`, { outputs: kept }, clock.now());
+  } else if (unusable.length > 0) {
+    repo.note(task.id, `kept ${kept.length} of ${kept.length + unusable.length} files; left out: ${unusable.join('; ')}`, { outputs: kept }, clock.now());
+  }
 }

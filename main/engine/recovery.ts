@@ -12,6 +12,9 @@ export function recoveryFor(task: Pick<Task, 'status' | 'remoteRequestId' | 'sub
   return { action: 'park', status: 'OUTCOME_UNKNOWN' };
 }
 
-export const INTERRUPTED_IN_SEND_WINDOW =
-  'the studio stopped after it started sending this request and before the provider confirmed it; ' +
-  'the provider may have accepted and charged it';
+/** Why a row parked by recovery is unknown: before the provider named the request, or while its answer arrived. */
+export function interruptedReason(task: Pick<Task, 'remoteRequestId'>): string {
+  return task.remoteRequestId
+    ? `the studio stopped while the answer to request ${task.remoteRequestId} was arriving; the provider may have charged it, and it cannot be asked for it again`
+    : 'the studio stopped after it started sending this request and before the provider confirmed it; the provider may have accepted and charged it';
+}

@@ -1,7 +1,7 @@
 import type { ReceiptLog } from '../ports.ts';
 import type { Task } from '../tasks/model.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
-import { INTERRUPTED_IN_SEND_WINDOW, recoveryFor } from './recovery.ts';
+import { interruptedReason, recoveryFor } from './recovery.ts';
 
 export interface SweepPorts {
   repo: Pick<TaskRepository, 'batch' | 'expiredLeases' | 'recoverRequeue' | 'recoverPark' | 'applyReceipt'>;
@@ -31,10 +31,11 @@ export function recoverExpired(ports: SweepPorts, now: number, working: Readonly
       } else if (recovery.action === 'park') {
         if (ports.hasResult(task)) continue;
         receipts ??= ports.receipts.all();
-        const receipt = receipts.find((r) => r.taskId === task.id && r.idempotencyKey === task.idempotencyKey && task.remoteRequestId === null);
+        // The last receipt of the attempt is the fullest: the whole answer's, with its handle, after the headers'.
+        const receipt = task.remoteRequestId === null ? receipts.filter((r) => r.taskId === task.id && r.idempotencyKey === task.idempotencyKey).at(-1) : undefined;
         if (receipt && repo.applyReceipt(receipt, ports.pollable(task), now)) {
           log(`task ${task.id}: its worker stopped after the provider named request ${receipt.requestId}; recorded it`);
-        } else if (repo.recoverPark(task, now, INTERRUPTED_IN_SEND_WINDOW)) {
+        } else if (repo.recoverPark(task, now, interruptedReason(task))) {
           log(`task ${task.id}: outcome unknown, needs a decision`);
         }
       }

@@ -3,6 +3,7 @@ import type { Clock, ReceiptLog } from '../ports.ts';
 import type { Task } from '../tasks/model.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
 import { untilWritten } from './durableWrite.ts';
+import { cancelLateRequest } from './lateCancel.ts';
 import type { EngineHealth } from './health.ts';
 
 interface KeeperPorts {
@@ -47,7 +48,7 @@ export class RequestIdKeeper {
       this.ports.receipts.append({ taskId: this.task.id, idempotencyKey: this.idempotencyKey, requestId, handle, at: this.ports.clock.now() });
       this.journaled = requestId;
     } catch (err) {
-      this.ports.log(`task ${this.task.id}: request ${requestId} could not be journaled (${(err as Error).message}); writing it to the database`);
+      this.ports.log(`task ${this.task.id}: request ${requestId} could not be journaled (${(err as Error).message}); it goes to the database only`);
     }
   }
 
@@ -57,8 +58,10 @@ export class RequestIdKeeper {
     this.journal(accepted.requestId, accepted.handle);
     const quote: Money | null = accepted.quote;
     const estimate = quote && { cost: quote.amount, source: `${this.ports.provider.id} quote` };
-    return this.write(signal, () =>
-      this.ports.repo.recordSubmitted(this.task.id, { requestId: accepted.requestId, handle: accepted.handle }, estimate, this.lease()),
+    return this.write(
+      signal,
+      () => this.ports.repo.recordSubmitted(this.task.id, { requestId: accepted.requestId, handle: accepted.handle }, estimate, this.lease()),
+      accepted.handle,
     );
   }
 
@@ -79,32 +82,22 @@ export class RequestIdKeeper {
     return { owner: this.owner, now: this.ports.clock.now() };
   }
 
-  private async write(signal: AbortSignal, write: () => Task | undefined): Promise<Kept> {
+  private async write(signal: AbortSignal, write: () => Task | undefined, handle: Record<string, string> | null = null): Promise<Kept> {
     const written = await untilWritten(() => ({ row: write() }), this.ports, signal);
     if (!written) return 'stopped';
     if (written.row) return written.row;
-    await this.late(signal);
+    await this.late(signal, handle);
     return 'elsewhere';
   }
 
   /** The row moved on while the request was out: it gets the id all the same. */
-  private async late(signal: AbortSignal): Promise<void> {
+  private async late(signal: AbortSignal, handle: Record<string, string> | null): Promise<void> {
     const { repo, provider, clock } = this.ports;
     const requestId = this.requestId!;
-    const receipt = { taskId: this.task.id, idempotencyKey: this.idempotencyKey, requestId, handle: null, at: clock.now() };
+    const receipt = { taskId: this.task.id, idempotencyKey: this.idempotencyKey, requestId, handle, at: clock.now() };
     await untilWritten(() => repo.applyReceipt(receipt, provider.capabilities.pollById, clock.now()), this.ports, signal);
     const now = repo.get(this.task.id);
-    if (now?.status !== 'CANCELLED') return;
     // Cancelled while the request was being sent: stop the paid work where the provider allows it.
-    if (!provider.cancel) {
-      repo.note(this.task.id, `request ${requestId} arrived after the cancel; ${provider.id} cannot cancel it, so it may be charged`, { requestId }, clock.now());
-      return;
-    }
-    try {
-      await provider.cancel({ requestId, model: this.task.model, handle: now.remoteHandle });
-      repo.note(this.task.id, `request ${requestId} arrived after the cancel; asked ${provider.id} to cancel it (it may still be charged)`, { requestId }, clock.now());
-    } catch (err) {
-      repo.note(this.task.id, `request ${requestId} arrived after the cancel; ${provider.id} could not be asked to cancel it (${(err as Error).message})`, { requestId }, clock.now());
-    }
+    if (now?.status === 'CANCELLED') await cancelLateRequest(repo, provider, now, requestId, () => clock.now());
   }
 }

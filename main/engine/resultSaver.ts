@@ -1,12 +1,13 @@
 import { ResultGone, type ProviderAdapter, type ProviderResult } from '../providers/port.ts';
-import { UnusableResult, type Clock, type OutputStore, type SavedOutput } from '../ports.ts';
+import { UnusableResult, type Clock, type OutputStore, type ResultRecord, type SavedOutput } from '../ports.ts';
 import type { Task } from '../tasks/model.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
 import { databaseUnavailable } from './health.ts';
 
 export type SaveOutcome =
-  | { state: 'saved'; outputs: SavedOutput[] }
-  /** Kept on disk, but not the media it should be: retrying cannot mend it. */
+  /** Saved with its record; `unusable` names files of the result that were not the media they should be. */
+  | { state: 'saved'; record: ResultRecord; unusable: string[] }
+  /** No file of the result is the media it should be: retrying cannot mend it. */
   | { state: 'unusable'; message: string }
   /** The provider says the result no longer exists. */
   | { state: 'gone'; message: string }
@@ -38,16 +39,19 @@ export function describeSaveError(err: unknown): string {
  * Saves every file of a paid result, then the task's result record, so a crash before the row says
  * SUCCEEDED loses nothing. Bytes already in hand (a synchronous answer) exist nowhere else: they are
  * kept in memory and their save is retried for as long as the process lives, with the reason on the row.
- * A file still at the provider is tried a few times, then left for a later poll.
+ * A file still at the provider is tried a few times, then left for a later poll when the provider can be
+ * asked again (`collectLater`), else retried like bytes in hand. A file that is not the media it should
+ * be is tried a few times and then left out; the others are kept.
  */
 export async function saveResult(
   task: Task,
   result: ProviderResult,
   requestId: string | null,
   ports: SavePorts,
-  owner: string,
+  options: { owner: string; collectLater: boolean },
   signal: AbortSignal,
 ): Promise<SaveOutcome> {
+  const { owner } = options;
   let failures = 0;
   const failed = async (err: unknown): Promise<boolean> => {
     failures++;
@@ -64,6 +68,7 @@ export async function saveResult(
   };
 
   const saved: SavedOutput[] = [];
+  const unusable: string[] = [];
   for (const [index, output] of result.outputs.entries()) {
     const target = { projectId: task.projectId, taskId: task.id, kind: task.kind, index, contentType: output.contentType };
     for (let tries = 1; ; tries++) {
@@ -72,20 +77,25 @@ export async function saveResult(
         else saved.push(await ports.outputs.save(target, await ports.provider.download(output, signal)));
         break;
       } catch (err) {
-        if (err instanceof UnusableResult) return { state: 'unusable', message: err.message };
         if (err instanceof ResultGone) return { state: 'gone', message: err.message };
-        if (!output.bytes && tries >= DOWNLOAD_TRIES) {
+        // Kept bytes are judged once; a download may have been spoilt on the way, so it is fetched again first.
+        if (err instanceof UnusableResult && (output.bytes || tries >= DOWNLOAD_TRIES)) {
+          unusable.push(`file ${index + 1}: ${err.message}`);
+          break;
+        }
+        if (!output.bytes && tries >= DOWNLOAD_TRIES && options.collectLater) {
           return { state: 'later', message: `the result could not be saved yet (${describeSaveError(err)}); trying again shortly` };
         }
         if (!(await failed(err))) return stopped(task, output.bytes !== undefined, ports);
       }
     }
   }
-  const record = { requestId, costActual: result.costActual?.amount ?? null, outputs: saved };
+  if (saved.length === 0) return { state: 'unusable', message: unusable.join('; ') };
+  const record: ResultRecord = { idempotencyKey: task.idempotencyKey, requestId, costActual: result.costActual?.amount ?? null, outputs: saved };
   for (;;) {
     try {
       await ports.outputs.record(task, record);
-      return { state: 'saved', outputs: saved };
+      return { state: 'saved', record, unusable };
     } catch (err) {
       if (!(await failed(err))) return stopped(task, result.outputs.some((o) => o.bytes), ports);
     }

@@ -1,4 +1,4 @@
-import type { Clock, OutputStore, ReceiptLog } from '../ports.ts';
+import type { Clock, OutputStore, Receipt, ReceiptLog } from '../ports.ts';
 import type { ProviderAdapter } from '../providers/port.ts';
 import { KINDS, type Kind, type Task } from '../tasks/model.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
@@ -6,6 +6,7 @@ import { runRemoteTask } from './executor.ts';
 import { runRenderTask } from './renderExecutor.ts';
 import { databaseUnavailable, EngineHealth } from './health.ts';
 import { Heartbeat } from './heartbeat.ts';
+import { cancelLateRequest } from './lateCancel.ts';
 import { newOwner, processAlive, type OwnerIdentity, type OwnerRegistry } from './owners.ts';
 import type { PollOptions } from './poller.ts';
 import { recoveryFor } from './recovery.ts';
@@ -51,6 +52,8 @@ export interface SupervisorDeps {
 export class Supervisor {
   readonly owner: OwnerIdentity;
   private readonly inFlight = new Map<number, { controller: AbortController; done: Promise<void> }>();
+  /** Calls to providers outside any task's run (cancelling a late request), awaited by stop. */
+  private readonly background = new Set<Promise<void>>();
   private readonly heartbeat: Heartbeat;
   private readonly sleep: SleepDetector;
   private readonly log: (message: string) => void;
@@ -126,22 +129,42 @@ export class Supervisor {
       dead.forEach((id) => owners.remove(id));
       this.log(`recovering ${n} task(s) left by ${dead.length} stopped process(es)`);
     }
-    this.replayReceipts();
+    try {
+      this.replayReceipts();
+    } catch (err) {
+      // A database that cannot be written is retried with the registration; a bad receipt stops nothing else.
+      if (databaseUnavailable(err)) throw err;
+      this.trouble(err);
+    }
     this.registered = true;
   }
 
-  /** Request ids that reached a receipt journal but not the table (a failed write, a crash) go in now. */
+  /**
+   * Request ids that reached a receipt journal but not the table (a failed write, a crash) go in now; a
+   * task cancelled meanwhile has its request cancelled at the provider. The last receipt of an attempt is
+   * the fullest (the whole answer's, with its handle, after the headers').
+   */
   private replayReceipts(): void {
     const { repo, receipts, clock } = this.deps;
+    const latest = new Map<string, Receipt>();
+    for (const r of receipts.all()) latest.set(`${r.taskId}:${r.idempotencyKey}`, r);
+    const cancelled: { task: Task; requestId: string }[] = [];
     repo.batch(() => {
-      for (const receipt of receipts.all()) {
+      for (const receipt of latest.values()) {
         if (repo.receiptSettled(receipt)) continue;
         const task = repo.get(receipt.taskId)!;
-        if (repo.applyReceipt(receipt, this.pollable(task.provider), clock.now())) {
-          this.log(`task ${receipt.taskId}: recorded request ${receipt.requestId} from the receipt journal`);
-        }
+        const applied = repo.applyReceipt(receipt, this.pollable(task.provider), clock.now());
+        if (!applied) continue;
+        this.log(`task ${receipt.taskId}: recorded request ${receipt.requestId} from the receipt journal`);
+        if (applied.status === 'CANCELLED') cancelled.push({ task: applied, requestId: receipt.requestId });
       }
     });
+    for (const { task, requestId } of cancelled) {
+      const cancelling = cancelLateRequest(repo, this.deps.providers(task.provider), task, requestId, () => clock.now())
+        .catch((err: unknown) => this.trouble(err))
+        .finally(() => this.background.delete(cancelling));
+      this.background.add(cancelling);
+    }
     receipts.settle((r) => repo.receiptSettled(r));
     this.lastSettle = clock.now();
   }
@@ -259,6 +282,7 @@ export class Supervisor {
       this.timer = null;
       for (const { controller } of this.inFlight.values()) controller.abort();
       await Promise.all([...this.inFlight.values()].map((f) => f.done));
+      await Promise.all(this.background);
       this.heartbeat.stop();
       this.guarded(() => this.deps.owners.remove(this.owner.id));
     })();

@@ -6,6 +6,13 @@ import type { Actor, Charged, Kind, NewTask, RemoteRef, Status, Task, TaskEvent,
 import { inputHash } from './inputHash.ts';
 import { rowToEvent, rowToOutput, rowToTask, type EventRow, type OutputRow, type TaskRow } from './rows.ts';
 
+/** A result saved whole, as the row records it. */
+export interface CompletedResult {
+  outputs: SavedOutput[];
+  costActual: number | null;
+  requestId?: string | null;
+}
+
 /** Every executor write names the lease it relies on; a write that changes no row means the lease is gone. */
 export interface Lease {
   owner: string;
@@ -301,15 +308,28 @@ export class TaskRepository {
   }
 
   /** Every file of the result is linked to the task; the first is its main output. */
-  complete(id: number, out: { outputs: SavedOutput[]; costActual: number | null; requestId?: string | null }, lease: Lease) {
+  complete(id: number, out: CompletedResult, lease: Lease) {
+    return this.completeWhere(id, `${FENCE} AND ${LEASED}`, { ...lease }, out);
+  }
+
+  /**
+   * Completes a row that moved on without the worker that holds its attempt's result (parked, or taken by
+   * another worker meanwhile): conditioned on the attempt, not the lease, since the result proves the outcome.
+   */
+  completeAttempt(id: number, idempotencyKey: string | null, out: CompletedResult, now: number) {
+    return this.completeWhere(id, `idempotency_key = @key AND status IN ('RUNNING', 'SUBMITTED', 'OUTCOME_UNKNOWN')`, { now, key: idempotencyKey }, out);
+  }
+
+  private completeWhere(id: number, where: string, params: Record<string, unknown>, out: CompletedResult) {
     const first = out.outputs[0]!;
     return this.change(
       id,
-      `${FENCE} AND ${LEASED}`,
+      where,
       `status = 'SUCCEEDED', output_path = @outputPath, output_sha256 = @sha256, progress = 1, error = NULL, note = NULL,
+       unknown_reason = NULL, charged = CASE WHEN submit_started_at IS NULL THEN charged ELSE 'yes' END,
        remote_request_id = coalesce(remote_request_id, @requestId),
        cost_actual = coalesce(@costActual, cost_actual), lease_owner = NULL, lease_expires_at = NULL, finished_at = @now`,
-      { ...lease, outputPath: first.path, sha256: first.sha256, costActual: out.costActual, requestId: out.requestId ?? null },
+      { ...params, outputPath: first.path, sha256: first.sha256, costActual: out.costActual, requestId: out.requestId ?? null },
       {
         actor: 'engine',
         reason: out.outputs.length > 1 ? `${out.outputs.length} outputs saved` : 'output saved',

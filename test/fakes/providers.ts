@@ -1,4 +1,5 @@
 import { makeMedia, type Media } from '../../main/simulator/media.ts';
+import type { ServerResponse } from 'node:http';
 import { cutAfterHeaders, send, type Route } from './server.ts';
 
 /**
@@ -20,10 +21,22 @@ export async function realMedia(): Promise<{ png: Media; speech: Media }> {
 
 export const FAL_MODEL = 'fal-ai/flux/dev';
 
+/** Sends the headers at once and the body only after `ms`: an answer still arriving when the worker stops. */
+async function sendHeld(res: ServerResponse, ms: number, body: unknown, headers: Record<string, string>): Promise<void> {
+  res.writeHead(200, { 'content-type': 'application/json', ...headers });
+  res.flushHeaders();
+  await new Promise((r) => setTimeout(r, ms));
+  res.end(JSON.stringify(body));
+}
+
 export interface FalOptions {
   /** How the submit answers once the request is queued and charged: 200, or a 5xx carrying x-fal-request-id. */
   submitStatus?: number;
   submitDelayMs?: number;
+  /** Headers (with the id) at once, the body this much later. */
+  holdBodyMs?: number;
+  /** The image file at this index answers JSON instead of an image. */
+  badFile?: number;
   /** Result and file GETs that answer 401 first (a key being changed), per path. */
   resultUnauthorizedOnce?: boolean;
   images?: number;
@@ -46,7 +59,9 @@ export function falQueue(ledger: Ledger, png: Media, opts: FalOptions = {}): Rou
       if (opts.submitDelayMs) await new Promise((r) => setTimeout(r, opts.submitDelayMs));
       const base = `${host}/fal-ai/flux/requests/${id}`;
       if (opts.submitStatus && opts.submitStatus >= 500) return send(res, opts.submitStatus, { detail: 'upstream timed out' }, { 'x-fal-request-id': id });
-      return send(res, 200, { request_id: id, status: 'IN_QUEUE', status_url: `${base}/status`, response_url: base, cancel_url: `${base}/cancel` }, { 'x-fal-request-id': id });
+      const accepted = { request_id: id, status: 'IN_QUEUE', status_url: `${base}/status`, response_url: base, cancel_url: `${base}/cancel` };
+      if (opts.holdBodyMs) return sendHeld(res, opts.holdBodyMs, accepted, { 'x-fal-request-id': id });
+      return send(res, 200, accepted, { 'x-fal-request-id': id });
     }
     const match = /^\/fal-ai\/flux\/requests\/([\w-]+)(\/status|\/cancel)?(\?.*)?$/.exec(req.path);
     if (match) {
@@ -66,7 +81,10 @@ export function falQueue(ledger: Ledger, png: Media, opts: FalOptions = {}): Rou
       const images = Array.from({ length: opts.images ?? 1 }, (_, i) => ({ url: `${host}/files/${id}-${i}.png`, content_type: 'image/png' }));
       return send(res, 200, { images, seed: 7 });
     }
-    if (req.path.startsWith('/files/')) return send(res, 200, png.bytes, { 'content-type': 'image/png' });
+    if (req.path.startsWith('/files/')) {
+      if (opts.badFile !== undefined && req.path.endsWith(`-${opts.badFile}.png`)) return send(res, 200, { error: 'not an image' });
+      return send(res, 200, png.bytes, { 'content-type': 'image/png' });
+    }
     if (req.path.startsWith('/v1/models/pricing')) return send(res, 200, { prices: [{ endpoint_id: FAL_MODEL, unit_price: 0.025, unit: 'megapixels', currency: 'USD' }] });
   };
 }
@@ -75,15 +93,22 @@ export function falQueue(ledger: Ledger, png: Media, opts: FalOptions = {}): Rou
  * OpenAI images (platform.openai.com/docs/api-reference/images): synchronous, the image as b64_json in the
  * body, the request named only by the `x-request-id` header.
  */
-export function openAiImages(ledger: Ledger, png: Media, opts: { cutBody?: boolean } = {}): Route {
+export function openAiImages(ledger: Ledger, png: Media, opts: { cutBody?: boolean; holdBodyMs?: number; urlFailures?: number } = {}): Route {
   let next = 0;
+  let fileFailures = 0;
   return async (req, res) => {
+    if (req.path === '/files/image.png') {
+      if (fileFailures++ < (opts.urlFailures ?? 0)) return send(res, 502, { error: 'bad gateway' });
+      return send(res, 200, png.bytes, { 'content-type': 'image/png' });
+    }
     if (req.method !== 'POST' || req.path !== '/v1/images/generations') return;
     const id = `req_${++next}`;
     ledger.charged.push(id);
-    const body = JSON.stringify({ created: 1, data: [{ b64_json: png.bytes.toString('base64') }] });
-    if (opts.cutBody) return cutAfterHeaders(res, 200, { 'content-type': 'application/json', 'x-request-id': id }, body.slice(0, 40));
-    send(res, 200, JSON.parse(body), { 'x-request-id': id });
+    const image = opts.urlFailures !== undefined ? { url: `http://${req.headers.host}/files/image.png` } : { b64_json: png.bytes.toString('base64') };
+    const body = { created: 1, data: [image] };
+    if (opts.cutBody) return cutAfterHeaders(res, 200, { 'content-type': 'application/json', 'x-request-id': id }, JSON.stringify(body).slice(0, 40));
+    if (opts.holdBodyMs) return sendHeld(res, opts.holdBodyMs, body, { 'x-request-id': id });
+    send(res, 200, body, { 'x-request-id': id });
   };
 }
 

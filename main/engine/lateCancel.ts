@@ -1,0 +1,28 @@
+import type { ProviderAdapter } from '../providers/port.ts';
+import type { Task } from '../tasks/model.ts';
+import type { TaskRepository } from '../tasks/repository.ts';
+
+/**
+ * A request whose id arrived after the person cancelled its task (while it was being sent, or journaled
+ * by a worker that died): the paid work is cancelled at the provider where it allows, and the history
+ * says what was done. The task stays possibly charged either way.
+ */
+export async function cancelLateRequest(
+  repo: Pick<TaskRepository, 'note'>,
+  provider: ProviderAdapter | undefined,
+  task: Pick<Task, 'id' | 'model' | 'remoteHandle'>,
+  requestId: string,
+  now: () => number,
+): Promise<void> {
+  const name = provider?.id ?? 'the provider';
+  if (!provider?.cancel) {
+    repo.note(task.id, `request ${requestId} arrived after the cancel; ${name} cannot cancel it, so it may be charged`, { requestId }, now());
+    return;
+  }
+  try {
+    await provider.cancel({ requestId, model: task.model, handle: task.remoteHandle });
+    repo.note(task.id, `request ${requestId} arrived after the cancel; asked ${name} to cancel it (it may still be charged)`, { requestId }, now());
+  } catch (err) {
+    repo.note(task.id, `request ${requestId} arrived after the cancel; ${name} could not be asked to cancel it (${(err as Error).message})`, { requestId }, now());
+  }
+}
