@@ -7,9 +7,11 @@ import { databasePath } from './config/paths.ts';
 import { loadSettings, type Settings } from './config/settings.ts';
 import { openDatabase, type Db } from './db/database.ts';
 import { OwnerRegistry } from './engine/owners.ts';
+import { replayReceipts } from './engine/receiptReplay.ts';
 import { Supervisor, type SupervisorDeps } from './engine/supervisor.ts';
 import type { Clock } from './ports.ts';
 import type { ProviderAdapter } from './providers/port.ts';
+import { pollsById } from './providers/registry.ts';
 import { StoryboardRepository } from './pipeline/storyboardRepository.ts';
 import { ProjectRepository } from './projects/repository.ts';
 import { TaskRepository } from './tasks/repository.ts';
@@ -22,6 +24,8 @@ export interface Studio {
   owners: OwnerRegistry;
   projects: ProjectRepository;
   storyboards: StoryboardRepository;
+  /** This process's receipt journal of request ids, and the reader of every other's. */
+  receipts: ReceiptJournal;
   settings: Settings;
   clock: Clock;
   close(): void;
@@ -38,10 +42,19 @@ export function openStudio(dataDir: string, clock: Clock = systemClock): Studio 
     owners: new OwnerRegistry(db),
     projects: new ProjectRepository(db),
     storyboards: new StoryboardRepository(db),
+    receipts: new ReceiptJournal(dataDir),
     settings,
     clock,
     close: () => db.close(),
   };
+}
+
+/**
+ * Puts request ids still only in a receipt journal into the table, before a person reconciles or decides,
+ * so a request the provider named for one task is never offered to, or adopted by, another.
+ */
+export function recordJournaledRequests(studio: Studio): void {
+  replayReceipts(studio.tasks, studio.receipts, pollsById, studio.clock.now());
 }
 
 /** The engine for a studio's data folder, as every host runs it. */
@@ -57,7 +70,7 @@ export function createSupervisor(
       providers,
       clock: studio.clock,
       outputs: new LocalOutputStore(studio.dataDir),
-      receipts: new ReceiptJournal(studio.dataDir),
+      receipts: studio.receipts,
       dataDir: studio.dataDir,
       media: { ffmpegPath: ffmpegPath(studio.settings.media.ffmpegPath), ffprobePath: ffprobePath(studio.settings.media.ffprobePath) },
       ...extra,

@@ -115,7 +115,9 @@ describe('studio CLI', () => {
     const refused = await cli(dir, 'storyboard', 'edit', 'Fox', '--file', bad);
     expect(refused).toMatchObject({ code: 2 });
     expect(refused.err).toContain('scene 1 ("dawn") duration: must be a number from 0.5 to 60');
-    expect(JSON.parse((await cli(dir, 'storyboard', 'show', 'Fox', '--json')).out).scenes).toHaveLength(3);
+    const shown = await cli(dir, 'storyboard', 'show', 'Fox', '--json');
+    expect(shown.code).toBe(0);
+    expect(JSON.parse(shown.out).scenes).toHaveLength(3);
     expect((await cli(dir, 'budget', 'Fox', 'lots')).err).toMatch(/amount like 12.50/);
   });
 

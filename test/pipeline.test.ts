@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ffmpegPath, ffprobePath } from '../main/media/binaries.ts';
 import { probe } from '../main/media/probe.ts';
+import { cancelTask } from '../main/engine/decisions.ts';
 import { GenerateRefused, LostResultsRefused, Pipeline } from '../main/pipeline/generate.ts';
 import { parseStoryboard } from '../main/pipeline/storyboard.ts';
 import type { Providers } from '../main/providers/registry.ts';
@@ -109,6 +110,31 @@ describe('from storyboard to finished clip', () => {
     // 3 images at 0.04, 4.5 s of clip at 0.10, 34 characters of speech at 0.0002.
     expect(err.message).toMatch(/about 0\.58 USD.*0\.08 USD over the budget of 0\.50 USD/);
     expect(studio.tasks.list()).toEqual([]);
+  });
+
+  it('counts what an earlier Generate enqueued and has not sent yet against the budget', async () => {
+    const { project, pipeline } = await setup();
+    studio.projects.setBudget(project.id, 700_000);
+    const first = await pipeline.generate('Fox');
+    expect(studio.tasks.spend(project.id)[0]!.queued).toBe(first.total);
+    const err = await pipeline.generate('Fox', { newTakes: ['dawn'] }).catch((e) => e);
+    expect(err).toBeInstanceOf(GenerateRefused);
+    expect(err.message).toMatch(/0\.5\d USD already spent, possibly charged or enqueued/);
+    expect(studio.tasks.list()).toHaveLength(9);
+  });
+
+  it('lists a step cancelled after it was sent as possibly paid, and buys it again only when confirmed', async () => {
+    const { pipeline } = await setup();
+    await pipeline.generate('Fox');
+    const lease = { owner: 'w', now: Date.now() };
+    const [image] = studio.tasks.claim('image', 1, 60_000, lease);
+    studio.tasks.markSubmitStarted(image!.id, 'k', 60_000, lease);
+    await cancelTask(studio.tasks, undefined, image!.id, Date.now());
+    const err = await pipeline.generate('Fox').catch((e) => e);
+    expect(err).toBeInstanceOf(LostResultsRefused);
+    expect(err.message).toMatch(new RegExp(`dawn:image was possibly paid, result lost: task ${image!.id} .*cancelled after it was sent`));
+    const again = await pipeline.generate('Fox', { rebuyLost: true });
+    expect(again.steps.find((s) => s.key === 'dawn:image')!.action).toBe('rebuy');
   });
 
   it('never sends a task that would take the project past its budget, counting possibly charged work', async () => {

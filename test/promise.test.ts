@@ -207,6 +207,23 @@ describe('a database that cannot be written while a request is out', () => {
   }, 60_000);
 });
 
+describe('cancel', () => {
+  it('of a request the provider cannot cancel any more (it finished): refused, and the task stays to be collected', async () => {
+    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { cancelStatus: 400, polls: 1_000_000 }));
+    const id = enqueue(dataDir, falImage());
+    const worker = startStudio(dataDir, ['worker'], env);
+    await until(() => read(dataDir, id).task.status === 'SUBMITTED');
+    const cancel = await runStudio(dataDir, ['cancel', String(id)], env);
+    expect(cancel.code).toBe(1);
+    expect(cancel.stderr).toMatch(/was not cancelled: fal could not cancel request .*the studio will collect the result you paid for/);
+    expect(read(dataDir, id).task.status).toBe('SUBMITTED');
+    expect(fake.count('PUT', /\/cancel$/)).toBe(1);
+    worker.child.kill('SIGTERM');
+    await worker.exited;
+    expect(ledger.charged).toHaveLength(1);
+  });
+});
+
 describe('cancel while the request is being sent', () => {
   it('cancels the paid job at the provider when its id arrives, records it, and counts it as possibly charged', async () => {
     const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { submitDelayMs: 1_500 }));
@@ -309,4 +326,34 @@ describe('results that are only partly usable', () => {
     expect(read(dataDir, id).task.status).toBe('SUCCEEDED');
     expect(ledger.charged).toHaveLength(1);
   });
+});
+
+describe('a request id known only to a receipt journal', () => {
+  it('cannot be adopted by another task: the decision records it for its own task first, and refuses, naming it', async () => {
+    const { ledger, dataDir, env } = await setup((l) => falQueue(l, media.png));
+    // Task 1 waits for a decision; task 2 is sent, and its worker dies while the database is locked.
+    const parked = enqueue(dataDir, falImage({ seed: 1 }));
+    const studio = openStudio(dataDir);
+    const lease = { owner: 'gone', now: Date.now() };
+    studio.tasks.claim('image', 1, 60_000, lease);
+    studio.tasks.markSubmitStarted(parked, 'studio-task-1-attempt-1', 60_000, lease);
+    studio.tasks.parkUnknown(parked, 'the answer was lost', lease);
+    studio.close();
+    const owner = enqueue(dataDir, falImage());
+    const doomed = startStudio(dataDir, ['worker', '--until-idle'], { ...env, STUDIO_STOP_AT: 'after-send' });
+    await doomed.waitFor(/stopped at after-send/);
+    await whenStopped(doomed.child);
+    const release = holdLock(dataDir);
+    doomed.child.kill('SIGCONT');
+    await doomed.waitFor(/engine paused/, 30_000);
+    doomed.child.kill('SIGKILL');
+    await doomed.exited;
+    release();
+
+    const adopt = await runStudio(dataDir, ['resolve', String(parked), '--adopt', ledger.charged[0]!.toUpperCase()], env);
+    expect(adopt.code).toBe(2);
+    expect(adopt.stderr).toMatch(new RegExp(`request ${ledger.charged[0]!.toUpperCase()} already belongs to task ${owner}`));
+    expect(read(dataDir, owner).task).toMatchObject({ status: 'SUBMITTED', remoteRequestId: ledger.charged[0] });
+    expect(read(dataDir, parked).task).toMatchObject({ status: 'OUTCOME_UNKNOWN', remoteRequestId: null });
+  }, 60_000);
 });

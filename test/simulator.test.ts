@@ -166,6 +166,22 @@ describe('simulator faults, as the adapter classifies them', () => {
     }
   });
 
+  it('passes over lines of its job file that are not jobs (garbled, or restored from elsewhere) and serves the rest', async () => {
+    const stateDir = tempDir();
+    const first = await startSimulator({ stateDir, jobMs: 0 });
+    const adapter = new SimulatorAdapter(first.url);
+    const sent = await adapter.submit(adapter.prepare({ kind: 'image', model: 'm', input: { prompt: 'kept' } }), { idempotencyKey: 'k' });
+    await first.close();
+    appendFileSync(join(stateDir, 'jobs.jsonl'), 'null\n{"id":"x"}\n[1]\n{"id":"y","kind":"image","model":"m","createdAt":1,"durationMs":0,"input":{}}\n');
+    const second = await startSimulator({ stateDir });
+    try {
+      expect(await new SimulatorAdapter(second.url).poll({ requestId: sent.requestId, model: 'm', handle: null })).toMatchObject({ state: 'succeeded' });
+      expect(second.charges.map((c) => c.requestId)).toEqual([sent.requestId]);
+    } finally {
+      await second.close();
+    }
+  });
+
   it('keeps its accepted jobs across a restart, as a real provider would', async () => {
     const stateDir = tempDir();
     const first = await startSimulator({ stateDir, jobMs: 0 });

@@ -4,7 +4,7 @@ import { reconcile } from '../engine/reconciler.ts';
 import { GenerateRefused, Pipeline, type GenerateEstimate } from '../pipeline/generate.ts';
 import { parseStoryboard, StoryboardError } from '../pipeline/storyboard.ts';
 import { isProviderId, PROVIDER_IDS, type Providers } from '../providers/registry.ts';
-import type { Studio } from '../studio.ts';
+import { recordJournaledRequests, type Studio } from '../studio.ts';
 import { fromMicros, toMicros, type Task } from '../tasks/model.ts';
 import type {
   CandidateView,
@@ -178,6 +178,7 @@ export class StudioService implements StudioApi {
 
   async reconcile(taskId: number): Promise<CandidateView[]> {
     return refusals(async () => {
+      recordJournaledRequests(this.studio);
       const task = this.studio.tasks.get(taskId);
       const { candidates } = await reconcile(this.studio.tasks, task && this.deps.providers.get(task.provider), taskId, this.studio.clock.now());
       return candidates.map((c) => ({ requestId: c.requestId, createdAt: iso(c.createdAt)!, status: c.status, why: c.why }));
@@ -185,7 +186,10 @@ export class StudioService implements StudioApi {
   }
 
   async resolve(taskId: number, decision: DecisionInput): Promise<TaskView> {
-    return refusals(() => this.view(resolveUnknown(this.studio.tasks, taskId, decision, this.studio.clock.now())));
+    return refusals(() => {
+      recordJournaledRequests(this.studio);
+      return this.view(resolveUnknown(this.studio.tasks, taskId, decision, this.studio.clock.now()));
+    });
   }
 
   async cancel(taskId: number): Promise<TaskView> {

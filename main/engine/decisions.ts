@@ -48,21 +48,25 @@ export function resolveUnknown(repo: TaskRepository, id: number, decision: Decis
 }
 
 /**
- * Cancels unfinished work. A submitted request is also cancelled at the provider where it can be;
- * it stays possibly charged, since the provider may already have done the work.
+ * Cancels unfinished work. A submitted request is cancelled at the provider first, where it can be: if the
+ * provider cannot cancel it (it may have finished, and been charged), the task is left to be collected, so
+ * a paid result is never thrown away. Otherwise it stays possibly charged, since the work may have begun.
  */
 export async function cancelTask(repo: TaskRepository, provider: ProviderAdapter | undefined, id: number, now: number) {
   const task = current(repo, id);
-  const cancelled = repo.cancel(id, now);
-  if (!cancelled) throw new DecisionRefused(`task ${id} is ${task.status}; only unfinished work can be cancelled`);
   let providerNote = '';
-  if (task.remoteRequestId && provider?.cancel) {
+  if (task.status === 'SUBMITTED' && task.remoteRequestId && provider?.cancel) {
     try {
       await provider.cancel({ requestId: task.remoteRequestId, model: task.model, handle: task.remoteHandle });
       providerNote = 'asked the provider to cancel it';
     } catch (err) {
-      providerNote = `the provider could not be asked to cancel it (${(err as Error).message})`;
+      throw new DecisionRefused(
+        `task ${id} was not cancelled: ${provider.id} could not cancel request ${task.remoteRequestId} (${(err as Error).message}). ` +
+          'It may have finished already; the studio will collect the result you paid for.',
+      );
     }
   }
+  const cancelled = repo.cancel(id, now);
+  if (!cancelled) throw new DecisionRefused(`task ${id} is ${repo.get(id)?.status ?? task.status}; only unfinished work can be cancelled`);
   return { task: cancelled, providerNote };
 }

@@ -1,4 +1,4 @@
-import type { Clock, OutputStore, Receipt, ReceiptLog } from '../ports.ts';
+import type { Clock, OutputStore, ReceiptLog } from '../ports.ts';
 import type { ProviderAdapter } from '../providers/port.ts';
 import { KINDS, type Kind, type Task } from '../tasks/model.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
@@ -7,6 +7,7 @@ import { runRenderTask } from './renderExecutor.ts';
 import { databaseUnavailable, EngineHealth } from './health.ts';
 import { Heartbeat } from './heartbeat.ts';
 import { cancelLateRequest } from './lateCancel.ts';
+import { replayReceipts } from './receiptReplay.ts';
 import { newOwner, processAlive, type OwnerIdentity, type OwnerRegistry } from './owners.ts';
 import type { PollOptions } from './poller.ts';
 import { recoveryFor } from './recovery.ts';
@@ -139,33 +140,17 @@ export class Supervisor {
     this.registered = true;
   }
 
-  /**
-   * Request ids that reached a receipt journal but not the table (a failed write, a crash) go in now; a
-   * task cancelled meanwhile has its request cancelled at the provider. The last receipt of an attempt is
-   * the fullest (the whole answer's, with its handle, after the headers').
-   */
+  /** Journaled request ids go into the table; a task cancelled meanwhile has its request cancelled at the provider. */
   private replayReceipts(): void {
     const { repo, receipts, clock } = this.deps;
-    const latest = new Map<string, Receipt>();
-    for (const r of receipts.all()) latest.set(`${r.taskId}:${r.idempotencyKey}`, r);
-    const cancelled: { task: Task; requestId: string }[] = [];
-    repo.batch(() => {
-      for (const receipt of latest.values()) {
-        if (repo.receiptSettled(receipt)) continue;
-        const task = repo.get(receipt.taskId)!;
-        const applied = repo.applyReceipt(receipt, this.pollable(task.provider), clock.now());
-        if (!applied) continue;
-        this.log(`task ${receipt.taskId}: recorded request ${receipt.requestId} from the receipt journal`);
-        if (applied.status === 'CANCELLED') cancelled.push({ task: applied, requestId: receipt.requestId });
-      }
-    });
-    for (const { task, requestId } of cancelled) {
-      const cancelling = cancelLateRequest(repo, this.deps.providers(task.provider), task, requestId, () => clock.now())
+    for (const { receipt, task } of replayReceipts(repo, receipts, (p) => this.pollable(p), clock.now())) {
+      this.log(`task ${task.id}: recorded request ${receipt.requestId} from the receipt journal`);
+      if (task.status !== 'CANCELLED') continue;
+      const cancelling = cancelLateRequest(repo, this.deps.providers(task.provider), task, receipt.requestId, () => clock.now())
         .catch((err: unknown) => this.trouble(err))
         .finally(() => this.background.delete(cancelling));
       this.background.add(cancelling);
     }
-    receipts.settle((r) => repo.receiptSettled(r));
     this.lastSettle = clock.now();
   }
 

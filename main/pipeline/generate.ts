@@ -46,7 +46,7 @@ export interface GenerateEstimate {
   steps: StepEstimate[];
   /** What the new steps may cost. */
   total: number;
-  /** What the project has spent or may have spent already. */
+  /** What the project has spent, may have spent, or has enqueued and not sent yet. */
   spent: number;
   budget: number | null;
   /** How far past the budget this Generate would go, or 0. */
@@ -145,7 +145,7 @@ export class Pipeline {
   private summed(project: Project, steps: StepEstimate[]): GenerateEstimate {
     const total = steps.filter((s) => s.action !== 'reuse').reduce((sum, s) => sum + s.cost, 0);
     const spend = this.deps.studio.tasks.spend(project.id)[0]!;
-    const spent = spend.actual + spend.estimated + spend.possiblyCharged;
+    const spent = spend.actual + spend.estimated + spend.possiblyCharged + spend.queued;
     const overBy = project.budget === null ? 0 : Math.max(0, spent + total - project.budget);
     return { project, steps, total, spent, budget: project.budget, overBy };
   }
@@ -223,7 +223,7 @@ export class Pipeline {
       if (estimate.overBy > 0) {
         throw new GenerateRefused(
           `this Generate would cost about ${money(estimate.total, project.currency)}; with ${money(estimate.spent, project.currency)} ` +
-            `already spent or possibly charged, that is ${money(estimate.overBy, project.currency)} over the budget of ` +
+            `already spent, possibly charged or enqueued, that is ${money(estimate.overBy, project.currency)} over the budget of ` +
             `${money(project.budget!, project.currency)}. Raise the budget or change the storyboard; nothing was enqueued.`,
         );
       }
@@ -236,7 +236,15 @@ export class Pipeline {
         }
         const input = bindStepRefs(step.input, ids) as Record<string, unknown>;
         const task = studio.tasks.enqueue(
-          { projectId: project.id, kind: step.kind, provider: step.provider, model: step.model, input, dependsOn: step.dependsOn.map((k) => ids.get(k)!) },
+          {
+            projectId: project.id,
+            kind: step.kind,
+            provider: step.provider,
+            model: step.model,
+            input,
+            dependsOn: step.dependsOn.map((k) => ids.get(k)!),
+            estimate: { cost: steps[i]!.cost, source: steps[i]!.source, currency: steps[i]!.currency },
+          },
           now,
         );
         ids.set(step.key, task.id);

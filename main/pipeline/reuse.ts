@@ -28,6 +28,7 @@ export function judgeStep(earlier: readonly Task[], hasOutput: (task: Task) => b
     if (t.status === 'SUCCEEDED') return { action: 'rebuy', lost: t, why: 'its output file is gone' };
     if (t.status === 'FAILED' && t.charged === 'yes') return { action: 'rebuy', lost: t, why: t.error ?? 'it failed after the provider accepted it' };
     if (t.status === 'FAILED' && t.charged === 'maybe') return { action: 'rebuy', lost: t, why: 'possibly paid: given up after an unknown outcome' };
+    if (t.status === 'CANCELLED' && t.charged !== 'no') return { action: 'rebuy', lost: t, why: 'possibly paid: cancelled after it was sent' };
   }
   return { action: 'new' };
 }

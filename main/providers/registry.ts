@@ -47,6 +47,11 @@ export function validateInput(provider: string, task: Pick<Task, 'kind' | 'model
   PROVIDERS[provider]!.create({ key: 'unused', baseUrl: 'http://127.0.0.1' }).prepare(task);
 }
 
+/** Whether a request id alone reaches a request at this provider (a capability, so no key is needed to ask). */
+export function pollsById(provider: string): boolean {
+  return PROVIDERS[provider]?.create({ key: 'unused', baseUrl: 'http://127.0.0.1' }).capabilities.pollById ?? false;
+}
+
 /** Where a provider's key comes from, without revealing it. */
 export function keySource(id: string, settings: Settings, env: NodeJS.ProcessEnv, keys?: KeyLookup): 'keychain' | 'settings' | 'environment' | null {
   const variable = PROVIDERS[id]?.keyVariable;

@@ -1,6 +1,24 @@
 import { closeSync, fstatSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { isKind } from '../tasks/model.ts';
 import type { SavedJob } from './server.ts';
+
+/** A line that is a whole job as `save` writes it; anything else in the file (a garbled or restored line) is passed over. */
+function isSavedJob(value: unknown): value is SavedJob {
+  const j = value as SavedJob | null;
+  return (
+    !!j &&
+    typeof j.id === 'string' &&
+    isKind(String(j.kind)) &&
+    typeof j.model === 'string' &&
+    Number.isFinite(j.createdAt) &&
+    Number.isFinite(j.durationMs) &&
+    !!j.input &&
+    typeof j.input === 'object' &&
+    !!j.charge &&
+    typeof j.charge.requestId === 'string'
+  );
+}
 
 /**
  * The simulator's accepted jobs as JSON lines, shared by every simulator on the same folder (one per
@@ -36,7 +54,8 @@ export class JobStore {
     for (const line of buffer.subarray(0, end).toString('utf8').split('\n')) {
       if (!line.trim()) continue;
       try {
-        jobs.push(JSON.parse(line) as SavedJob);
+        const job: unknown = JSON.parse(line);
+        if (isSavedJob(job)) jobs.push(job);
       } catch {
         // A line cut short by a crash is the only damage an append can suffer; the rest stands.
       }

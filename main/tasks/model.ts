@@ -81,6 +81,8 @@ export interface NewTask {
   input: unknown;
   maxAttempts?: number;
   dependsOn?: number[];
+  /** What it is expected to cost, known before it is sent (Generate prices every step), so budgets count it. */
+  estimate?: { cost: number; source: string; currency: string };
 }
 
 export function isKind(value: string): value is Kind {

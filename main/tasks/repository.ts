@@ -28,6 +28,8 @@ export interface SpendRow {
   actual: number;
   estimated: number;
   possiblyCharged: number;
+  /** Enqueued work not sent yet, at its estimate: committed by a Generate, so a budget counts it. */
+  queued: number;
 }
 
 interface Transition {
@@ -54,6 +56,13 @@ const WITHIN_BUDGET = `(SELECT CASE WHEN p.budget IS NULL THEN 1
 // Ownership is the fence: a takeover or a recovery changes lease_owner, and recovery writes are themselves
 // conditioned on the exact lease they saw, so an owner that was only asleep may renew and carry on.
 const FENCE = `lease_owner = @owner`;
+
+/**
+ * Another task of the same provider already holds @requestId. Compared without case: providers print their
+ * ids in one case, but a person may type another, and one request must never count for two tasks.
+ */
+const HELD_ELSEWHERE = `EXISTS (SELECT 1 FROM tasks o WHERE o.provider = tasks.provider AND lower(o.remote_request_id) = lower(@requestId)
+                                  AND o.id <> tasks.id)`;
 
 /** All SQL for the task table. Each public method is one transaction. */
 export class TaskRepository {
@@ -110,8 +119,9 @@ export class TaskRepository {
     return this.tx(() => {
       const row = this.stmt(
         `INSERT INTO tasks (project_id, kind, provider, model, input_json, input_hash, max_attempts,
-                            next_attempt_at, created_at, updated_at)
-         VALUES (@projectId, @kind, @provider, @model, @input, @hash, @maxAttempts, @now, @now, @now) RETURNING *`,
+                            cost_estimated, cost_estimate_source, currency, next_attempt_at, created_at, updated_at)
+         VALUES (@projectId, @kind, @provider, @model, @input, @hash, @maxAttempts,
+                 @cost, @source, coalesce(@currency, 'USD'), @now, @now, @now) RETURNING *`,
       ).get({
         projectId: task.projectId,
         kind: task.kind,
@@ -120,6 +130,9 @@ export class TaskRepository {
         input: JSON.stringify(task.input),
         hash: inputHash(task.provider, task.model, task.input),
         maxAttempts: task.maxAttempts ?? 5,
+        cost: task.estimate?.cost ?? null,
+        source: task.estimate?.source ?? null,
+        currency: task.estimate?.currency ?? null,
         now,
       }) as TaskRow;
       for (const dep of task.dependsOn ?? []) {
@@ -261,7 +274,7 @@ export class TaskRepository {
   applyReceipt(receipt: Receipt, pollable: boolean, now: number) {
     return this.change(
       receipt.taskId,
-      `idempotency_key = @key AND remote_request_id IS NULL`,
+      `idempotency_key = @key AND remote_request_id IS NULL AND NOT ${HELD_ELSEWHERE}`,
       `remote_request_id = @requestId, remote_handle = @handle, submitted_at = coalesce(submitted_at, @at),
        charged = CASE WHEN @pollable AND status IN ('RUNNING', 'OUTCOME_UNKNOWN') THEN 'yes' ELSE charged END,
        unknown_reason = CASE WHEN @pollable AND status = 'OUTCOME_UNKNOWN' THEN NULL ELSE unknown_reason END,
@@ -313,14 +326,21 @@ export class TaskRepository {
   }
 
   /**
-   * Completes a row that moved on without the worker that holds its attempt's result (parked, or taken by
-   * another worker meanwhile): conditioned on the attempt, not the lease, since the result proves the outcome.
+   * Completes a row that moved on without the worker that holds its attempt's result (parked, taken by
+   * another worker, or cancelled too late meanwhile): conditioned on the attempt, not the lease, since the
+   * saved result proves the outcome and was paid for.
    */
   completeAttempt(id: number, idempotencyKey: string | null, out: CompletedResult, now: number) {
-    return this.completeWhere(id, `idempotency_key = @key AND status IN ('RUNNING', 'SUBMITTED', 'OUTCOME_UNKNOWN')`, { now, key: idempotencyKey }, out);
+    return this.completeWhere(
+      id,
+      `idempotency_key = @key AND status IN ('RUNNING', 'SUBMITTED', 'OUTCOME_UNKNOWN', 'CANCELLED')`,
+      { now, key: idempotencyKey },
+      out,
+      'the paid result of this attempt arrived after the task had moved on; it is kept',
+    );
   }
 
-  private completeWhere(id: number, where: string, params: Record<string, unknown>, out: CompletedResult) {
+  private completeWhere(id: number, where: string, params: Record<string, unknown>, out: CompletedResult, why?: string) {
     const first = out.outputs[0]!;
     return this.change(
       id,
@@ -332,7 +352,7 @@ export class TaskRepository {
       { ...params, outputPath: first.path, sha256: first.sha256, costActual: out.costActual, requestId: out.requestId ?? null },
       {
         actor: 'engine',
-        reason: out.outputs.length > 1 ? `${out.outputs.length} outputs saved` : 'output saved',
+        reason: why ?? (out.outputs.length > 1 ? `${out.outputs.length} outputs saved` : 'output saved'),
         then: () => {
           for (const [index, o] of out.outputs.entries()) {
             this.stmt(
@@ -504,7 +524,8 @@ export class TaskRepository {
               coalesce(sum(CASE WHEN t.charged = 'yes' THEN t.cost_actual END), 0) AS actual,
               coalesce(sum(CASE WHEN t.charged = 'yes' AND t.cost_actual IS NULL THEN t.cost_estimated END), 0) AS estimated,
               coalesce(sum(CASE WHEN t.charged = 'maybe' THEN t.cost_estimated END), 0)
-                + coalesce(sum(t.cost_abandoned), 0) AS possiblyCharged
+                + coalesce(sum(t.cost_abandoned), 0) AS possiblyCharged,
+              coalesce(sum(CASE WHEN t.charged = 'no' AND t.status IN ('PENDING', 'RUNNING') THEN t.cost_estimated END), 0) AS queued
          FROM projects p LEFT JOIN tasks t ON t.project_id = p.id
         WHERE @projectId IS NULL OR p.id = @projectId
         GROUP BY p.id ORDER BY p.id`,
@@ -523,7 +544,7 @@ export class TaskRepository {
   /** The task, other than `exceptTask`, that holds this request at the task's provider. */
   requestHolder(exceptTask: number, requestId: string): Task | undefined {
     const row = this.stmt(
-      `SELECT o.* FROM tasks t JOIN tasks o ON o.provider = t.provider AND o.remote_request_id = @requestId AND o.id <> t.id
+      `SELECT o.* FROM tasks t JOIN tasks o ON o.provider = t.provider AND lower(o.remote_request_id) = lower(@requestId) AND o.id <> t.id
         WHERE t.id = @exceptTask ORDER BY o.id LIMIT 1`,
     ).get({ exceptTask, requestId }) as TaskRow | undefined;
     return row && rowToTask(row);
@@ -532,11 +553,12 @@ export class TaskRepository {
   /** Which of these request ids already belong to a task, so reconciliation never offers another task's request. */
   requestIdsInUse(provider: string, ids: readonly string[], exceptTask: number): Set<string> {
     const rows = this.stmt(
-      `SELECT remote_request_id AS id FROM tasks
-        WHERE provider = @provider AND remote_request_id IN (SELECT value FROM json_each(@ids)) AND id <> @exceptTask`,
+      `SELECT c.value AS id FROM json_each(@ids) c
+        WHERE EXISTS (SELECT 1 FROM tasks WHERE provider = @provider AND lower(remote_request_id) = lower(c.value) AND id <> @exceptTask)`,
     ).all({ provider, ids: JSON.stringify(ids), exceptTask }) as { id: string }[];
     return new Set(rows.map((r) => r.id));
   }
+
 
   /** Spend of one project per day (of the request) and provider, for the spend chart and its CSV. */
   spendByDay(projectId: number): { day: string; provider: string; actual: number; estimated: number; possiblyCharged: number }[] {
@@ -577,8 +599,7 @@ export class TaskRepository {
   adopt(id: number, requestId: string, now: number) {
     return this.change(
       id,
-      `status = 'OUTCOME_UNKNOWN' AND NOT EXISTS (
-         SELECT 1 FROM tasks o WHERE o.provider = tasks.provider AND o.remote_request_id = @requestId AND o.id <> tasks.id)`,
+      `status = 'OUTCOME_UNKNOWN' AND NOT ${HELD_ELSEWHERE}`,
       `status = 'SUBMITTED', remote_request_id = @requestId, remote_handle = NULL, submitted_at = @now, next_attempt_at = @now,
        charged = 'yes', unknown_reason = NULL, finished_at = NULL, lease_owner = NULL, lease_expires_at = NULL`,
       { now, requestId },

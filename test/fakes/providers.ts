@@ -37,6 +37,8 @@ export interface FalOptions {
   holdBodyMs?: number;
   /** The image file at this index answers JSON instead of an image. */
   badFile?: number;
+  /** fal's answer to a cancel, e.g. 400 for a request that already completed. */
+  cancelStatus?: number;
   /** Result and file GETs that answer 401 first (a key being changed), per path. */
   resultUnauthorizedOnce?: boolean;
   images?: number;
@@ -67,7 +69,10 @@ export function falQueue(ledger: Ledger, png: Media, opts: FalOptions = {}): Rou
     if (match) {
       const [, id, tail] = match as unknown as [string, string, string | undefined];
       if (!ledger.charged.includes(id!)) return send(res, 404, { detail: 'request not found' });
-      if (tail === '/cancel') return send(res, 202, { status: 'CANCELLATION_REQUESTED' });
+      if (tail === '/cancel') {
+        if (opts.cancelStatus) return send(res, opts.cancelStatus, { status: 'ALREADY_COMPLETED' });
+        return send(res, 202, { status: 'CANCELLATION_REQUESTED' });
+      }
       if (tail === '/status') {
         const n = (polls.get(id!) ?? 0) + 1;
         polls.set(id!, n);

@@ -1,7 +1,7 @@
 import { cancelTask, RequestTaken, resolveUnknown, type Decision } from '../../engine/decisions.ts';
 import { reconcile } from '../../engine/reconciler.ts';
 import { openProviders } from '../../providers/registry.ts';
-import { openStudio } from '../../studio.ts';
+import { openStudio, recordJournaledRequests } from '../../studio.ts';
 import { parse, taskId } from '../args.ts';
 import { UsageError } from '../errors.ts';
 import type { CliContext } from '../main.ts';
@@ -20,6 +20,7 @@ export async function resolve(argv: string[], ctx: CliContext) {
     values.adopt !== undefined ? { adopt: values.adopt } : values.resubmit ? { resubmit: true } : { giveUp: true };
   const studio = openStudio(ctx.dataDir);
   try {
+    recordJournaledRequests(studio);
     let task;
     try {
       task = resolveUnknown(studio.tasks, id, decision, studio.clock.now());
@@ -60,9 +61,13 @@ export async function reconcileCommand(argv: string[], ctx: CliContext) {
   const studio = openStudio(ctx.dataDir);
   const providers = await openProviders(studio.settings, studio.dataDir);
   try {
+    recordJournaledRequests(studio);
     const task = studio.tasks.get(id);
     const { candidates } = await reconcile(studio.tasks, task && providers.get(task.provider), id, studio.clock.now());
-    if (values.json) return ctx.out(JSON.stringify(candidates.map((c) => ({ ...c, createdAt: iso(c.createdAt) })), null, 2));
+    if (values.json) {
+      ctx.out(JSON.stringify(candidates.map((c) => ({ ...c, createdAt: iso(c.createdAt) })), null, 2));
+      return;
+    }
     if (candidates.length === 0) {
       ctx.out(`No request at ${task!.provider} matches task ${id}: it was probably never accepted.`);
       ctx.out(`Decide: studio resolve ${id} --resubmit (or --give-up)`);

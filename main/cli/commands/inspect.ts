@@ -34,7 +34,10 @@ export async function tasks(argv: string[], ctx: CliContext) {
   withStudio(ctx, (studio) => {
     const names = projectNames(studio);
     const list = studio.tasks.list({ projectId: projectId(studio, values.project), status: status as Status | undefined });
-    if (values.json) return ctx.out(JSON.stringify(list.map((t) => taskJson(t, names.get(t.projectId)!, studio.tasks.outputs(t.id))), null, 2));
+    if (values.json) {
+      ctx.out(JSON.stringify(list.map((t) => taskJson(t, names.get(t.projectId)!, studio.tasks.outputs(t.id))), null, 2));
+      return;
+    }
     ctx.out(
       table([
         ['ID', 'PROJECT', 'KIND', 'STATUS', 'PROVIDER', 'MODEL', 'COST', 'NOTE'],
@@ -58,8 +61,14 @@ export async function unknown(argv: string[], ctx: CliContext) {
   withStudio(ctx, (studio) => {
     const names = projectNames(studio);
     const list = studio.tasks.list({ status: 'OUTCOME_UNKNOWN' });
-    if (values.json) return ctx.out(JSON.stringify(list.map((t) => taskJson(t, names.get(t.projectId)!, studio.tasks.outputs(t.id))), null, 2));
-    if (list.length === 0) return ctx.out('No task is waiting for a decision.');
+    if (values.json) {
+      ctx.out(JSON.stringify(list.map((t) => taskJson(t, names.get(t.projectId)!, studio.tasks.outputs(t.id))), null, 2));
+      return;
+    }
+    if (list.length === 0) {
+      ctx.out('No task is waiting for a decision.');
+      return;
+    }
     for (const t of list) {
       ctx.out(
         [
@@ -87,7 +96,10 @@ export async function spend(argv: string[], ctx: CliContext) {
       total: fromMicros(r.actual + r.estimated),
       budget: fromMicros(r.budget),
     }));
-    if (values.json) return ctx.out(JSON.stringify(json, null, 2));
+    if (values.json) {
+      ctx.out(JSON.stringify(json, null, 2));
+      return;
+    }
     ctx.out(
       table([
         ['PROJECT', 'BILLED', 'ESTIMATED', 'TOTAL', 'POSSIBLY CHARGED'],

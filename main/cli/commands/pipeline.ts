@@ -77,7 +77,10 @@ export async function storyboard(argv: string[], ctx: CliContext) {
       const project = studio.projects.byName(name);
       const board = project && studio.storyboards.get(project.id);
       if (!board) throw new UsageError(`project "${name}" has no storyboard`);
-      if (values.json) return ctx.out(JSON.stringify(board, null, 2));
+      if (values.json) {
+        ctx.out(JSON.stringify(board, null, 2));
+        return;
+      }
       ctx.out(`${name}: ${board.width}x${board.height} at ${board.fps} fps, ${board.scenes.reduce((s, x) => s + x.duration, 0)} s`);
       ctx.out(table([['SCENE', 'SECONDS', 'TAKE', 'IMAGE', 'NARRATION'], ...board.scenes.map((s) => [s.id, String(s.duration), String(s.take), s.imagePrompt, s.narration ?? ''])]));
       return;
