@@ -36,6 +36,8 @@ export interface TaskRef {
 export interface OutputTarget {
   projectId: number;
   taskId: number;
+  /** The attempt: each attempt's files have names of their own, so a late one never overwrites another's. */
+  idempotencyKey: string | null;
   kind: Kind;
   index: number;
   contentType: string | null;
@@ -49,12 +51,19 @@ export interface OutputTarget {
 export interface OutputStore {
   /** A downloaded file: checked as media before it takes its place (UnusableResult when it is not). */
   save(target: OutputTarget, body: AsyncIterable<Uint8Array>): Promise<SavedOutput>;
-  /** Bytes already in hand and paid for: put in place before the check, so a check that fails (UnusableResult) deletes nothing. */
-  keep(target: OutputTarget, bytes: Uint8Array): Promise<SavedOutput>;
+  /**
+   * Bytes already in hand and paid for, kept whatever the check says (UnusableResult when they are not the
+   * media asked for). `rescue` puts them in the data folder's rescue place when the project's folder fails.
+   */
+  keep(target: OutputTarget, bytes: Uint8Array, rescue?: boolean): Promise<SavedOutput>;
   record(task: TaskRef, result: ResultRecord): Promise<void>;
-  /** The result record of the task's current attempt, if every file it names is still there with its checksum. */
-  find(task: TaskRef): Promise<ResultRecord | null>;
-  /** Whether the current attempt has a result record, without reading its files (for the recovery sweep). */
+  /**
+   * The result of the task's current attempt: its record, if every file it names is still there with its
+   * checksum (`whole`); else the attempt's files found on disk, each whole and checked by construction but
+   * perhaps not all of them (a crash before the record was written).
+   */
+  find(task: TaskRef): Promise<(ResultRecord & { whole: boolean }) | null>;
+  /** Whether the current attempt left a result on disk, without reading its files (for the recovery sweep). */
   has(task: TaskRef): boolean;
 }
 

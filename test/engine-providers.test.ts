@@ -138,24 +138,43 @@ describe('output store', () => {
     const dir = tempDir();
     const store = new LocalOutputStore(dir);
     await expect(
-      store.save({ projectId: 1, taskId: 9, kind: 'clip', index: 0, contentType: 'video/mp4' }, Readable.from([Buffer.from('<html>not a video</html>')])),
+      store.save({ projectId: 1, taskId: 9, idempotencyKey: 'k', kind: 'clip', index: 0, contentType: 'video/mp4' }, Readable.from([Buffer.from('<html>not a video</html>')])),
     ).rejects.toThrow(/not readable media/);
     expect(readdirSync(join(dir, 'projects', '1', 'media'))).toEqual([]);
   });
 
-  it('finds a result record only for the attempt that saved it, and only while its files are whole', async () => {
-    const { png } = await realMedia();
+  it('finds a result only for the attempt that saved it; each attempt\'s files have names of their own', async () => {
+    const { png, speech } = await realMedia();
     const store = new LocalOutputStore(tempDir());
     const attempt1 = { projectId: 1, id: 9, idempotencyKey: 'studio-task-9-attempt-1' };
-    const saved = await store.keep({ projectId: 1, taskId: 9, kind: 'image', index: 0, contentType: 'image/png' }, png.bytes);
-    await store.record(attempt1, { idempotencyKey: attempt1.idempotencyKey, requestId: 'req-1', costActual: null, outputs: [saved] });
-    expect(await store.find(attempt1)).toMatchObject({ requestId: 'req-1', outputs: [{ path: saved.path }] });
-    expect(store.has(attempt1)).toBe(true);
-    // A person resubmitted: the new attempt's row must never be completed with the old attempt's file.
     const attempt2 = { ...attempt1, idempotencyKey: 'studio-task-9-attempt-2' };
+    const target = (key: string) => ({ projectId: 1, taskId: 9, idempotencyKey: key, kind: 'image' as const, index: 0, contentType: 'image/png' });
+    const first = await store.keep(target(attempt1.idempotencyKey), png.bytes);
+    await store.record(attempt1, { idempotencyKey: attempt1.idempotencyKey, requestId: 'req-1', costActual: null, outputs: [first] });
+    expect(await store.find(attempt1)).toMatchObject({ requestId: 'req-1', whole: true, outputs: [{ path: first.path }] });
+    // A person resubmitted: the new attempt is never completed with the old attempt's file, nor written over it.
     expect(await store.find(attempt2)).toBeNull();
     expect(store.has(attempt2)).toBe(false);
-    writeFileSync(saved.path, 'changed since');
-    expect(await store.find(attempt1)).toBeNull();
+    const second = await store.keep({ ...target(attempt2.idempotencyKey), kind: 'speech', contentType: 'audio/wav' }, speech.bytes);
+    expect(second.path).not.toBe(first.path);
+    expect((await store.find(attempt1))!.outputs[0]!.sha256).toBe(first.sha256);
+  });
+
+  it('without its record (a crash between the files and the record), finds the attempt\'s files, marked as perhaps not whole', async () => {
+    const { png } = await realMedia();
+    const store = new LocalOutputStore(tempDir());
+    const attempt = { projectId: 1, id: 9, idempotencyKey: 'studio-task-9-attempt-1' };
+    const kept = await store.keep({ projectId: 1, taskId: 9, idempotencyKey: attempt.idempotencyKey, kind: 'image', index: 0, contentType: 'image/png' }, png.bytes);
+    expect(store.has(attempt)).toBe(true);
+    expect(await store.find(attempt)).toMatchObject({ whole: false, requestId: null, outputs: [{ path: kept.path, sha256: kept.sha256, contentType: 'image/png' }] });
+  });
+
+  it('keeps paid bytes that are not the media asked for under a name no recovery takes for a result', async () => {
+    const dir = tempDir();
+    const store = new LocalOutputStore(dir);
+    const attempt = { projectId: 1, id: 9, idempotencyKey: 'studio-task-9-attempt-1' };
+    await expect(store.keep({ ...attempt, taskId: 9, kind: 'image', index: 0, contentType: 'image/png' }, Buffer.from('{"error":"no"}'))).rejects.toThrow(/kept at .*\.unusable/);
+    expect(readdirSync(join(dir, 'projects', '1', 'media'))).toEqual(['task-9-a1.png.unusable']);
+    expect(await store.find(attempt)).toBeNull();
   });
 });

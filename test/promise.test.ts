@@ -118,21 +118,43 @@ describe('a paid result is never dropped', () => {
     expect(task.outputPath).toBe(outputs[0]!.path);
   });
 
-  it('keeps a synchronous result whose save fails for a while, says why, and saves it when it can', async () => {
+  it('keeps a synchronous result in the rescue place when the project\'s folder cannot be written', async () => {
     const { ledger, dataDir, env } = await setup((l) => openAiImages(l, media.png));
     const id = enqueue(dataDir, openAiImage);
-    // Where the file must go is blocked (a file stands where the folder belongs): every save fails.
-    const projectDir = join(dataDir, 'projects', '1');
-    mkdirSync(projectDir, { recursive: true });
-    writeFileSync(join(projectDir, 'media'), 'in the way');
+    blockMedia(dataDir);
+    expect((await runStudio(dataDir, ['worker', '--until-idle'], env)).code).toBe(0);
+    const { task } = read(dataDir, id);
+    expect(task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: 'req_1', outputPath: join(dataDir, 'rescued', 'task-1-a1.png') });
+    expect(readFileSync(task.outputPath!)).toEqual(media.png.bytes);
+    expect(ledger.charged).toHaveLength(1);
+  });
+
+  it('keeps a synchronous result whose save fails everywhere for a while, says why, and saves it when it can', async () => {
+    const { ledger, dataDir, env } = await setup((l) => openAiImages(l, media.png));
+    const id = enqueue(dataDir, openAiImage);
+    const unblock = blockMedia(dataDir, true);
     const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
     await worker.waitFor(/the paid result could not be saved yet/);
     await until(() => read(dataDir, id).task.note !== null);
     expect(read(dataDir, id).task.note).toMatch(/could not be saved yet.*kept and saving is retried/);
-    rmSync(join(projectDir, 'media'));
+    unblock();
     expect(await worker.exited).toBe(0);
     const { task } = read(dataDir, id);
     expect(task).toMatchObject({ status: 'SUCCEEDED', note: null, remoteRequestId: 'req_1' });
+    expect(readFileSync(task.outputPath!)).toEqual(media.png.bytes);
+    expect(ledger.charged).toHaveLength(1);
+  });
+
+  it('a worker killed after placing a synchronous result and before its record: the restart completes it from the files', async () => {
+    const { ledger, dataDir, env } = await setup((l) => openAiImages(l, media.png));
+    const id = enqueue(dataDir, openAiImage);
+    const doomed = startStudio(dataDir, ['worker', '--until-idle'], { ...env, STUDIO_STOP_AT: 'after-files' });
+    await doomed.waitFor(new RegExp(`stopped at after-files for task ${id}`));
+    doomed.child.kill('SIGKILL');
+    await doomed.exited;
+    await runStudio(dataDir, ['worker', '--until-idle'], env);
+    const { task } = read(dataDir, id);
+    expect(task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: 'req_1' });
     expect(readFileSync(task.outputPath!)).toEqual(media.png.bytes);
     expect(ledger.charged).toHaveLength(1);
   });
@@ -154,6 +176,14 @@ describe('a paid result is never dropped', () => {
     expect(ledger.charged).toHaveLength(1);
   });
 });
+
+/** A file stands where the project's media folder belongs (and, with `everywhere`, the rescue place): saves fail. */
+function blockMedia(dataDir: string, everywhere = false): () => void {
+  const blocked = [join(dataDir, 'projects', '1', 'media'), ...(everywhere ? [join(dataDir, 'rescued')] : [])];
+  mkdirSync(join(dataDir, 'projects', '1'), { recursive: true });
+  for (const path of blocked) writeFileSync(path, 'in the way');
+  return () => blocked.forEach((path) => rmSync(path));
+}
 
 /** Another program holds the database's write lock (BEGIN EXCLUSIVE) until released. */
 function holdLock(dataDir: string): () => void {
@@ -263,12 +293,10 @@ describe('a worker that stalls or stops while a paid answer is arriving', () => 
     expect(ledger.charged).toHaveLength(1);
   }, 60_000);
 
-  it('stopped (SIGTERM) while a synchronous result cannot be saved: the request id is on the row, never "before the provider confirmed"', async () => {
+  it('stopped (SIGTERM) while a synchronous result cannot be saved anywhere: the request id is on the row, never "before the provider confirmed"', async () => {
     const { dataDir, env } = await setup((l) => openAiImages(l, media.png));
     const id = enqueue(dataDir, openAiImage);
-    const projectDir = join(dataDir, 'projects', '1');
-    mkdirSync(projectDir, { recursive: true });
-    writeFileSync(join(projectDir, 'media'), 'in the way');
+    blockMedia(dataDir, true);
     const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
     await worker.waitFor(/the paid result could not be saved yet/);
     worker.child.kill('SIGTERM');
@@ -356,4 +384,21 @@ describe('a request id known only to a receipt journal', () => {
     expect(read(dataDir, owner).task).toMatchObject({ status: 'SUBMITTED', remoteRequestId: ledger.charged[0] });
     expect(read(dataDir, parked).task).toMatchObject({ status: 'OUTCOME_UNKNOWN', remoteRequestId: null });
   }, 60_000);
+});
+
+describe('a receipt journal that cannot be written', () => {
+  it('sends the request id heard in the headers to the task at once, so a worker killed before the answer loses nothing', async () => {
+    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { holdBodyMs: 3_000 }));
+    const id = enqueue(dataDir, falImage());
+    writeFileSync(join(dataDir, 'receipts'), 'in the way');
+    const doomed = startStudio(dataDir, ['worker', '--until-idle'], env);
+    await doomed.waitFor(/could not be journaled .*writing it to the task now/);
+    await until(() => read(dataDir, id).task.status === 'SUBMITTED');
+    expect(read(dataDir, id).task).toMatchObject({ remoteRequestId: ledger.charged[0] });
+    doomed.child.kill('SIGKILL');
+    await doomed.exited;
+    await runStudio(dataDir, ['worker', '--until-idle'], env);
+    expect(read(dataDir, id).task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: ledger.charged[0] });
+    expect(fake.count('POST', /./)).toBe(1);
+  });
 });

@@ -323,3 +323,25 @@ describe('history', () => {
     ]);
   });
 });
+
+describe('a saved result of an attempt that the row moved on from', () => {
+  it('completes the task when it was parked, cancelled or given up meanwhile, never when a person chose a new attempt', () => {
+    const { repo, projectId, clock, as } = setup();
+    const out = { outputs: [{ path: '/m/a.png', sha256: 'f'.repeat(64), bytes: 1, contentType: 'image/png' }], costActual: null, requestId: 'req' };
+    const ids = ['parked', 'cancelled', 'given up', 'resubmitted'].map((p) => repo.enqueue(imageTask(projectId, p), clock.now()).id);
+    repo.claim('image', 4, LEASE, as('a'));
+    ids.forEach((id) => repo.markSubmitStarted(id, `k${id}`, LEASE, as('a')));
+    const [parked, cancelled, givenUp, resubmitted] = ids as [number, number, number, number];
+    repo.parkUnknown(parked, 'lost', as('a'));
+    repo.cancel(cancelled, clock.now());
+    repo.parkUnknown(givenUp, 'lost', as('a'));
+    resolveUnknown(repo, givenUp, { giveUp: true }, clock.now());
+    repo.parkUnknown(resubmitted, 'lost', as('a'));
+    resolveUnknown(repo, resubmitted, { resubmit: true }, clock.now());
+    for (const id of [parked, cancelled, givenUp]) {
+      expect(repo.completeAttempt(id, `k${id}`, out, clock.now())).toMatchObject({ status: 'SUCCEEDED', charged: 'yes', outputPath: '/m/a.png' });
+    }
+    expect(repo.completeAttempt(resubmitted, `k${resubmitted}`, out, clock.now())).toBeUndefined();
+    expect(repo.get(resubmitted)!.status).toBe('PENDING');
+  });
+});

@@ -78,10 +78,11 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
   const durably = <T>(write: () => T) => untilWritten(write, ports, signal);
   const lost = (step: string) => ports.log(`task ${task.id}: lease lost before ${step}; stopping`);
 
-  // A result saved whole before a crash completes the row from disk: nothing is fetched or bought again.
+  // A result saved before a crash completes the row from disk: nothing is fetched or bought again. Files
+  // without their record may be only part of a result: used as they are only if the provider keeps no copy.
   if (task.submitStartedAt !== null) {
     const found = await ports.outputs.find(task);
-    if (found) return completeFromDisk(task, found, ports, options, signal);
+    if (found && (found.whole || !provider.capabilities.pollById)) return completeFromDisk(task, found, ports, options, signal);
   }
   const recovery = recoveryFor(task);
   if (recovery.action === 'park') {

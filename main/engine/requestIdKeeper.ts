@@ -36,19 +36,32 @@ export class RequestIdKeeper {
     private readonly owner: string,
   ) {}
 
-  /** From the response headers, before any body is read: synchronous, never throws. */
+  /**
+   * From the response headers, before any body is read: synchronous, never throws. The id is journaled; if
+   * the journal cannot be written, it goes to the row at once instead of when the answer is whole.
+   */
   heard(requestId: string): void {
     this.requestId = requestId;
-    this.journal(requestId, null);
+    if (this.journal(requestId, null)) return;
+    try {
+      const { repo, provider } = this.ports;
+      if (provider.capabilities.pollById) repo.recordSubmitted(this.task.id, { requestId, handle: null }, null, this.lease());
+      else repo.noteRequestId(this.task.id, requestId, this.lease());
+    } catch (err) {
+      this.ports.log(`task ${this.task.id}: request ${requestId} could not be written yet either (${(err as Error).message}); kept in memory`);
+    }
   }
 
-  private journal(requestId: string, handle: Record<string, string> | null): void {
-    if (this.journaled === requestId && handle === null) return;
+  /** Whether the receipt is on disk. */
+  private journal(requestId: string, handle: Record<string, string> | null): boolean {
+    if (this.journaled === requestId && handle === null) return true;
     try {
       this.ports.receipts.append({ taskId: this.task.id, idempotencyKey: this.idempotencyKey, requestId, handle, at: this.ports.clock.now() });
       this.journaled = requestId;
+      return true;
     } catch (err) {
-      this.ports.log(`task ${this.task.id}: request ${requestId} could not be journaled (${(err as Error).message}); it goes to the database only`);
+      this.ports.log(`task ${this.task.id}: request ${requestId} could not be journaled (${(err as Error).message}); writing it to the task now`);
+      return false;
     }
   }
 

@@ -1,8 +1,9 @@
 import { ResultGone, type ProviderAdapter, type ProviderResult } from '../providers/port.ts';
-import { UnusableResult, type Clock, type OutputStore, type ResultRecord, type SavedOutput } from '../ports.ts';
+import { UnusableResult, type Clock, type OutputStore, type OutputTarget, type ResultRecord, type SavedOutput } from '../ports.ts';
 import type { Task } from '../tasks/model.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
 import { databaseUnavailable } from './health.ts';
+import { stopPoint } from './stopPoints.ts';
 
 export type SaveOutcome =
   /** Saved with its record; `unusable` names files of the result that were not the media they should be. */
@@ -70,10 +71,10 @@ export async function saveResult(
   const saved: SavedOutput[] = [];
   const unusable: string[] = [];
   for (const [index, output] of result.outputs.entries()) {
-    const target = { projectId: task.projectId, taskId: task.id, kind: task.kind, index, contentType: output.contentType };
+    const target = { projectId: task.projectId, taskId: task.id, idempotencyKey: task.idempotencyKey, kind: task.kind, index, contentType: output.contentType };
     for (let tries = 1; ; tries++) {
       try {
-        if (output.bytes) saved.push(await ports.outputs.keep(target, output.bytes));
+        if (output.bytes) saved.push(await keepSomewhere(ports.outputs, target, output.bytes));
         else saved.push(await ports.outputs.save(target, await ports.provider.download(output, signal)));
         break;
       } catch (err) {
@@ -91,6 +92,7 @@ export async function saveResult(
     }
   }
   if (saved.length === 0) return { state: 'unusable', message: unusable.join('; ') };
+  stopPoint('after-files', task.id);
   const record: ResultRecord = { idempotencyKey: task.idempotencyKey, requestId, costActual: result.costActual?.amount ?? null, outputs: saved };
   for (;;) {
     try {
@@ -99,6 +101,16 @@ export async function saveResult(
     } catch (err) {
       if (!(await failed(err))) return stopped(task, result.outputs.some((o) => o.bytes), ports);
     }
+  }
+}
+
+/** Bytes in hand go to the project's folder, else to the rescue place in the data folder, else nowhere yet. */
+async function keepSomewhere(outputs: OutputStore, target: OutputTarget, bytes: Uint8Array): Promise<SavedOutput> {
+  try {
+    return await outputs.keep(target, bytes);
+  } catch (err) {
+    if (err instanceof UnusableResult) throw err;
+    return outputs.keep(target, bytes, true).catch(() => Promise.reject(err));
   }
 }
 

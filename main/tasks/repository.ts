@@ -327,13 +327,13 @@ export class TaskRepository {
 
   /**
    * Completes a row that moved on without the worker that holds its attempt's result (parked, taken by
-   * another worker, or cancelled too late meanwhile): conditioned on the attempt, not the lease, since the
-   * saved result proves the outcome and was paid for.
+   * another worker, cancelled or given up too late meanwhile): conditioned on the attempt, not the lease,
+   * since the saved result proves the outcome and was paid for.
    */
   completeAttempt(id: number, idempotencyKey: string | null, out: CompletedResult, now: number) {
     return this.completeWhere(
       id,
-      `idempotency_key = @key AND status IN ('RUNNING', 'SUBMITTED', 'OUTCOME_UNKNOWN', 'CANCELLED')`,
+      `idempotency_key = @key AND (status IN ('RUNNING', 'SUBMITTED', 'OUTCOME_UNKNOWN', 'CANCELLED') OR (status = 'FAILED' AND charged = 'maybe'))`,
       { now, key: idempotencyKey },
       out,
       'the paid result of this attempt arrived after the task had moved on; it is kept',

@@ -101,8 +101,11 @@ export function memoryOutputs(): OutputStore {
     async record(task, result) {
       records.set(task.id, result);
     },
-    find: async (task) => records.get(task.id) ?? null,
-    has: (task) => records.has(task.id),
+    find: async (task) => {
+      const record = records.get(task.id);
+      return record && record.idempotencyKey === task.idempotencyKey ? { ...record, whole: true } : null;
+    },
+    has: (task) => records.get(task.id)?.idempotencyKey === task.idempotencyKey,
   };
 }
 
