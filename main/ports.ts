@@ -56,14 +56,15 @@ export interface OutputStore {
    * media asked for). `rescue` puts them in the data folder's rescue place when the project's folder fails.
    */
   keep(target: OutputTarget, bytes: Uint8Array, rescue?: boolean): Promise<SavedOutput>;
-  record(task: TaskRef, result: ResultRecord): Promise<void>;
+  /** Where and what `keep` will put, without writing: for a record written before the bytes. */
+  plan(target: OutputTarget, bytes: Uint8Array, rescue?: boolean): SavedOutput;
+  record(task: TaskRef, result: ResultRecord, rescue?: boolean): Promise<void>;
   /**
-   * The result of the task's current attempt: its record, if every file it names is still there with its
-   * checksum (`whole`); else the attempt's files found on disk, each whole and checked by construction but
-   * perhaps not all of them (a crash before the record was written).
+   * The result record of the task's current attempt with the files it names that are still whole (checked
+   * by checksum), and how many are `missing` (a crash while bytes in hand were being placed); null if none.
    */
-  find(task: TaskRef): Promise<(ResultRecord & { whole: boolean }) | null>;
-  /** Whether the current attempt left a result on disk, without reading its files (for the recovery sweep). */
+  find(task: TaskRef): Promise<(ResultRecord & { missing: number }) | null>;
+  /** Whether the current attempt has a result record, without reading it (for the recovery sweep). */
   has(task: TaskRef): boolean;
 }
 

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
@@ -151,7 +151,7 @@ describe('output store', () => {
     const target = (key: string) => ({ projectId: 1, taskId: 9, idempotencyKey: key, kind: 'image' as const, index: 0, contentType: 'image/png' });
     const first = await store.keep(target(attempt1.idempotencyKey), png.bytes);
     await store.record(attempt1, { idempotencyKey: attempt1.idempotencyKey, requestId: 'req-1', costActual: null, outputs: [first] });
-    expect(await store.find(attempt1)).toMatchObject({ requestId: 'req-1', whole: true, outputs: [{ path: first.path }] });
+    expect(await store.find(attempt1)).toMatchObject({ requestId: 'req-1', missing: 0, outputs: [{ path: first.path }] });
     // A person resubmitted: the new attempt is never completed with the old attempt's file, nor written over it.
     expect(await store.find(attempt2)).toBeNull();
     expect(store.has(attempt2)).toBe(false);
@@ -160,13 +160,20 @@ describe('output store', () => {
     expect((await store.find(attempt1))!.outputs[0]!.sha256).toBe(first.sha256);
   });
 
-  it('without its record (a crash between the files and the record), finds the attempt\'s files, marked as perhaps not whole', async () => {
+  it('finds bytes in hand by the record written before them: a synced temporary file is put in place, a file never written is missing', async () => {
     const { png } = await realMedia();
-    const store = new LocalOutputStore(tempDir());
+    const dir = tempDir();
+    const store = new LocalOutputStore(dir);
     const attempt = { projectId: 1, id: 9, idempotencyKey: 'studio-task-9-attempt-1' };
-    const kept = await store.keep({ projectId: 1, taskId: 9, idempotencyKey: attempt.idempotencyKey, kind: 'image', index: 0, contentType: 'image/png' }, png.bytes);
-    expect(store.has(attempt)).toBe(true);
-    expect(await store.find(attempt)).toMatchObject({ whole: false, requestId: null, outputs: [{ path: kept.path, sha256: kept.sha256, contentType: 'image/png' }] });
+    const target = (index: number) => ({ projectId: 1, taskId: 9, idempotencyKey: attempt.idempotencyKey, kind: 'image' as const, index, contentType: 'image/png' });
+    const planned = [store.plan(target(0), png.bytes), store.plan(target(1), png.bytes)];
+    await store.record(attempt, { idempotencyKey: attempt.idempotencyKey, requestId: 'req_1', costActual: null, outputs: planned });
+    // The studio died after syncing the first file's temporary copy, before renaming it, and before the second.
+    mkdirSync(join(dir, 'projects', '1', 'media'), { recursive: true });
+    writeFileSync(`${planned[0]!.path}.0badc0de.part`, png.bytes);
+    const found = await store.find(attempt);
+    expect(found).toMatchObject({ missing: 1, outputs: [{ path: planned[0]!.path }] });
+    expect(readFileSync(planned[0]!.path)).toEqual(png.bytes);
   });
 
   it('keeps paid bytes that are not the media asked for under a name no recovery takes for a result', async () => {

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { ffprobePath } from '../main/media/binaries.ts';
 import { openStudio } from '../main/studio.ts';
 import type { NewTask } from '../main/tasks/model.ts';
 import { elevenLabs, FAL_MODEL, falQueue, openAiImages, realMedia, type Ledger } from './fakes/providers.ts';
@@ -94,6 +95,7 @@ describe('a request the provider names, whatever its answer', () => {
     expect(existsSync(task.outputPath!)).toBe(true);
     expect(fake.count('POST', /./)).toBe(1);
     expect(fake.count('GET', /\/v1\/history\/hist-0\/audio/)).toBe(1);
+    expect(ledger.charged).toHaveLength(1);
   });
 
   it('a 401 from a finished result is asked again, not taken as the end of a paid job', async () => {
@@ -148,8 +150,8 @@ describe('a paid result is never dropped', () => {
   it('a worker killed after placing a synchronous result and before its record: the restart completes it from the files', async () => {
     const { ledger, dataDir, env } = await setup((l) => openAiImages(l, media.png));
     const id = enqueue(dataDir, openAiImage);
-    const doomed = startStudio(dataDir, ['worker', '--until-idle'], { ...env, STUDIO_STOP_AT: 'after-files' });
-    await doomed.waitFor(new RegExp(`stopped at after-files for task ${id}`));
+    const doomed = startStudio(dataDir, ['worker', '--until-idle'], { ...env, STUDIO_STOP_AT: 'mid-save' });
+    await doomed.waitFor(new RegExp(`stopped at mid-save for task ${id}`));
     doomed.child.kill('SIGKILL');
     await doomed.exited;
     await runStudio(dataDir, ['worker', '--until-idle'], env);
@@ -238,19 +240,47 @@ describe('a database that cannot be written while a request is out', () => {
 });
 
 describe('cancel', () => {
-  it('of a request the provider cannot cancel any more (it finished): refused, and the task stays to be collected', async () => {
-    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { cancelStatus: 400, polls: 1_000_000 }));
+  it.each([
+    ['refuses with 400', [400, 'ALREADY_COMPLETED']],
+    ['answers ALREADY_COMPLETED', [200, 'ALREADY_COMPLETED']],
+  ] as const)('of a request fal had already finished (it %s): refused, and the paid result is collected', async (_, answer) => {
+    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { cancelAnswer: [...answer], polls: 8 }));
     const id = enqueue(dataDir, falImage());
-    const worker = startStudio(dataDir, ['worker'], env);
+    const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
     await until(() => read(dataDir, id).task.status === 'SUBMITTED');
     const cancel = await runStudio(dataDir, ['cancel', String(id)], env);
     expect(cancel.code).toBe(1);
-    expect(cancel.stderr).toMatch(/was not cancelled: fal could not cancel request .*the studio will collect the result you paid for/);
-    expect(read(dataDir, id).task.status).toBe('SUBMITTED');
+    expect(cancel.stderr).toMatch(/was not cancelled: fal .*the studio will collect the result you paid for/);
+    expect(await worker.exited).toBe(0);
+    expect(read(dataDir, id).task).toMatchObject({ status: 'SUCCEEDED', charged: 'yes' });
     expect(fake.count('PUT', /\/cancel$/)).toBe(1);
-    worker.child.kill('SIGTERM');
-    await worker.exited;
     expect(ledger.charged).toHaveLength(1);
+  });
+
+  it('of a request fal only passes the cancel on to (it was running): the task is kept, said so, and collected if it finishes', async () => {
+    const { fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { cancelAnswer: [202, 'CANCELLATION_REQUESTED'], polls: 8 }));
+    const id = enqueue(dataDir, falImage());
+    const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
+    await until(() => read(dataDir, id).task.status === 'SUBMITTED');
+    const cancel = await runStudio(dataDir, ['cancel', String(id)], env);
+    expect(cancel.code).toBe(0);
+    expect(cancel.stdout).toMatch(/not cancelled yet: asked fal to cancel request .*may still finish and be charged, and then its result is collected/);
+    expect(await worker.exited).toBe(0);
+    const { task, events } = read(dataDir, id);
+    expect(task.status).toBe('SUCCEEDED');
+    expect(events.map((e) => e.reason).join('\n')).toMatch(/asked fal to cancel request/);
+    expect(fake.count('PUT', /\/cancel$/)).toBe(1);
+  });
+
+  it('of a queued request fal removed: the task is cancelled, counted as possibly charged', async () => {
+    const { fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { polls: 1_000 }));
+    const id = enqueue(dataDir, falImage());
+    const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
+    await until(() => read(dataDir, id).task.status === 'SUBMITTED');
+    expect((await runStudio(dataDir, ['cancel', String(id)], env)).stdout).toMatch(/cancelled; fal cancelled the request/);
+    expect(await worker.exited).toBe(0);
+    expect(read(dataDir, id).task).toMatchObject({ status: 'CANCELLED', charged: 'maybe' });
+    expect(fake.count('PUT', /\/cancel$/)).toBe(1);
   });
 });
 
@@ -325,6 +355,33 @@ describe('a worker that stalls or stops while a paid answer is arriving', () => 
 });
 
 describe('results that are only partly usable', () => {
+  it('a crash while two images in hand are being placed: the one on disk is kept, and the task says one was lost', async () => {
+    const { ledger, dataDir, env } = await setup((l) => openAiImages(l, media.png, { n: 2 }));
+    const id = enqueue(dataDir, { ...openAiImage, input: { prompt: 'a fox', n: 2 } });
+    const doomed = startStudio(dataDir, ['worker', '--until-idle'], { ...env, STUDIO_STOP_AT: 'mid-save' });
+    await doomed.waitFor(new RegExp(`stopped at mid-save for task ${id}`));
+    doomed.child.kill('SIGKILL');
+    await doomed.exited;
+    await runStudio(dataDir, ['worker', '--until-idle'], env);
+    const { task, outputs, events } = read(dataDir, id);
+    expect(task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: 'req_1' });
+    expect(outputs).toHaveLength(1);
+    expect(events.at(-1)!.reason).toMatch(/kept 1 of 2 files; left out: 1 file\(s\) were lost when the studio stopped while saving them/);
+    expect(ledger.charged).toHaveLength(1);
+  });
+
+  it('an ffprobe that cannot run for a while (killed, as by the out-of-memory killer) leaves a good result to be checked again, never failed', async () => {
+    const { ledger, dataDir, env } = await setup((l) => falQueue(l, media.png));
+    const id = enqueue(dataDir, falImage());
+    const count = join(dataDir, 'probes');
+    const probe = join(dataDir, 'ffprobe.sh');
+    writeFileSync(probe, `#!/bin/sh\necho x >> '${count}'\n[ "$(wc -l < '${count}')" -le 2 ] && kill -9 $$\nexec '${ffprobePath()}' "$@"\n`, { mode: 0o755 });
+    await runStudio(dataDir, ['worker', '--until-idle'], { ...env, FFPROBE_PATH: probe });
+    expect(read(dataDir, id).task).toMatchObject({ status: 'SUCCEEDED', charged: 'yes' });
+    expect(readFileSync(count, 'utf8').split('\n').filter(Boolean).length).toBeGreaterThan(2);
+    expect(ledger.charged).toHaveLength(1);
+  });
+
   it('keeps the good files of a multi-image result when one file is not an image, and says which was left out', async () => {
     const { ledger, dataDir, env } = await setup((l) => falQueue(l, media.png, { images: 2, badFile: 1 }));
     const id = enqueue(dataDir, falImage({ num_images: 2 }));

@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, existsSync, readdirSync } from 'node:fs';
-import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { assertMedia } from '../media/probe.ts';
+import { createReadStream, existsSync } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { assertMedia, ProbeUnavailable } from '../media/probe.ts';
 import { UnusableResult, type OutputStore, type OutputTarget, type ResultRecord, type SavedOutput, type TaskRef } from '../ports.ts';
 
 const EXTENSIONS: Record<string, string> = {
@@ -19,9 +19,6 @@ export function extensionFor(contentType: string | null): string {
   return EXTENSIONS[(contentType ?? '').split(';')[0]!.trim()] ?? 'bin';
 }
 
-function contentTypeFor(extension: string): string | null {
-  return Object.entries(EXTENSIONS).find(([, ext]) => ext === extension)?.[0] ?? null;
-}
 
 /** Makes a rename durable: the directory entry, not only the file, must reach the disk. */
 async function syncDir(dir: string): Promise<void> {
@@ -44,33 +41,29 @@ function attemptTag(idempotencyKey: string | null): string {
   return `a${/-attempt-(\d+)$/.exec(idempotencyKey ?? '')?.[1] ?? '0'}`;
 }
 
-/** A file placed whole and checked: `task-<id>-a<n>.<ext>` or `task-<id>-a<n>-<index>.<ext>`. */
-const PLACED = /^task-(\d+)-(a\d+)(?:-(\d+))?\.(\w+)$/;
-
 /**
- * Files under `<data>/projects/<id>/media/`, named after their task and attempt so recovery can find them:
- * each written to a temporary file, synced, checked by ffprobe, and only then renamed into place (a file
- * that fails the check keeps a `.unusable` name); then `task-<id>-a<n>.result.json` names them all with
- * their checksums. Paid bytes that cannot be written there go to `<data>/rescued/`.
+ * Files under `<data>/projects/<id>/media/`, named after their task and attempt, each written to a temporary
+ * file, synced, checked by ffprobe, and only then renamed into place (paid bytes that fail the check keep a
+ * `.unusable` name). `task-<id>-a<n>.result.json` names every file of a result with its checksum: written
+ * after the files for a download (the provider still has it), before them for bytes in hand, so a crash
+ * while they are placed leaves the record to find them, their synced temporary files included. Paid bytes
+ * that cannot be written there go to `<data>/rescued/`, with their record.
  */
 export class LocalOutputStore implements OutputStore {
   constructor(private readonly dataDir: string) {}
 
-  private dir(projectId: number): string {
-    return join(this.dataDir, 'projects', String(projectId), 'media');
+  private dir(projectId: number, rescue = false): string {
+    return rescue ? join(this.dataDir, 'rescued') : join(this.dataDir, 'projects', String(projectId), 'media');
   }
 
-  private rescueDir(): string {
-    return join(this.dataDir, 'rescued');
+  private recordPaths(task: TaskRef): string[] {
+    const name = `task-${task.id}-${attemptTag(task.idempotencyKey)}.result.json`;
+    return [join(this.dir(task.projectId), name), join(this.dir(task.projectId, true), name)];
   }
 
-  private recordPath(task: TaskRef, dir = this.dir(task.projectId)): string {
-    return join(dir, `task-${task.id}-${attemptTag(task.idempotencyKey)}.result.json`);
-  }
-
-  private pathFor(target: OutputTarget, dir = this.dir(target.projectId)): string {
+  private pathFor(target: OutputTarget, rescue = false): string {
     const suffix = target.index === 0 ? '' : `-${target.index}`;
-    return join(dir, `task-${target.taskId}-${attemptTag(target.idempotencyKey)}${suffix}.${extensionFor(target.contentType)}`);
+    return join(this.dir(target.projectId, rescue), `task-${target.taskId}-${attemptTag(target.idempotencyKey)}${suffix}.${extensionFor(target.contentType)}`);
   }
 
   /** Streams into a synced temporary file beside `path`; returns it with its checksum and size. */
@@ -101,13 +94,22 @@ export class LocalOutputStore implements OutputStore {
     await syncDir(dirname(path));
   }
 
-  /** Why a written file is not the media asked for, or null. */
+  /**
+   * Why a written file is not the media asked for, or null. An ffprobe that cannot run now says nothing
+   * about the file: the temporary file goes, and the error is thrown to be tried again.
+   */
   private async problem(temp: string, bytes: number, target: OutputTarget): Promise<string | null> {
     if (bytes === 0) return 'the provider sent an empty file';
-    return assertMedia(temp, target.kind).then(
-      () => null,
-      (err: Error) => err.message,
-    );
+    try {
+      await assertMedia(temp, target.kind);
+      return null;
+    } catch (err) {
+      if (err instanceof ProbeUnavailable) {
+        await rm(temp, { force: true });
+        throw err;
+      }
+      return (err as Error).message;
+    }
   }
 
   async save(target: OutputTarget, body: AsyncIterable<Uint8Array>): Promise<SavedOutput> {
@@ -122,8 +124,12 @@ export class LocalOutputStore implements OutputStore {
     return { path, sha256, bytes, contentType: target.contentType };
   }
 
+  plan(target: OutputTarget, bytes: Uint8Array, rescue = false): SavedOutput {
+    return { path: this.pathFor(target, rescue), sha256: createHash('sha256').update(bytes).digest('hex'), bytes: bytes.byteLength, contentType: target.contentType };
+  }
+
   async keep(target: OutputTarget, bytes: Uint8Array, rescue = false): Promise<SavedOutput> {
-    const path = this.pathFor(target, rescue ? this.rescueDir() : undefined);
+    const path = this.pathFor(target, rescue);
     const written = await this.writeTemp(path, [bytes]);
     const problem = await this.problem(written.temp, written.bytes, target);
     await this.place(written.temp, problem ? `${path}.unusable` : path);
@@ -131,59 +137,47 @@ export class LocalOutputStore implements OutputStore {
     return { path, sha256: written.sha256, bytes: written.bytes, contentType: target.contentType };
   }
 
-  /** Beside the files in the project's folder, else in the rescue place, like the bytes it names. */
-  async record(task: TaskRef, result: ResultRecord): Promise<void> {
-    const write = async (path: string) => {
-      const { temp } = await this.writeTemp(path, [Buffer.from(JSON.stringify(result))]);
-      await this.place(temp, path);
-    };
-    await write(this.recordPath(task)).catch((err) => write(this.recordPath(task, this.rescueDir())).catch(() => Promise.reject(err)));
+  async record(task: TaskRef, result: ResultRecord, rescue = false): Promise<void> {
+    const path = this.recordPaths(task)[rescue ? 1 : 0]!;
+    const { temp } = await this.writeTemp(path, [Buffer.from(JSON.stringify(result))]);
+    await this.place(temp, path);
   }
 
-  private async readRecord(task: TaskRef): Promise<ResultRecord | null> {
-    for (const path of [this.recordPath(task), this.recordPath(task, this.rescueDir())]) {
-      try {
-        const record = JSON.parse(await readFile(path, 'utf8')) as ResultRecord;
-        if (record.idempotencyKey === task.idempotencyKey && Array.isArray(record.outputs) && record.outputs.length > 0) return record;
-      } catch {
-        // None here; the other place, or none at all.
-      }
-    }
-    return null;
-  }
-
-  /** The attempt's placed files, in the project's folder and the rescue place, in output order. */
-  private placed(task: TaskRef): { path: string; index: number; ext: string }[] {
-    const tag = attemptTag(task.idempotencyKey);
-    return [this.dir(task.projectId), this.rescueDir()].flatMap((dir) => {
-      let names: string[];
-      try {
-        names = readdirSync(dir);
-      } catch {
-        return [];
-      }
-      return names.flatMap((name) => {
-        const m = PLACED.exec(name);
-        return m && Number(m[1]) === task.id && m[2] === tag ? [{ path: join(dir, name), index: Number(m[3] ?? 0), ext: m[4]! }] : [];
-      });
-    }).sort((a, b) => a.index - b.index);
-  }
-
-  async find(task: TaskRef): Promise<(ResultRecord & { whole: boolean }) | null> {
-    const record = await this.readRecord(task);
-    if (record) {
-      const intact = await Promise.all(record.outputs.map(async (o) => (await sha256Of(o.path).catch(() => null)) === o.sha256));
-      if (intact.every(Boolean)) return { ...record, whole: true };
-    }
-    const files = this.placed(task);
-    if (files.length === 0) return null;
-    const outputs = await Promise.all(
-      files.map(async (f) => ({ path: f.path, sha256: await sha256Of(f.path), bytes: (await stat(f.path)).size, contentType: contentTypeFor(f.ext) })),
+  /** An output whose file is gone may still be whole in its synced temporary file: put in place if its checksum matches. */
+  private async intact(output: SavedOutput): Promise<boolean> {
+    if ((await sha256Of(output.path).catch(() => null)) === output.sha256) return true;
+    const dir = dirname(output.path);
+    const prefix = `${basename(output.path)}.`;
+    const temps = await readdir(dir).then(
+      (names) => names.filter((n) => n.startsWith(prefix) && n.endsWith('.part')),
+      () => [],
     );
-    return { idempotencyKey: task.idempotencyKey, requestId: record?.requestId ?? null, costActual: record?.costActual ?? null, outputs, whole: false };
+    for (const name of temps) {
+      if ((await sha256Of(join(dir, name)).catch(() => null)) !== output.sha256) continue;
+      await this.place(join(dir, name), output.path);
+      return true;
+    }
+    return false;
+  }
+
+  async find(task: TaskRef): Promise<(ResultRecord & { missing: number }) | null> {
+    let best: (ResultRecord & { missing: number }) | null = null;
+    for (const path of this.recordPaths(task)) {
+      let record: ResultRecord;
+      try {
+        record = JSON.parse(await readFile(path, 'utf8')) as ResultRecord;
+      } catch {
+        continue;
+      }
+      if (record.idempotencyKey !== task.idempotencyKey || !Array.isArray(record.outputs)) continue;
+      const outputs: SavedOutput[] = [];
+      for (const output of record.outputs) if (await this.intact(output)) outputs.push(output);
+      if (outputs.length > 0 && (!best || outputs.length > best.outputs.length)) best = { ...record, outputs, missing: record.outputs.length - outputs.length };
+    }
+    return best;
   }
 
   has(task: TaskRef): boolean {
-    return existsSync(this.recordPath(task)) || existsSync(this.recordPath(task, this.rescueDir())) || this.placed(task).length > 0;
+    return this.recordPaths(task).some((path) => existsSync(path));
   }
 }

@@ -1,4 +1,4 @@
-import type { ProviderAdapter } from '../providers/port.ts';
+import type { CancelOutcome, ProviderAdapter } from '../providers/port.ts';
 import type { Task } from '../tasks/model.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
 
@@ -48,25 +48,35 @@ export function resolveUnknown(repo: TaskRepository, id: number, decision: Decis
 }
 
 /**
- * Cancels unfinished work. A submitted request is cancelled at the provider first, where it can be: if the
- * provider cannot cancel it (it may have finished, and been charged), the task is left to be collected, so
- * a paid result is never thrown away. Otherwise it stays possibly charged, since the work may have begun.
+ * Cancels unfinished work. A submitted request is cancelled at the provider first, where it can be, and the
+ * task is cancelled only when the provider stopped the request. A request that had already finished, or that
+ * the provider could only pass the cancel on to (it may still finish, and charge), is left to be collected,
+ * with that said in its history: a paid result is never thrown away.
  */
 export async function cancelTask(repo: TaskRepository, provider: ProviderAdapter | undefined, id: number, now: number) {
   const task = current(repo, id);
   let providerNote = '';
   if (task.status === 'SUBMITTED' && task.remoteRequestId && provider?.cancel) {
+    let outcome: CancelOutcome;
     try {
-      await provider.cancel({ requestId: task.remoteRequestId, model: task.model, handle: task.remoteHandle });
-      providerNote = 'asked the provider to cancel it';
+      outcome = await provider.cancel({ requestId: task.remoteRequestId, model: task.model, handle: task.remoteHandle });
     } catch (err) {
       throw new DecisionRefused(
         `task ${id} was not cancelled: ${provider.id} could not cancel request ${task.remoteRequestId} (${(err as Error).message}). ` +
           'It may have finished already; the studio will collect the result you paid for.',
       );
     }
+    if (outcome === 'finished') {
+      throw new DecisionRefused(`task ${id} was not cancelled: ${provider.id} had already finished request ${task.remoteRequestId}; the studio will collect the result you paid for.`);
+    }
+    if (outcome === 'requested') {
+      const note = `asked ${provider.id} to cancel request ${task.remoteRequestId}; it was already running, so it may still finish and be charged, and then its result is collected`;
+      repo.note(id, note, { requestId: task.remoteRequestId }, now);
+      return { task, cancelled: false, providerNote: note };
+    }
+    providerNote = `${provider.id} cancelled the request`;
   }
   const cancelled = repo.cancel(id, now);
   if (!cancelled) throw new DecisionRefused(`task ${id} is ${repo.get(id)?.status ?? task.status}; only unfinished work can be cancelled`);
-  return { task: cancelled, providerNote };
+  return { task: cancelled, cancelled: true, providerNote };
 }

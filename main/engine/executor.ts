@@ -78,11 +78,14 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
   const durably = <T>(write: () => T) => untilWritten(write, ports, signal);
   const lost = (step: string) => ports.log(`task ${task.id}: lease lost before ${step}; stopping`);
 
-  // A result saved before a crash completes the row from disk: nothing is fetched or bought again. Files
-  // without their record may be only part of a result: used as they are only if the provider keeps no copy.
+  // A result saved before a crash completes the row from disk: nothing is fetched or bought again. One that
+  // lost files in the crash is fetched again where the provider can be asked, else kept as far as it goes.
   if (task.submitStartedAt !== null) {
     const found = await ports.outputs.find(task);
-    if (found && (found.whole || !provider.capabilities.pollById)) return completeFromDisk(task, found, ports, options, signal);
+    if (found && (found.missing === 0 || !provider.capabilities.pollById)) {
+      const lost = found.missing > 0 ? [`${found.missing} file(s) were lost when the studio stopped while saving them`] : [];
+      return completeFromDisk(task, found, ports, options, signal, lost);
+    }
   }
   const recovery = recoveryFor(task);
   if (recovery.action === 'park') {

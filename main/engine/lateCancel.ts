@@ -20,8 +20,9 @@ export async function cancelLateRequest(
     return;
   }
   try {
-    await provider.cancel({ requestId, model: task.model, handle: task.remoteHandle });
-    repo.note(task.id, `request ${requestId} arrived after the cancel; asked ${name} to cancel it (it may still be charged)`, { requestId }, now());
+    const outcome = await provider.cancel({ requestId, model: task.model, handle: task.remoteHandle });
+    const said = { cancelled: 'it was cancelled', requested: 'it was already running, so it may still finish', finished: 'it had already finished' }[outcome];
+    repo.note(task.id, `request ${requestId} arrived after the cancel; asked ${name} to cancel it: ${said} (it may still be charged)`, { requestId }, now());
   } catch (err) {
     repo.note(task.id, `request ${requestId} arrived after the cancel; ${name} could not be asked to cancel it (${(err as Error).message})`, { requestId }, now());
   }

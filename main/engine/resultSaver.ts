@@ -37,12 +37,11 @@ export function describeSaveError(err: unknown): string {
 }
 
 /**
- * Saves every file of a paid result, then the task's result record, so a crash before the row says
- * SUCCEEDED loses nothing. Bytes already in hand (a synchronous answer) exist nowhere else: they are
- * kept in memory and their save is retried for as long as the process lives, with the reason on the row.
- * A file still at the provider is tried a few times, then left for a later poll when the provider can be
- * asked again (`collectLater`), else retried like bytes in hand. A file that is not the media it should
- * be is tried a few times and then left out; the others are kept.
+ * Saves every file of a paid result and the task's result record, so a crash before the row says SUCCEEDED
+ * loses nothing; while a save keeps failing, the reason is on the row. A file still at the provider is tried
+ * a few times, then left for a later poll when the provider can be asked again (`collectLater`), else
+ * retried for as long as the process lives. A file that is not the media it should be is left out; the
+ * others are kept.
  */
 export async function saveResult(
   task: Task,
@@ -68,53 +67,88 @@ export async function saveResult(
     return !signal.aborted;
   };
 
+  if (result.outputs.every((o) => o.bytes)) return saveInHand(task, result, requestId, ports, failed);
   const saved: SavedOutput[] = [];
   const unusable: string[] = [];
   for (const [index, output] of result.outputs.entries()) {
-    const target = { projectId: task.projectId, taskId: task.id, idempotencyKey: task.idempotencyKey, kind: task.kind, index, contentType: output.contentType };
     for (let tries = 1; ; tries++) {
       try {
-        if (output.bytes) saved.push(await keepSomewhere(ports.outputs, target, output.bytes));
-        else saved.push(await ports.outputs.save(target, await ports.provider.download(output, signal)));
+        saved.push(await ports.outputs.save(targetOf(task, index, output.contentType), await ports.provider.download(output, signal)));
         break;
       } catch (err) {
         if (err instanceof ResultGone) return { state: 'gone', message: err.message };
-        // Kept bytes are judged once; a download may have been spoilt on the way, so it is fetched again first.
-        if (err instanceof UnusableResult && (output.bytes || tries >= DOWNLOAD_TRIES)) {
+        // A download may have been spoilt on the way, so an unusable one is fetched again before it is left out.
+        if (err instanceof UnusableResult && tries >= DOWNLOAD_TRIES) {
           unusable.push(`file ${index + 1}: ${err.message}`);
           break;
         }
-        if (!output.bytes && tries >= DOWNLOAD_TRIES && options.collectLater) {
+        if (tries >= DOWNLOAD_TRIES && options.collectLater) {
           return { state: 'later', message: `the result could not be saved yet (${describeSaveError(err)}); trying again shortly` };
         }
-        if (!(await failed(err))) return stopped(task, output.bytes !== undefined, ports);
+        if (!(await failed(err))) return { state: 'stopped' };
       }
     }
   }
   if (saved.length === 0) return { state: 'unusable', message: unusable.join('; ') };
-  stopPoint('after-files', task.id);
   const record: ResultRecord = { idempotencyKey: task.idempotencyKey, requestId, costActual: result.costActual?.amount ?? null, outputs: saved };
   for (;;) {
     try {
       await ports.outputs.record(task, record);
       return { state: 'saved', record, unusable };
     } catch (err) {
-      if (!(await failed(err))) return stopped(task, result.outputs.some((o) => o.bytes), ports);
+      if (!(await failed(err))) return { state: 'stopped' };
     }
   }
 }
 
-/** Bytes in hand go to the project's folder, else to the rescue place in the data folder, else nowhere yet. */
-async function keepSomewhere(outputs: OutputStore, target: OutputTarget, bytes: Uint8Array): Promise<SavedOutput> {
-  try {
-    return await outputs.keep(target, bytes);
-  } catch (err) {
-    if (err instanceof UnusableResult) throw err;
-    return outputs.keep(target, bytes, true).catch(() => Promise.reject(err));
-  }
+function targetOf(task: Task, index: number, contentType: string | null): OutputTarget {
+  return { projectId: task.projectId, taskId: task.id, idempotencyKey: task.idempotencyKey, kind: task.kind, index, contentType };
 }
 
-function stopped(task: Task, inHand: boolean, ports: SavePorts): SaveOutcome {
-  if (inHand) ports.log(`task ${task.id}: the studio stopped before a paid result held only in memory could be saved`);
-  return { state: 'stopped' };
+/**
+ * Bytes in hand exist nowhere else. Their record (paths and checksums) is written first, then each file,
+ * so a crash while they are placed leaves the record to find them by. When the project's folder cannot be
+ * written, they go to the rescue place at once; while nothing can be written, they stay in memory and the
+ * save is tried again for as long as the process lives.
+ */
+async function saveInHand(
+  task: Task,
+  result: ProviderResult,
+  requestId: string | null,
+  ports: SavePorts,
+  failed: (err: unknown) => Promise<boolean>,
+): Promise<SaveOutcome> {
+  const { outputs } = ports;
+  const meta = { idempotencyKey: task.idempotencyKey, requestId, costActual: result.costActual?.amount ?? null };
+  for (let rescue = false; ; ) {
+    try {
+      const targets = result.outputs.map((o, i) => ({ target: targetOf(task, i, o.contentType), bytes: o.bytes! }));
+      await outputs.record(task, { ...meta, outputs: targets.map((t) => outputs.plan(t.target, t.bytes, rescue)) }, rescue);
+      const kept: SavedOutput[] = [];
+      const unusable: string[] = [];
+      for (const { target, bytes } of targets) {
+        try {
+          kept.push(await outputs.keep(target, bytes, rescue));
+        } catch (err) {
+          if (!(err instanceof UnusableResult)) throw err;
+          unusable.push(`file ${target.index + 1}: ${err.message}`);
+        }
+        stopPoint('mid-save', task.id);
+      }
+      if (kept.length === 0) return { state: 'unusable', message: unusable.join('; ') };
+      const record: ResultRecord = { ...meta, outputs: kept };
+      if (unusable.length > 0) await outputs.record(task, record, rescue);
+      return { state: 'saved', record, unusable };
+    } catch (err) {
+      if (!rescue) {
+        rescue = true;
+        continue;
+      }
+      rescue = false;
+      if (!(await failed(err))) {
+        ports.log(`task ${task.id}: the studio stopped before a paid result held only in memory could be saved`);
+        return { state: 'stopped' };
+      }
+    }
+  }
 }

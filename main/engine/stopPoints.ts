@@ -3,7 +3,7 @@
  * stderr and stops itself with SIGSTOP the n-th time (default the first) it reaches it, so a test can
  * SIGKILL it (a crash) or SIGCONT it (a sleep) at that exact boundary. Unset, it does nothing.
  */
-export type StopPoint = 'before-mark' | 'after-mark' | 'after-send' | 'after-record' | 'mid-poll' | 'after-files' | 'after-save';
+export type StopPoint = 'before-mark' | 'after-mark' | 'after-send' | 'after-record' | 'mid-poll' | 'mid-save' | 'after-save';
 
 const wanted = new Map(
   (process.env.STUDIO_STOP_AT ?? '')

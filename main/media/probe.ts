@@ -39,12 +39,20 @@ const NEEDS: Record<Exclude<Kind, 'render'>, (p: ProbeResult) => boolean> = {
   speech: (p) => !!p.audio && (p.durationSec ?? 0) > 0,
 };
 
-/** Throws, in words, unless the file is the kind of media the task asked for. */
+/** ffprobe itself could not run (missing, not allowed, killed, out of memory): says nothing about the file. */
+export class ProbeUnavailable extends Error {}
+
+/**
+ * Throws, in words, unless the file is the kind of media the task asked for; ProbeUnavailable when that
+ * cannot be told now. Only an ffprobe that ran and exited with an error judges the file.
+ */
 export async function assertMedia(path: string, kind: Kind): Promise<ProbeResult> {
   let result: ProbeResult;
   try {
     result = await probe(path);
-  } catch {
+  } catch (err) {
+    const e = err as { code?: unknown; signal?: unknown; message?: string };
+    if (typeof e.code !== 'number' || e.signal) throw new ProbeUnavailable(`ffprobe could not check the file (${e.message ?? String(err)})`);
     throw new Error(`the provider sent a file that is not readable media (expected ${kind === 'speech' ? 'audio' : `an ${kind}`})`);
   }
   if (kind !== 'render' && !NEEDS[kind](result)) {

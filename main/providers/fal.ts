@@ -3,7 +3,7 @@ import { unitsOf, type PriceUnit } from '../pricing/catalogue.ts';
 import { canonicalJson } from '../tasks/inputHash.ts';
 import { toMicros, type RemoteRef, type Task } from '../tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
-import { InvalidInput, PollError, SubmitError, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
+import { InvalidInput, PollError, SubmitError, type CancelOutcome, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
 import { checkInput } from './schema.ts';
 import { collectOutputs, obj, requireKey } from './shared.ts';
 
@@ -127,8 +127,18 @@ export class FalAdapter implements ProviderAdapter {
     return this.queue.download(output, signal);
   }
 
-  async cancel(remote: RemoteRef): Promise<void> {
-    await this.queue.get(this.urls(remote).cancel, undefined, 'PUT');
+  /**
+   * fal removes a queued request (OK); for one in progress it only signals the runner
+   * (CANCELLATION_REQUESTED), and the app may still finish it; ALREADY_COMPLETED means it ended
+   * (fal.ai/docs/inference-api/queue/cancel).
+   */
+  async cancel(remote: RemoteRef): Promise<CancelOutcome> {
+    const { json } = await this.queue.get(this.urls(remote).cancel, undefined, 'PUT');
+    const status = obj(json).status;
+    if (status === 'OK') return 'cancelled';
+    if (status === 'CANCELLATION_REQUESTED') return 'requested';
+    if (status === 'ALREADY_COMPLETED') return 'finished';
+    throw new PollError(`fal answered the cancel with ${JSON.stringify(status)}`);
   }
 
   async lookup(window: { from: number; to: number }, request: PreparedRequest, signal?: AbortSignal): Promise<Candidate[]> {

@@ -99,10 +99,17 @@ export interface ProviderAdapter {
   /** Throws PollError for a passing problem (asking again later is free). */
   poll(remote: RemoteRef, signal?: AbortSignal): Promise<PollResult>;
   download(output: ProviderOutput, signal?: AbortSignal): Promise<AsyncIterable<Uint8Array>>;
-  cancel?(remote: RemoteRef): Promise<void>;
+  /** Throws when the provider could not be asked or refused; otherwise says what became of the request. */
+  cancel?(remote: RemoteRef): Promise<CancelOutcome>;
   /** Requests created in a time window (ms since the epoch), compared with the request that was sent. */
   lookup?(window: { from: number; to: number }, request: PreparedRequest, signal?: AbortSignal): Promise<Candidate[]>;
 }
+
+/**
+ * cancelled: the provider stopped it (removed from its queue); requested: it was running, and the provider
+ * only passed the cancel on, so it may still finish and charge; finished: it had already ended.
+ */
+export type CancelOutcome = 'cancelled' | 'requested' | 'finished';
 
 export class InvalidInput extends Error {}
 

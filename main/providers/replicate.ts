@@ -2,7 +2,7 @@ import { ProviderHttp } from '../http/providerHttp.ts';
 import { canonicalJson } from '../tasks/inputHash.ts';
 import type { RemoteRef, Task } from '../tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
-import { InvalidInput, PollError, ResultGone, SubmitError, type Candidate, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
+import { InvalidInput, PollError, ResultGone, SubmitError, type CancelOutcome, type Candidate, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
 import { checkInput } from './schema.ts';
 import { collectOutputs, obj, requireKey } from './shared.ts';
 
@@ -100,8 +100,13 @@ export class ReplicateAdapter implements ProviderAdapter {
     return this.http.download(output, signal, !!output.url?.startsWith(this.http.url('/')));
   }
 
-  async cancel(remote: RemoteRef): Promise<void> {
-    await this.http.get(`/v1/predictions/${encodeURIComponent(remote.requestId)}/cancel`, undefined, 'POST');
+  /** The cancel answers with the prediction (replicate.com/docs/reference/http#predictions.cancel): its status says what became of it. */
+  async cancel(remote: RemoteRef): Promise<CancelOutcome> {
+    const { json } = await this.http.get(`/v1/predictions/${encodeURIComponent(remote.requestId)}/cancel`, undefined, 'POST');
+    const status = obj(json).status;
+    if (status === 'canceled' || status === 'aborted') return 'cancelled';
+    if (status === 'succeeded' || status === 'failed') return 'finished';
+    return 'requested';
   }
 
   async lookup(window: { from: number; to: number }, request: PreparedRequest, signal?: AbortSignal): Promise<Candidate[]> {

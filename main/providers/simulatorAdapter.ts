@@ -2,7 +2,7 @@ import { send, TransportError } from '../http/client.ts';
 import { DEFAULT_TIMEOUTS, ProviderHttp, type CallTimeouts } from '../http/providerHttp.ts';
 import { canonicalJson } from '../tasks/inputHash.ts';
 import { toMicros, type RemoteRef, type Task } from '../tasks/model.ts';
-import { InvalidInput, PollError, ResultGone, SubmitError, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
+import { InvalidInput, PollError, ResultGone, SubmitError, type CancelOutcome, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
 import { checkInput, type InputSchema } from './schema.ts';
 
 const PROMPT = { type: 'string', required: true, maxLength: 2000, hint: 'what to make, in words' } as const;
@@ -128,8 +128,10 @@ export class SimulatorAdapter implements ProviderAdapter {
     throw new PollError(`The simulator did not give the file this time (HTTP ${res.status})`);
   }
 
-  async cancel({ requestId }: RemoteRef): Promise<void> {
-    await this.http.get(`/v1/requests/${encodeURIComponent(requestId)}/cancel`, undefined, 'PUT');
+  /** The simulator stops a job at once (OK), like fal for a queued request; a finished one answers 400. */
+  async cancel({ requestId }: RemoteRef): Promise<CancelOutcome> {
+    const { json } = await this.http.get(`/v1/requests/${encodeURIComponent(requestId)}/cancel`, undefined, 'PUT');
+    return (json as { status?: unknown } | null)?.status === 'OK' ? 'cancelled' : 'requested';
   }
 
   async lookup(window: { from: number; to: number }, request: PreparedRequest, signal?: AbortSignal): Promise<Candidate[]> {

@@ -283,7 +283,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
         if (job.status === 'COMPLETED' || job.status === 'FAILED') return json(res, 400, { status: 'ALREADY_COMPLETED' });
         job.status = 'CANCELLED';
         persist(job);
-        return json(res, 200, { status: 'CANCELLATION_REQUESTED' });
+        return json(res, 200, { status: 'OK' });
       }
     }
     if (req.method === 'GET' && parts[0] === 'files' && parts[1]) {

@@ -37,8 +37,8 @@ export interface FalOptions {
   holdBodyMs?: number;
   /** The image file at this index answers JSON instead of an image. */
   badFile?: number;
-  /** fal's answer to a cancel, e.g. 400 for a request that already completed. */
-  cancelStatus?: number;
+  /** fal's answer to a cancel: its HTTP status and the status in its body (fal.ai/docs/inference-api/queue/cancel). */
+  cancelAnswer?: [number, 'OK' | 'CANCELLATION_REQUESTED' | 'ALREADY_COMPLETED' | 'NOT_FOUND'];
   /** Result and file GETs that answer 401 first (a key being changed), per path. */
   resultUnauthorizedOnce?: boolean;
   images?: number;
@@ -70,8 +70,9 @@ export function falQueue(ledger: Ledger, png: Media, opts: FalOptions = {}): Rou
       const [, id, tail] = match as unknown as [string, string, string | undefined];
       if (!ledger.charged.includes(id!)) return send(res, 404, { detail: 'request not found' });
       if (tail === '/cancel') {
-        if (opts.cancelStatus) return send(res, opts.cancelStatus, { status: 'ALREADY_COMPLETED' });
-        return send(res, 202, { status: 'CANCELLATION_REQUESTED' });
+        // By default a queued request, which fal removes from its queue: OK.
+        const [code, status] = opts.cancelAnswer ?? [200, 'OK'];
+        return send(res, code, { status });
       }
       if (tail === '/status') {
         const n = (polls.get(id!) ?? 0) + 1;
@@ -98,7 +99,7 @@ export function falQueue(ledger: Ledger, png: Media, opts: FalOptions = {}): Rou
  * OpenAI images (platform.openai.com/docs/api-reference/images): synchronous, the image as b64_json in the
  * body, the request named only by the `x-request-id` header.
  */
-export function openAiImages(ledger: Ledger, png: Media, opts: { cutBody?: boolean; holdBodyMs?: number; urlFailures?: number } = {}): Route {
+export function openAiImages(ledger: Ledger, png: Media, opts: { cutBody?: boolean; holdBodyMs?: number; urlFailures?: number; n?: number } = {}): Route {
   let next = 0;
   let fileFailures = 0;
   return async (req, res) => {
@@ -110,7 +111,7 @@ export function openAiImages(ledger: Ledger, png: Media, opts: { cutBody?: boole
     const id = `req_${++next}`;
     ledger.charged.push(id);
     const image = opts.urlFailures !== undefined ? { url: `http://${req.headers.host}/files/image.png` } : { b64_json: png.bytes.toString('base64') };
-    const body = { created: 1, data: [image] };
+    const body = { created: 1, data: Array.from({ length: opts.n ?? 1 }, () => image) };
     if (opts.cutBody) return cutAfterHeaders(res, 200, { 'content-type': 'application/json', 'x-request-id': id }, JSON.stringify(body).slice(0, 40));
     if (opts.holdBodyMs) return sendHeld(res, opts.holdBodyMs, body, { 'x-request-id': id });
     send(res, 200, body, { 'x-request-id': id });

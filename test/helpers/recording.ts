@@ -98,12 +98,13 @@ export function memoryOutputs(): OutputStore {
       return saved(target, bytes);
     },
     keep: (target, bytes) => saved(target, bytes.byteLength),
+    plan: (target, bytes) => ({ path: `/media/task-${target.taskId}.png`, sha256: 'f'.repeat(64), bytes: bytes.byteLength, contentType: target.contentType }),
     async record(task, result) {
       records.set(task.id, result);
     },
     find: async (task) => {
       const record = records.get(task.id);
-      return record && record.idempotencyKey === task.idempotencyKey ? { ...record, whole: true } : null;
+      return record && record.idempotencyKey === task.idempotencyKey ? { ...record, missing: 0 } : null;
     },
     has: (task) => records.get(task.id)?.idempotencyKey === task.idempotencyKey,
   };

@@ -47,8 +47,8 @@ export async function cancel(argv: string[], ctx: CliContext) {
   const providers = await openProviders(studio.settings, studio.dataDir);
   try {
     const task = studio.tasks.get(id);
-    const { providerNote } = await cancelTask(studio.tasks, task && providers.get(task.provider), id, studio.clock.now());
-    ctx.out(`task ${id}: cancelled${providerNote ? `; ${providerNote}` : ''}`);
+    const { cancelled, providerNote } = await cancelTask(studio.tasks, task && providers.get(task.provider), id, studio.clock.now());
+    ctx.out(cancelled ? `task ${id}: cancelled${providerNote ? `; ${providerNote}` : ''}` : `task ${id}: not cancelled yet: ${providerNote}`);
   } finally {
     await providers.close();
     studio.close();
