@@ -12,24 +12,33 @@ export interface Runtime {
   stop(): Promise<void>;
 }
 
+type RuntimeOptions = {
+  keyStore?: (studio: Studio) => KeyStore & { get?(provider: string): string | undefined };
+  mediaUrl: (taskId: number) => string;
+  log?: (message: string) => void;
+};
+
+/** Everything a host runs on one data folder, with the engine started. */
+export async function startRuntime(dataDir: string, options: RuntimeOptions): Promise<Runtime> {
+  const runtime = await openRuntime(dataDir, options);
+  runtime.supervisor.start();
+  return runtime;
+}
+
 /**
- * Everything a host runs on one data folder: the database, the providers, the engine (started), and the
- * StudioApi over them. The loopback host and the desktop app differ only in where keys live and media URLs.
+ * Everything a host runs on one data folder: the database, the providers, the engine (not started yet, so
+ * a host can take its port first and refuse before anything is sent), and the StudioApi over them. The
+ * loopback host and the desktop app differ only in where keys live and media URLs.
  */
-export async function startRuntime(
+export async function openRuntime(
   dataDir: string,
-  options: {
-    keyStore?: (studio: Studio) => KeyStore & { get?(provider: string): string | undefined };
-    mediaUrl: (taskId: number) => string;
-    log?: (message: string) => void;
-  },
+  options: RuntimeOptions,
 ): Promise<Runtime> {
   const studio = openStudio(dataDir);
   const keys: KeyStore & { get?(provider: string): string | undefined } = options.keyStore?.(studio) ?? settingsKeyStore(studio);
   const providers = await openProviders(studio.settings, dataDir, process.env, keys.get);
   const supervisor = createSupervisor(studio, providers.get, { log: options.log });
   const service = new StudioService({ studio, providers, keys, mediaUrl: options.mediaUrl });
-  supervisor.start();
   return {
     studio,
     providers,

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
-import { createReadStream, existsSync, statSync } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
@@ -89,6 +89,40 @@ export function watchChanges(dataDir: string, onChange: (e: ChangeEvent) => void
  * The loopback host: the StudioApi over HTTP on 127.0.0.1, changes pushed as server-sent events, task
  * outputs with Range support, and the built renderer. See security.ts for who may use it.
  */
+/** The size of a regular file that can be read, or null (gone, a folder, unreadable). */
+function fileSize(path: string): number | null {
+  try {
+    const stats = statSync(path);
+    return stats.isFile() ? stats.size : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Streams a file into an answer. A file that breaks while it is read (deleted, replaced, unreadable) ends
+ * the answer, 500 if nothing was sent yet, and is logged: it never takes the host down.
+ */
+function streamFile(
+  res: ServerResponse,
+  path: string,
+  headers: Record<string, string | number>,
+  status: number,
+  range: { start: number; end: number } | undefined,
+  log?: (m: string) => void,
+): void {
+  const stream = createReadStream(path, range ?? {});
+  stream.once('error', (err) => {
+    log?.(`${path} could not be read: ${err.message}`);
+    if (!res.headersSent) send(res, 500, { error: 'the file could not be read' });
+    else res.destroy();
+  });
+  stream.once('open', () => {
+    res.writeHead(status, headers);
+    stream.pipe(res);
+  });
+}
+
 export async function startHost(api: StudioApi, dataDir: string, options: HostOptions): Promise<RunningHost> {
   const token = randomBytes(24).toString('hex');
   const gate: Gate = { port: 0, token };
@@ -133,37 +167,47 @@ export async function startHost(api: StudioApi, dataDir: string, options: HostOp
     }
     if (req.method === 'GET' && url.pathname.startsWith('/media/')) {
       const path = options.outputPath(Number(url.pathname.slice('/media/'.length)));
-      if (!path || !existsSync(path)) return send(res, 404, { error: 'no such result' });
-      const answer = rangeAnswer(req.headers.range, statSync(path).size, mediaType(path));
-      res.writeHead(answer.status, { ...answer.headers, 'cache-control': 'private, max-age=3600' });
-      if (answer.status === 416) return void res.end();
-      return void createReadStream(path, answer.range ? { start: answer.range.start, end: answer.range.end } : {}).pipe(res);
+      const size = path ? fileSize(path) : null;
+      if (!path || size === null) return send(res, 404, { error: 'no such result' });
+      const answer = rangeAnswer(req.headers.range, size, mediaType(path));
+      if (answer.status === 416) {
+        res.writeHead(answer.status, answer.headers);
+        return void res.end();
+      }
+      return streamFile(res, path, { ...answer.headers, 'cache-control': 'private, max-age=3600' }, answer.status, answer.range ?? undefined, options.log);
     }
     if (req.method === 'GET') {
       const file = normalize(join(rendererDir, url.pathname === '/' ? 'index.html' : url.pathname));
-      const target = file.startsWith(rendererDir) && existsSync(file) && statSync(file).isFile() ? file : join(rendererDir, 'index.html');
-      if (!existsSync(target)) return send(res, 503, { error: 'the UI is not built; run "npm run build"' });
-      res.writeHead(200, {
+      const target = file.startsWith(rendererDir) && fileSize(file) !== null ? file : join(rendererDir, 'index.html');
+      if (fileSize(target) === null) return send(res, 503, { error: 'the UI is not built; run "npm run build"' });
+      const headers = {
         'content-type': STATIC_TYPES[extname(target)] ?? 'application/octet-stream',
         'content-security-policy': CSP,
         'x-content-type-options': 'nosniff',
         'referrer-policy': 'no-referrer',
-      });
-      return void createReadStream(target).pipe(res);
+      };
+      return streamFile(res, target, headers, 200, undefined, options.log);
     }
     send(res, 405, { error: 'method not allowed' });
   }
 
   const server = createServer((req, res) => {
+    res.on('error', (err) => options.log?.(`answer to ${req.url} broke off: ${err.message}`));
     route(req, res).catch((err: Error) => {
       options.log?.(err.stack ?? err.message);
       if (!res.headersSent) send(res, 500, { error: 'the studio hit an internal error; it was logged' });
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', resolve);
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, '127.0.0.1', resolve);
+    });
+  } catch (err) {
+    // Nothing may stay behind to hold the process open when the port is refused.
+    stopWatching();
+    throw err;
+  }
   gate.port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${gate.port}`;
   return {

@@ -1,4 +1,4 @@
-import { launchHost } from '../../host/launch.ts';
+import { launchHost, PortInUse } from '../../host/launch.ts';
 import { parse } from '../args.ts';
 import { UsageError } from '../errors.ts';
 import type { CliContext } from '../main.ts';
@@ -8,7 +8,13 @@ export async function serve(argv: string[], ctx: CliContext) {
   const { values } = parse(argv, { port: { type: 'string' } });
   const port = Number(values.port ?? 0);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port must be a port number (0 picks a free one)');
-  const host = await launchHost(ctx.dataDir, { port, log: (m) => ctx.err(`studio: ${m}`) });
+  let host;
+  try {
+    host = await launchHost(ctx.dataDir, { port, log: (m) => ctx.err(`studio: ${m}`) });
+  } catch (err) {
+    if (err instanceof PortInUse) throw new UsageError(err.message);
+    throw err;
+  }
   ctx.out(`Studio running. Open ${host.openUrl}`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);

@@ -1,0 +1,73 @@
+import { mkdirSync, rmSync } from 'node:fs';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { launchHost, type LaunchedHost } from '../main/host/launch.ts';
+import { openStudio } from '../main/studio.ts';
+import { runStudio, writeSettings } from './helpers/processes.ts';
+import { tempDir } from './helpers/tmp.ts';
+
+/** Faults around the loopback host, with real processes and real sockets. */
+
+let host: LaunchedHost | undefined;
+let squatter: Server | undefined;
+afterEach(async () => {
+  await host?.stop();
+  host = undefined;
+  await new Promise((r) => (squatter ? squatter.close(r) : r(undefined)));
+  squatter = undefined;
+});
+
+function get(url: string, path: string, token: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}${path}`, { headers: { host: new URL(url).host, authorization: `Bearer ${token}` } }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode!, text }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('the loopback host meets faults', () => {
+  it('on a port in use, says so in one line, exits 2, and sends nothing', async () => {
+    squatter = createServer();
+    await new Promise<void>((r) => squatter!.listen(0, '127.0.0.1', r));
+    const port = (squatter.address() as AddressInfo).port;
+    const dir = tempDir();
+    writeSettings(dir, { engine: { tickMs: 50 } });
+    const studio = openStudio(dir);
+    const project = studio.projects.ensure('Fox', Date.now());
+    const id = studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: 'a fox' } }, Date.now()).id;
+    studio.close();
+
+    const run = await runStudio(dir, ['serve', '--port', String(port)]);
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim()).toBe(`studio: port ${port} is in use; pick another with --port`);
+    const after = openStudio(dir);
+    expect(after.tasks.get(id)).toMatchObject({ status: 'PENDING', attempts: 0, submitStartedAt: null });
+    expect(after.tasks.events(id).map((e) => e.reason)).toEqual(['enqueued']);
+    after.close();
+  });
+
+  it('answers 404 for a result whose file became a folder, and keeps serving', async () => {
+    const dir = tempDir();
+    writeSettings(dir, { engine: { tickMs: 50 } });
+    const studio = openStudio(dir);
+    const project = studio.projects.ensure('Fox', Date.now());
+    const id = studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: 'a fox' } }, Date.now()).id;
+    studio.close();
+    expect((await runStudio(dir, ['worker', '--until-idle'])).code).toBe(0);
+    const done = openStudio(dir);
+    const path = done.tasks.get(id)!.outputPath!;
+    done.close();
+    rmSync(path);
+    mkdirSync(path);
+
+    host = await launchHost(dir);
+    expect((await get(host.url, `/media/${id}`, host.token)).status).toBe(404);
+    // Still up: the page is served as before.
+    expect((await get(host.url, '/', host.token)).status).toBe(200);
+  });
+});
