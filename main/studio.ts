@@ -33,7 +33,7 @@ export interface Studio {
 
 export function openStudio(dataDir: string, clock: Clock = systemClock): Studio {
   const settings = loadSettings(dataDir);
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const db = openDatabase(databasePath(dataDir));
   return {
     dataDir,

@@ -77,11 +77,11 @@ describe('studio CLI', () => {
     expect(JSON.parse((await cli(dir, 'tasks', '--json')).out)).toHaveLength(1);
   });
 
-  it('refuses a decision on a task that does not need one, exit 1', async () => {
+  it('refuses a decision on a task that does not need one, exit 2', async () => {
     const dir = tempDir();
     await cli(dir, ...ENQUEUE, '--input', '{"prompt":"x"}');
     const result = await cli(dir, 'resolve', '1', '--resubmit');
-    expect(result).toMatchObject({ code: 1 });
+    expect(result).toMatchObject({ code: 2 });
     expect(result.err).toContain('task 1 is PENDING');
   });
 

@@ -1,9 +1,10 @@
 import Database from 'better-sqlite3';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DatabaseRefused, openDatabase } from '../main/db/database.ts';
 import { loadMigrations } from '../main/db/migrator.ts';
+import { openStudio } from '../main/studio.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 describe('database', () => {
@@ -53,5 +54,34 @@ describe('database', () => {
     const before = readFileSync(path);
     expect(() => openDatabase(path)).toThrow(/not a studio database/);
     expect(readFileSync(path).equals(before)).toBe(true);
+  });
+});
+
+describe('the database files on disk', () => {
+  it('refuses an empty studio.db beside a WAL that holds rows, leaving both exactly as they are', () => {
+    const dir = tempDir();
+    const path = join(dir, 'studio.db');
+    const db = openDatabase(path);
+    db.pragma('wal_autocheckpoint = 0');
+    db.prepare(`INSERT INTO projects (name, created_at) VALUES ('Fox', 1)`).run();
+    const wal = readFileSync(`${path}-wal`);
+    expect(wal.length).toBeGreaterThan(0);
+    // The studio died without a checkpoint, and something emptied the database file meanwhile.
+    writeFileSync(path, '');
+    expect(() => openDatabase(path)).toThrow(DatabaseRefused);
+    expect(() => openDatabase(path)).toThrow(/studio\.db is empty but .*studio\.db-wal is not/);
+    expect(readFileSync(path).length).toBe(0);
+    expect(readFileSync(`${path}-wal`)).toEqual(wal);
+  });
+
+  it('creates the database, its WAL and the data folder readable by the person alone', () => {
+    const dir = join(tempDir(), 'data');
+    const studio = openStudio(dir);
+    studio.projects.ensure('Fox', 1);
+    const mode = (p: string) => statSync(p).mode & 0o777;
+    expect(mode(dir)).toBe(0o700);
+    expect(mode(join(dir, 'studio.db'))).toBe(0o600);
+    expect(mode(join(dir, 'studio.db-wal'))).toBe(0o600);
+    studio.close();
   });
 });

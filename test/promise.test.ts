@@ -249,7 +249,7 @@ describe('cancel', () => {
     const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
     await until(() => read(dataDir, id).task.status === 'SUBMITTED');
     const cancel = await runStudio(dataDir, ['cancel', String(id)], env);
-    expect(cancel.code).toBe(1);
+    expect(cancel.code).toBe(2);
     expect(cancel.stderr).toMatch(/was not cancelled: fal .*the studio will collect the result you paid for/);
     expect(await worker.exited).toBe(0);
     expect(read(dataDir, id).task).toMatchObject({ status: 'SUCCEEDED', charged: 'yes' });

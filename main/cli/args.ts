@@ -22,8 +22,29 @@ export function required(value: string | undefined, flag: string, example: strin
   return value;
 }
 
+/** A whole number written plainly (no sign, exponent, hex or decimal point), within [min, max]. */
+export function wholeNumber(value: string | undefined, what: string, min: number, max: number): number {
+  if (value === undefined || !/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new UsageError(`${what} must be a whole number from ${min} to ${max}, written plainly; not "${value ?? ''}"`);
+  }
+  return Number(value);
+}
+
 export function taskId(value: string | undefined): number {
-  const id = Number(value);
-  if (!value || !Number.isInteger(id) || id <= 0) throw new UsageError(`give a task id (a whole number), not "${value ?? ''}"`);
-  return id;
+  if (!value || !/^[1-9]\d*$/.test(value) || !Number.isSafeInteger(Number(value))) {
+    throw new UsageError(`give a task id (a whole number, like 12), not "${value ?? ''}"`);
+  }
+  return Number(value);
+}
+
+/** The largest budget a project takes, in its currency: a typo such as 1e308 is refused, not stored. */
+export const MAX_BUDGET = 1_000_000;
+
+/** An amount of money written plainly, like 12.50: no sign, exponent or more than six decimals. */
+export function amount(value: string, what: string): number {
+  if (/^-/.test(value)) throw new UsageError(`${what} is at least 0; not "${value}"`);
+  if (!/^\d+(\.\d{1,6})?$/.test(value) || Number(value) > MAX_BUDGET) {
+    throw new UsageError(`${what} must be an amount like 12.50, at most ${MAX_BUDGET}; not "${value}"`);
+  }
+  return Number(value);
 }

@@ -41,11 +41,12 @@ export async function main(argv: string[], io: Pick<CliContext, 'out' | 'err'> =
     if (!command) throw new UsageError(`unknown command "${name}"; run "studio help" for the list`);
     return (await command(args, { dataDir, ...io })) ?? 0;
   } catch (err) {
-    if (err instanceof UsageError) {
+    // A refusal of what was asked (a task that does not exist, a decision that does not fit) is bad input.
+    if (err instanceof UsageError || err instanceof DecisionRefused) {
       io.err(`studio: ${err.message}`);
       return 2;
     }
-    if (err instanceof DatabaseRefused || err instanceof SettingsError || err instanceof DecisionRefused) {
+    if (err instanceof DatabaseRefused || err instanceof SettingsError) {
       io.err(`studio: ${err.message}`);
       return 1;
     }

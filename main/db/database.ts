@@ -12,7 +12,17 @@ export class DatabaseRefused extends Error {}
 function assertSqliteFile(path: string): void {
   if (path === ':memory:' || !existsSync(path)) return;
   if (!statSync(path).isFile()) throw new DatabaseRefused(`${path} is not a file. Point the studio at its data folder.`);
-  if (statSync(path).size === 0) return;
+  if (statSync(path).size === 0) {
+    // SQLite would take an empty file for a new database and throw the WAL's committed rows away.
+    const wal = `${path}-wal`;
+    if (existsSync(wal) && statSync(wal).size > 0) {
+      throw new DatabaseRefused(
+        `${path} is empty but ${wal} is not: the database file was emptied or replaced, and its recent writes are only in the WAL. ` +
+          'Both were left as they are; restore studio.db from a backup (keep the -wal file beside it), or move both away to start afresh.',
+      );
+    }
+    return;
+  }
   const header = Buffer.alloc(SQLITE_HEADER.length);
   const fd = openSync(path, 'r');
   try {
@@ -34,6 +44,8 @@ function assertSqliteFile(path: string): void {
  */
 export function openDatabase(path: string, migrationsDir?: string): Db {
   assertSqliteFile(path);
+  // Created readable by the person alone; SQLite gives its -wal and -shm files the database file's mode.
+  if (path !== ':memory:' && !existsSync(path)) closeSync(openSync(path, 'a', 0o600));
   const migrations = loadMigrations(migrationsDir);
   const db = new Database(path);
   try {

@@ -37,24 +37,29 @@ export interface Providers {
 /** Keys kept outside settings (the desktop app's encrypted store), which take precedence. */
 export type KeyLookup = (provider: string) => string | undefined;
 
+/** Own keys only: "__proto__" or "toString" are no provider. */
+function entryOf(id: string): ProviderEntry | undefined {
+  return Object.hasOwn(PROVIDERS, id) ? PROVIDERS[id] : undefined;
+}
+
 export function isProviderId(id: string): boolean {
-  return id in PROVIDERS;
+  return entryOf(id) !== undefined;
 }
 
 /** Checks a task's input as its adapter will before sending, so bad input is refused at enqueue time. */
 export function validateInput(provider: string, task: Pick<Task, 'kind' | 'model' | 'input'>): void {
   // Only the input is judged here: a key may still be added before the task runs.
-  PROVIDERS[provider]!.create({ key: 'unused', baseUrl: 'http://127.0.0.1' }).prepare(task);
+  entryOf(provider)!.create({ key: 'unused', baseUrl: 'http://127.0.0.1' }).prepare(task);
 }
 
 /** Whether a request id alone reaches a request at this provider (a capability, so no key is needed to ask). */
 export function pollsById(provider: string): boolean {
-  return PROVIDERS[provider]?.create({ key: 'unused', baseUrl: 'http://127.0.0.1' }).capabilities.pollById ?? false;
+  return entryOf(provider)?.create({ key: 'unused', baseUrl: 'http://127.0.0.1' }).capabilities.pollById ?? false;
 }
 
 /** Where a provider's key comes from, without revealing it. */
 export function keySource(id: string, settings: Settings, env: NodeJS.ProcessEnv, keys?: KeyLookup): 'keychain' | 'settings' | 'environment' | null {
-  const variable = PROVIDERS[id]?.keyVariable;
+  const variable = entryOf(id)?.keyVariable;
   if (keys?.(id)) return 'keychain';
   if (settings.providers[id]?.key) return 'settings';
   return variable && env[variable] ? 'environment' : null;

@@ -2,7 +2,7 @@ import { InvalidInput } from '../../providers/port.ts';
 import { isProviderId, PROVIDER_IDS, validateInput } from '../../providers/registry.ts';
 import { isKind, KINDS } from '../../tasks/model.ts';
 import { openStudio } from '../../studio.ts';
-import { parse, required } from '../args.ts';
+import { parse, required, wholeNumber } from '../args.ts';
 import { UsageError } from '../errors.ts';
 import type { CliContext } from '../main.ts';
 
@@ -46,10 +46,7 @@ export async function enqueue(argv: string[], ctx: CliContext) {
       if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--depends-on takes task ids separated by commas, not "${s}"`);
       return n;
     });
-  const maxAttempts = values['max-attempts'] === undefined ? undefined : Number(values['max-attempts']);
-  if (maxAttempts !== undefined && !(Number.isInteger(maxAttempts) && maxAttempts > 0)) {
-    throw new UsageError('--max-attempts must be a whole number of at least 1');
-  }
+  const maxAttempts = values['max-attempts'] === undefined ? undefined : wholeNumber(values['max-attempts'], '--max-attempts', 1, 100);
 
   const studio = openStudio(ctx.dataDir);
   try {

@@ -4,7 +4,7 @@ import { parseStoryboard, StoryboardError } from '../../pipeline/storyboard.ts';
 import { openProviders } from '../../providers/registry.ts';
 import { openStudio, type Studio } from '../../studio.ts';
 import { toMicros } from '../../tasks/model.ts';
-import { parse } from '../args.ts';
+import { amount, parse } from '../args.ts';
 import { UsageError } from '../errors.ts';
 import type { CliContext } from '../main.ts';
 import { money, table } from '../output.ts';
@@ -140,11 +140,13 @@ export async function render(argv: string[], ctx: CliContext) {
 }
 
 export async function budget(argv: string[], ctx: CliContext) {
+  // A negative amount reads like a flag to the parser: said for what it is first.
+  const negative = argv.find((a) => /^-\d/.test(a));
+  if (negative !== undefined) amount(negative, 'a budget');
   const { positionals } = parse(argv, {}, 2);
-  const [name, amount] = positionals;
-  if (!name || amount === undefined) throw new UsageError('use: studio budget PROJECT AMOUNT (in the project currency), or AMOUNT "none"');
-  const value = amount === 'none' ? null : Number(amount);
-  if (value !== null && !(Number.isFinite(value) && value >= 0)) throw new UsageError(`the budget must be an amount like 12.50, or "none"; not "${amount}"`);
+  const [name, given] = positionals;
+  if (!name || given === undefined) throw new UsageError('use: studio budget PROJECT AMOUNT (in the project currency), or AMOUNT "none"');
+  const value = given === 'none' ? null : amount(given, 'a budget');
   const studio = openStudio(ctx.dataDir);
   try {
     const project = studio.projects.byName(name);
