@@ -80,7 +80,7 @@ async function start(): Promise<void> {
     lastRenders = renders;
   });
 
-  window = new BrowserWindow(windowOptions(join(here, 'preload.cjs')));
+  window = new BrowserWindow(windowOptions(join(here, 'preload.cjs'), app.isPackaged));
   window.webContents.setWindowOpenHandler(() => ({ action: 'deny' }));
   window.webContents.on('will-navigate', (event, url) => {
     if (!isAppUrl(url)) event.preventDefault();

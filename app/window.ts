@@ -3,8 +3,8 @@ import type { BrowserWindowConstructorOptions } from 'electron';
 /** The app's own pages: the built renderer, loaded from the app:// scheme. */
 export const APP_ORIGIN = 'app://studio';
 
-/** A window that gives the page nothing but `window.studio`: isolated, sandboxed, no Node. */
-export function windowOptions(preload: string): BrowserWindowConstructorOptions {
+/** A window that gives the page nothing but `window.studio`: isolated, sandboxed, no Node; no DevTools once packaged. */
+export function windowOptions(preload: string, packaged: boolean): BrowserWindowConstructorOptions {
   return {
     width: 1400,
     height: 900,
@@ -24,6 +24,7 @@ export function windowOptions(preload: string): BrowserWindowConstructorOptions 
       experimentalFeatures: false,
       webviewTag: false,
       spellcheck: false,
+      devTools: !packaged,
     },
   };
 }

@@ -16,7 +16,7 @@ const page = { url: 'app://studio/index.html', isMainFrame: true };
 
 describe('the window', () => {
   it('isolates the page: context isolation, sandbox, no Node, web security', () => {
-    expect(windowOptions('/p.cjs').webPreferences).toMatchObject({
+    expect(windowOptions('/p.cjs', true).webPreferences).toMatchObject({
       preload: '/p.cjs',
       contextIsolation: true,
       sandbox: true,
@@ -24,8 +24,26 @@ describe('the window', () => {
       webSecurity: true,
       allowRunningInsecureContent: false,
       webviewTag: false,
+      devTools: false,
     });
+    expect(windowOptions('/p.cjs', false).webPreferences!.devTools).toBe(true);
     expect(APP_CSP).toContain("script-src 'self'");
+  });
+
+  it('ships with the Electron fuses that close the ways around the sandbox set in its packaging', () => {
+    const config = readFileSync(join(import.meta.dirname, '..', 'electron-builder.yml'), 'utf8');
+    const fuses = Object.fromEntries(
+      [...(/^electronFuses:\n((?:  \w+: \w+\n)+)/m.exec(config)?.[1] ?? '').matchAll(/ {2}(\w+): (\w+)/g)].map((m) => [m[1], m[2]]),
+    );
+    expect(fuses).toMatchObject({
+      runAsNode: 'false',
+      enableNodeOptionsEnvironmentVariable: 'false',
+      enableNodeCliInspectArguments: 'false',
+      enableCookieEncryption: 'true',
+      enableEmbeddedAsarIntegrityValidation: 'true',
+      onlyLoadAppFromAsar: 'true',
+    });
+    expect(config).toMatch(/^asar: true$/m);
   });
 
   it('allows navigation only to its own pages, by parsing the URL', () => {

@@ -1,6 +1,7 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { launchHost, type LaunchedHost } from '../main/host/launch.ts';
 import { openStudio } from '../main/studio.ts';
@@ -71,3 +72,32 @@ describe('the loopback host meets faults', () => {
     expect((await get(host.url, '/', host.token)).status).toBe(200);
   });
 });
+
+describe('what the API may set', () => {
+  it('refuses to choose the program the studio runs (ffmpeg), with 400, and leaves the settings file as it was', async () => {
+    const dir = tempDir();
+    writeSettings(dir, { engine: { tickMs: 50 } });
+    const before = readFileSync(join(dir, 'settings.json'), 'utf8');
+    host = await launchHost(dir);
+    const res = await post(host.url, '/api/saveSettings', host.token, [{ ffmpegPath: '/bin/sh' }]);
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.text).error).toMatch(/ffmpeg program is chosen in settings\.json .* not through the studio's API/);
+    expect(readFileSync(join(dir, 'settings.json'), 'utf8')).toBe(before);
+  });
+});
+
+function post(url: string, path: string, token: string, body: unknown): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${url}${path}`,
+      { method: 'POST', headers: { host: new URL(url).host, authorization: `Bearer ${token}`, 'content-type': 'application/json' } },
+      (res) => {
+        let text = '';
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode!, text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}

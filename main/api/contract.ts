@@ -158,7 +158,6 @@ export interface SettingsPatch {
   concurrency?: Partial<Record<Kind, number>>;
   leaseMs?: number;
   pollDeadlineMs?: number;
-  ffmpegPath?: string | null;
   confirmAbove?: number | null;
   keepAwake?: boolean;
   /** A provider's key, or null to remove it. */

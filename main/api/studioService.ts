@@ -234,6 +234,11 @@ export class StudioService implements StudioApi {
   /** Saves settings; engine values take effect at the next start, a key at once. */
   async saveSettings(patch: SettingsPatch): Promise<SettingsView> {
     return refusals(async () => {
+      // The program the studio runs is the person's choice on this machine (the settings file, the CLI, the
+      // desktop app's own file dialog), never something a page or the loopback host can set.
+      if (patch && typeof patch === 'object' && ('ffmpegPath' in patch || 'ffprobePath' in patch)) {
+        throw new ApiError('the ffmpeg program is chosen in settings.json (media.ffmpegPath) on this machine, not through the studio\'s API');
+      }
       if (patch.key) {
         if (!isProviderId(patch.key.provider) || patch.key.provider === 'simulator') throw new ApiError(`there is no provider "${patch.key.provider}" that takes a key`);
         this.deps.keys.set(patch.key.provider, patch.key.value);
@@ -243,7 +248,6 @@ export class StudioService implements StudioApi {
         if (patch.concurrency) raw.engine.concurrency = { ...raw.engine.concurrency, ...patch.concurrency };
         if (patch.leaseMs !== undefined) raw.engine.leaseMs = patch.leaseMs;
         if (patch.pollDeadlineMs !== undefined) raw.engine.poll = { ...raw.engine.poll, deadlineMs: patch.pollDeadlineMs };
-        if (patch.ffmpegPath !== undefined) raw.media = { ...raw.media, ffmpegPath: patch.ffmpegPath ?? undefined };
         raw.ui ??= {};
         if (patch.confirmAbove !== undefined) raw.ui.confirmAbove = patch.confirmAbove;
         if (patch.keepAwake !== undefined) raw.ui.keepAwake = patch.keepAwake;

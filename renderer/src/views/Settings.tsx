@@ -56,8 +56,8 @@ export function SettingsView() {
         <input type="number" min={1} value={s.pollDeadlineMs / 60_000} onChange={(e) => setS({ ...s, pollDeadlineMs: Number(e.target.value) * 60_000 })} />
       </div>
       <div className="row">
-        <label>ffmpeg path</label>
-        <input placeholder="the bundled ffmpeg" value={s.ffmpegPath ?? ''} onChange={(e) => setS({ ...s, ffmpegPath: e.target.value || null })} />
+        <label>ffmpeg</label>
+        <span className="summary" data-testid="ffmpeg-path">{s.ffmpegPath ?? 'the bundled ffmpeg'} (set in settings.json on this machine)</span>
       </div>
       <div className="row">
         <label>Ask before a Generate above</label>
@@ -72,7 +72,7 @@ export function SettingsView() {
         className="primary"
         disabled={save.busy}
         onClick={() =>
-          apply({ concurrency: s.concurrency, leaseMs: s.leaseMs, pollDeadlineMs: s.pollDeadlineMs, ffmpegPath: s.ffmpegPath, confirmAbove: s.confirmAbove, keepAwake: s.keepAwake })
+          apply({ concurrency: s.concurrency, leaseMs: s.leaseMs, pollDeadlineMs: s.pollDeadlineMs, confirmAbove: s.confirmAbove, keepAwake: s.keepAwake })
         }
       >
         Save settings
