@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,6 +37,15 @@ const CASES: [string, string[], RegExp][] = [
   ['--provider toString', ['enqueue', '--project', 'Film', '--kind', 'image', '--provider', 'toString', '--model', 'm', '--input', '{"prompt":"x"}'], /unknown provider "toString"/],
 ];
 
+/** A storyboard file in the table's folder, from the example with one change. */
+function board(dir: string, name: string, change: (b: Record<string, any>) => void): string {
+  const b = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'examples', 'fox.storyboard.json'), 'utf8'));
+  change(b);
+  const file = join(dir, `${name}.json`);
+  writeFileSync(file, JSON.stringify(b));
+  return file;
+}
+
 describe('bad arguments', () => {
   // One data folder for the whole table, so each case is checked against the same saved state.
   const dir = mkdtempSync(join(tmpdir(), 'studio-test-'));
@@ -48,6 +58,23 @@ describe('bad arguments', () => {
     expect((await cli(dir, 'budget', 'Film', '5')).code).toBe(0);
   });
 
+  const STORYBOARDS: [string, (b: Record<string, any>) => void, RegExp][] = [
+    ['a misspelt scene field', (b) => (b.scenes[0].narattion = b.scenes[0].narration), /scene 1 \("dawn"\): has no field "narattion"; did you mean "narration"\?/],
+    ['a misspelt top-level field', (b) => (b.scens = []), /the storyboard: has no field "scens"; did you mean "scenes"\?/],
+    ['a misspelt provider', (b) => (b.steps = { image: { provider: 'simulater', model: 'sim-image-1' } }), /"simulater" is no provider; did you mean "simulator"\?/],
+    ['a prompt of only spaces', (b) => (b.scenes[0].imagePrompt = '   '), /imagePrompt: is required, and only spaces are no text/],
+    ['too many scenes', (b) => (b.scenes = Array.from({ length: 201 }, (_, i) => ({ id: `s${i}`, imagePrompt: 'a fox' }))), /at most 200 scenes; this one has 201/],
+  ];
+  it.each(STORYBOARDS)('a storyboard with %s: one line, exit 2, nothing written', async (name, change, message) => {
+    const file = board(dir, name.replace(/\W+/g, '-'), change);
+    const before = digest();
+    const result = await cli(dir, 'storyboard', 'create', 'Film', '--file', file);
+    expect(result.code).toBe(2);
+    expect(result.err).toMatch(message);
+    expect(result.err.split('\n')).toHaveLength(1);
+    expect(digest()).toBe(before);
+  });
+
   it.each(CASES)('%s: one line, exit 2, nothing written', async (_, args, message) => {
     const before = digest();
     const result = await cli(dir, ...args);
@@ -55,5 +82,27 @@ describe('bad arguments', () => {
     expect(result.err).toMatch(message);
     expect(result.err.split('\n')).toHaveLength(1);
     expect(digest()).toBe(before);
+  });
+});
+
+describe('a stored storyboard that no longer passes the checks', () => {
+  it('can always be shown as stored and replaced', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'studio-test-'));
+    try {
+      const good = board(dir, 'good', () => undefined);
+      expect((await cli(dir, 'storyboard', 'create', 'Fox', '--file', good)).code).toBe(0);
+      // Stored by an older version that let a blank prompt through.
+      const db = new Database(join(dir, 'studio.db'));
+      db.prepare(`UPDATE storyboards SET json = json_set(json, '$.scenes[0].imagePrompt', '   ')`).run();
+      db.close();
+      const shown = await cli(dir, 'storyboard', 'show', 'Fox');
+      expect(shown.code).toBe(0);
+      expect(shown.err).toMatch(/no longer passes the checks .*imagePrompt: is required.*studio storyboard edit Fox --file F/);
+      expect(JSON.parse(shown.out).scenes[0].imagePrompt).toBe('   ');
+      expect((await cli(dir, 'storyboard', 'edit', 'Fox', '--file', good)).code).toBe(0);
+      expect((await cli(dir, 'storyboard', 'show', 'Fox')).err).toBe('');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { isProviderId, PROVIDER_IDS } from '../providers/registry.ts';
 
 /** Which provider and model make one kind of step, with any provider-specific input (a voice id, say). */
 export interface StepChoice {
@@ -33,18 +34,52 @@ export interface Storyboard {
 export class StoryboardError extends Error {}
 
 const STEP_KINDS: StepKind[] = ['image', 'clip', 'speech'];
+const SCENE_FIELDS = ['id', 'imagePrompt', 'motionPrompt', 'narration', 'duration', 'seed', 'take', 'steps'];
 
 function fail(where: string, what: string): never {
   throw new StoryboardError(`${where}: ${what}`);
 }
 
+/** The most scenes a storyboard takes: a short clip, not a feature film, and a bound on what one Generate buys. */
+export const MAX_SCENES = 200;
+
 function text(v: unknown, where: string, required: boolean): string | null {
+  if (typeof v === 'string' && v.trim() === '' && v !== '') {
+    if (required) fail(where, 'is required, and only spaces are no text');
+    return null;
+  }
   if (v === undefined || v === null || v === '') {
     if (required) fail(where, 'is required');
     return null;
   }
   if (typeof v !== 'string') fail(where, 'must be text');
   return v.trim();
+}
+
+/** Edit distance, to name the field a misspelt one was meant to be. */
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, diagonal + (a[i - 1]!.toLowerCase() === b[j - 1]!.toLowerCase() ? 0 : 1));
+      diagonal = above;
+    }
+  }
+  return row[b.length]!;
+}
+
+function closest(name: string, known: readonly string[]): string {
+  return [...known].sort((x, y) => distance(name, x) - distance(name, y))[0]!;
+}
+
+/** A field the studio does not know is refused, naming the one it was most likely meant to be. */
+function onlyKnown(value: Record<string, unknown>, known: readonly string[], where: string): void {
+  for (const key of Object.keys(value)) {
+    if (!known.includes(key)) fail(where, `has no field "${key}"; did you mean "${closest(key, known)}"? The fields are ${known.join(', ')}`);
+  }
 }
 
 function num(v: unknown, where: string, min: number, max: number, fallback: number, integer = false): number {
@@ -62,11 +97,16 @@ function steps(v: unknown, where: string): Partial<Record<StepKind, StepChoice>>
   for (const [kind, choice] of Object.entries(v as Record<string, unknown>)) {
     if (!STEP_KINDS.includes(kind as StepKind)) fail(`${where}.${kind}`, `is not a step; the steps are ${STEP_KINDS.join(', ')}`);
     const c = choice as Record<string, unknown>;
-    if (!c || typeof c !== 'object') fail(`${where}.${kind}`, 'must be {"provider": ..., "model": ...}');
+    if (!c || typeof c !== 'object' || Array.isArray(c)) fail(`${where}.${kind}`, 'must be {"provider": ..., "model": ...}');
+    onlyKnown(c, ['provider', 'model', 'options'], `${where}.${kind}`);
     const options = c.options;
     if (options !== undefined && (!options || typeof options !== 'object' || Array.isArray(options))) fail(`${where}.${kind}.options`, 'must be an object');
+    const provider = text(c.provider, `${where}.${kind}.provider`, true)!;
+    if (!isProviderId(provider)) {
+      fail(`${where}.${kind}.provider`, `"${provider}" is no provider; did you mean "${closest(provider, PROVIDER_IDS)}"? The providers are ${PROVIDER_IDS.join(', ')}`);
+    }
     out[kind as StepKind] = {
-      provider: text(c.provider, `${where}.${kind}.provider`, true)!,
+      provider,
       model: text(c.model, `${where}.${kind}.model`, true)!,
       ...(options ? { options: options as Record<string, unknown> } : {}),
     };
@@ -83,12 +123,16 @@ function seedOf(id: string): number {
 export function parseStoryboard(value: unknown): Storyboard {
   if (!value || typeof value !== 'object' || Array.isArray(value)) throw new StoryboardError('a storyboard must be a JSON object with "scenes"');
   const v = value as Record<string, unknown>;
+  onlyKnown(v, ['width', 'height', 'fps', 'steps', 'scenes'], 'the storyboard');
   if (!Array.isArray(v.scenes) || v.scenes.length === 0) throw new StoryboardError('"scenes" must be a list with at least one scene');
+  if (v.scenes.length > MAX_SCENES) throw new StoryboardError(`a storyboard has at most ${MAX_SCENES} scenes; this one has ${v.scenes.length}`);
   const ids = new Set<string>();
   const scenes = v.scenes.map((raw, i): Scene => {
-    const s = (raw ?? {}) as Record<string, unknown>;
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) fail(`scene ${i + 1}`, 'must be an object like {"imagePrompt": "a fox"}');
+    const s = raw as Record<string, unknown>;
     const id = text(s.id, `scene ${i + 1} id`, false) ?? `scene-${i + 1}`;
     const where = `scene ${i + 1} ("${id}")`;
+    onlyKnown(s, SCENE_FIELDS, where);
     if (ids.has(id)) fail(where, 'has the same id as an earlier scene; ids must differ');
     ids.add(id);
     return {

@@ -4,9 +4,16 @@ import { parseStoryboard, type Storyboard } from './storyboard.ts';
 export class StoryboardRepository {
   constructor(private readonly db: Db) {}
 
+  /** The storyboard, checked as it is read: a StoryboardError names what no longer passes. */
   get(projectId: number): Storyboard | undefined {
+    const raw = this.raw(projectId);
+    return raw === undefined ? undefined : parseStoryboard(raw);
+  }
+
+  /** The stored JSON as it is, even when it no longer passes the checks, so it can always be shown and replaced. */
+  raw(projectId: number): unknown {
     const row = this.db.prepare(`SELECT json FROM storyboards WHERE project_id = ?`).get(projectId) as { json: string } | undefined;
-    return row && parseStoryboard(JSON.parse(row.json));
+    return row && JSON.parse(row.json);
   }
 
   /** Saves a storyboard already checked by parseStoryboard, so what is stored always reads back. */

@@ -75,8 +75,18 @@ export async function storyboard(argv: string[], ctx: CliContext) {
   try {
     if (action === 'show') {
       const project = studio.projects.byName(name);
-      const board = project && studio.storyboards.get(project.id);
-      if (!board) throw new UsageError(`project "${name}" has no storyboard`);
+      const raw = project && studio.storyboards.raw(project.id);
+      if (raw === undefined) throw new UsageError(`project "${name}" has no storyboard`);
+      let board;
+      try {
+        board = parseStoryboard(raw);
+      } catch (err) {
+        if (!(err instanceof StoryboardError)) throw err;
+        // Shown as stored, so it can be mended and saved again with "edit".
+        ctx.err(`studio: this storyboard no longer passes the checks (${err.message}); fix it and save it with "studio storyboard edit ${name} --file F"`);
+        ctx.out(JSON.stringify(raw, null, 2));
+        return;
+      }
       if (values.json) {
         ctx.out(JSON.stringify(board, null, 2));
         return;
@@ -87,7 +97,7 @@ export async function storyboard(argv: string[], ctx: CliContext) {
     }
     const board = readStoryboard(values.file);
     const existing = studio.projects.byName(name);
-    const has = existing && studio.storyboards.get(existing.id);
+    const has = existing && studio.storyboards.raw(existing.id) !== undefined;
     if (action === 'create' && has) throw new UsageError(`project "${name}" already has a storyboard; use "studio storyboard edit"`);
     if (action === 'edit' && !has) throw new UsageError(`project "${name}" has no storyboard yet; use "studio storyboard create"`);
     const now = studio.clock.now();
