@@ -459,3 +459,33 @@ describe('a receipt journal that cannot be written', () => {
     expect(fake.count('POST', /./)).toBe(1);
   });
 });
+
+describe('a provider that drips its answer', () => {
+  it('is cut at the call\'s deadline, not after minutes: an answer with no request id is an unknown outcome', async () => {
+    const { ledger, dataDir, env } = await setup((l) => falQueue(l, media.png, { drip: { named: false } }));
+    writeSettings(dataDir, { engine: ENGINE, providers: { fal: { timeouts: { submit: { headersMs: 1_000, bodyMs: 1_000 } } } } });
+    const id = enqueue(dataDir, falImage());
+    const started = Date.now();
+    await runStudio(dataDir, ['worker', '--until-idle'], env);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    const { task } = read(dataDir, id);
+    expect(task).toMatchObject({ status: 'OUTCOME_UNKNOWN', charged: 'maybe' });
+    expect(task.unknownReason).toMatch(/its answer could not be read \(.*timeout\)/);
+    expect(ledger.charged).toHaveLength(1);
+  });
+
+  it('does not hold a stop: SIGTERM ends the worker within seconds, and the named request is collected at the next start', async () => {
+    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { drip: { named: true } }));
+    const id = enqueue(dataDir, falImage());
+    const worker = startStudio(dataDir, ['worker'], env);
+    await until(() => fake.count('POST', /./) === 1);
+    await new Promise((r) => setTimeout(r, 300));
+    const stopping = Date.now();
+    worker.child.kill('SIGTERM');
+    expect(await worker.exited).toBe(0);
+    expect(Date.now() - stopping).toBeLessThan(6_000);
+    await runStudio(dataDir, ['worker', '--until-idle'], env);
+    expect(read(dataDir, id).task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: ledger.charged[0] });
+    expect(ledger.charged).toHaveLength(1);
+  });
+});

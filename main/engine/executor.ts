@@ -47,6 +47,11 @@ export interface ExecutorOptions {
   owner: string;
   leaseMs: number;
   poll: PollOptions;
+  /**
+   * Aborted a few seconds into a stop: a send still waiting for its answer then is cut, and its row is left
+   * as it is for the next start to recover (its receipt, if the provider named it; else an unknown outcome).
+   */
+  stopping?: AbortSignal;
 }
 
 /** How long a request still running at the provider after the poll deadline waits between looks. */
@@ -122,9 +127,11 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
   let mayHaveApplied = false;
   for (let resends = 0; !accepted; resends++) {
     try {
-      // No abort signal: cutting a request that has left would only turn a known outcome into an unknown one.
-      accepted = await provider.submit(request, { idempotencyKey: key, onRequestId: (id) => ids.heard(id) });
+      // Not cut when the run is asked to stop, only when the stop's grace runs out: cutting a request that has
+      // left turns a known outcome into an unknown one.
+      accepted = await provider.submit(request, { idempotencyKey: key, onRequestId: (id) => ids.heard(id), signal: options.stopping });
     } catch (err) {
+      if (options.stopping?.aborted) return;
       failure = err instanceof SubmitError ? err.failure : { kind: 'maybe_applied', message: `unexpected error while sending: ${(err as Error).message}` };
       // The provider named the request: whatever went wrong after, it is addressable, never resent.
       if (ids.requestId !== null) break;

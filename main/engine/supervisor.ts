@@ -28,6 +28,9 @@ export const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
   poll: { intervalMs: 1_000, maxIntervalMs: 10_000, deadlineMs: 30 * 60_000 },
 };
 
+/** How long a stop lets a request being sent wait for its answer (and so its request id) before cutting it. */
+const STOP_GRACE_MS = 3_000;
+
 /** How often journal files whose receipts are all in the table are dropped. */
 const SETTLE_EVERY_MS = 60_000;
 
@@ -53,6 +56,8 @@ export interface SupervisorDeps {
 export class Supervisor {
   readonly owner: OwnerIdentity;
   private readonly inFlight = new Map<number, { controller: AbortController; done: Promise<void> }>();
+  /** Aborted when a stop's grace runs out, cutting sends that are still waiting. */
+  private readonly cutSends = new AbortController();
   /** Calls to providers outside any task's run (cancelling a late request), awaited by stop. */
   private readonly background = new Set<Promise<void>>();
   private readonly heartbeat: Heartbeat;
@@ -212,7 +217,7 @@ export class Supervisor {
           ? runRemoteTask(
               task,
               { repo, provider, clock, outputs: this.deps.outputs, receipts: this.deps.receipts, health: this.health, random: this.random, log: this.log },
-              { owner: this.owner.id, leaseMs: this.options.leaseMs, poll: this.options.poll },
+              { owner: this.owner.id, leaseMs: this.options.leaseMs, poll: this.options.poll, stopping: this.cutSends.signal },
               controller.signal,
             )
           : Promise.resolve().then(() => this.withoutProvider(task));
@@ -258,16 +263,18 @@ export class Supervisor {
   }
 
   /**
-   * Stops claiming and stops polls (the rows stay addressable). A request being sent is let finish, so its
-   * request id is saved; then this process's rows go to recovery. Safe to call more than once.
+   * Stops claiming and stops polls (the rows stay addressable). A request being sent is given a few seconds to
+   * answer, so its request id is saved, then cut; this process's rows go to recovery. Safe to call more than once.
    */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       if (this.timer) clearInterval(this.timer);
       this.timer = null;
       for (const { controller } of this.inFlight.values()) controller.abort();
+      const grace = setTimeout(() => this.cutSends.abort(), STOP_GRACE_MS);
       await Promise.all([...this.inFlight.values()].map((f) => f.done));
       await Promise.all(this.background);
+      clearTimeout(grace);
       this.heartbeat.stop();
       this.guarded(() => this.deps.owners.remove(this.owner.id));
     })();

@@ -6,7 +6,10 @@ const agent = new Agent({ connectTimeout: 10_000, keepAliveTimeout: 10_000 });
 
 export interface HttpTimeouts {
   headersMs: number;
+  /** undici's body timeout is only the longest silence between two chunks. */
   bodyMs: number;
+  /** The whole call, headers and body, however the answer trickles; headers plus body when not given. */
+  totalMs?: number;
 }
 
 export interface HttpResponse {
@@ -45,6 +48,9 @@ export async function send(
   url: string,
   options: { headers?: Record<string, string>; body?: string | Buffer; timeouts: HttpTimeouts; signal?: AbortSignal },
 ): Promise<HttpResponse> {
+  // The deadline also ends a body read after this returns: a provider that drips its answer holds nothing for long.
+  const totalMs = options.timeouts.totalMs ?? options.timeouts.headersMs + options.timeouts.bodyMs;
+  const deadline = AbortSignal.timeout(totalMs);
   try {
     const res = await request(url, {
       method,
@@ -53,13 +59,14 @@ export async function send(
       dispatcher: agent,
       headersTimeout: options.timeouts.headersMs,
       bodyTimeout: options.timeouts.bodyMs,
-      signal: options.signal,
+      signal: options.signal ? AbortSignal.any([options.signal, deadline]) : deadline,
     });
     return { status: res.statusCode, headers: res.headers, body: res.body };
   } catch (err) {
     const code = errorCode(err);
     const sent = !(code && NEVER_SENT_CODES.has(code)) && !(err instanceof undiciErrors.ConnectTimeoutError);
-    throw new TransportError(`${code ?? (err as Error).name}: ${(err as Error).message}`, sent);
+    const why = deadline.aborted ? `no whole answer within ${Math.round(totalMs / 1000)} s` : `${code ?? (err as Error).name}: ${(err as Error).message}`;
+    throw new TransportError(why, sent);
   }
 }
 

@@ -12,7 +12,8 @@ export interface CallTimeouts {
 export const DEFAULT_TIMEOUTS: CallTimeouts = {
   submit: { headersMs: 60_000, bodyMs: 60_000 },
   poll: { headersMs: 15_000, bodyMs: 15_000 },
-  download: { headersMs: 30_000, bodyMs: 120_000 },
+  // A video file may take minutes on a slow link; the total still bounds a drip.
+  download: { headersMs: 30_000, bodyMs: 120_000, totalMs: 15 * 60_000 },
 };
 
 export interface ProviderHttpConfig {

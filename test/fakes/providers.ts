@@ -21,6 +21,17 @@ export async function realMedia(): Promise<{ png: Media; speech: Media }> {
 
 export const FAL_MODEL = 'fal-ai/flux/dev';
 
+/** Sends the headers at once, then the body a byte every 200 ms, for at most a minute. */
+async function drip(res: ServerResponse, body: string, headers: Record<string, string>): Promise<void> {
+  res.writeHead(200, { 'content-type': 'application/json', ...headers });
+  res.flushHeaders();
+  for (let i = 0; i < Math.min(body.length, 300) && !res.destroyed; i++) {
+    res.write(body[i]);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  res.end();
+}
+
 /** Sends the headers at once and the body only after `ms`: an answer still arriving when the worker stops. */
 async function sendHeld(res: ServerResponse, ms: number, body: unknown, headers: Record<string, string>): Promise<void> {
   res.writeHead(200, { 'content-type': 'application/json', ...headers });
@@ -35,6 +46,8 @@ export interface FalOptions {
   submitDelayMs?: number;
   /** Headers (with the id) at once, the body this much later. */
   holdBodyMs?: number;
+  /** The answer trickles, a byte every 200 ms, for a minute; `named`: its headers carry the request id. */
+  drip?: { named: boolean };
   /** The image file at this index answers JSON instead of an image. */
   badFile?: number;
   /** fal's answer to a cancel: its HTTP status and the status in its body (fal.ai/docs/inference-api/queue/cancel). */
@@ -62,6 +75,7 @@ export function falQueue(ledger: Ledger, png: Media, opts: FalOptions = {}): Rou
       const base = `${host}/fal-ai/flux/requests/${id}`;
       if (opts.submitStatus && opts.submitStatus >= 500) return send(res, opts.submitStatus, { detail: 'upstream timed out' }, { 'x-fal-request-id': id });
       const accepted = { request_id: id, status: 'IN_QUEUE', status_url: `${base}/status`, response_url: base, cancel_url: `${base}/cancel` };
+      if (opts.drip) return drip(res, JSON.stringify(accepted), opts.drip.named ? { 'x-fal-request-id': id } : {});
       if (opts.holdBodyMs) return sendHeld(res, opts.holdBodyMs, accepted, { 'x-fal-request-id': id });
       return send(res, 200, accepted, { 'x-fal-request-id': id });
     }
