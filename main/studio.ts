@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { LocalOutputStore } from './adapters/outputStore.ts';
 import { ReceiptJournal } from './adapters/receiptJournal.ts';
 import { ffmpegPath, ffprobePath } from './media/binaries.ts';
@@ -31,9 +31,26 @@ export interface Studio {
   close(): void;
 }
 
-export function openStudio(dataDir: string, clock: Clock = systemClock): Studio {
+/** A command that reads or changes what is there was pointed at a folder with no studio data: nothing is created. */
+export class NoStudioHere extends Error {}
+
+/** The data folder cannot be made or written: said with the folder's name and what to do. */
+export class DataFolderRefused extends Error {}
+
+/**
+ * Opens a data folder, creating it unless `existing` says the studio must already be there (for commands that
+ * only read or change what exists, so a mistyped --data creates nothing).
+ */
+export function openStudio(dataDir: string, clock: Clock = systemClock, options: { existing?: boolean } = {}): Studio {
+  if (options.existing && !existsSync(databasePath(dataDir))) {
+    throw new NoStudioHere(`there is no studio data in ${dataDir}; point --data (or STUDIO_DATA_DIR) at the studio's data folder`);
+  }
   const settings = loadSettings(dataDir);
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw new DataFolderRefused(`the data folder ${dataDir} cannot be created (${(err as NodeJS.ErrnoException).code}); choose another with --data or STUDIO_DATA_DIR`);
+  }
   const db = openDatabase(databasePath(dataDir));
   return {
     dataDir,

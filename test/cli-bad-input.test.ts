@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -105,4 +105,22 @@ describe('a stored storyboard that no longer passes the checks', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+describe('a data folder with no studio in it', () => {
+  it.each([['tasks'], ['spend'], ['unknown'], ['events', '1'], ['cancel', '1'], ['resolve', '1', '--give-up'], ['reconcile', '1'], ['estimate', 'Fox'], ['budget', 'Fox', '5'], ['storyboard', 'show', 'Fox']])(
+    '%s says so, exits 2 and creates nothing',
+    async (...args) => {
+      const parent = mkdtempSync(join(tmpdir(), 'studio-test-'));
+      try {
+        const missing = join(parent, 'not-here');
+        const result = await cli(missing, ...args);
+        expect(result.code).toBe(2);
+        expect(result.err).toBe(`studio: there is no studio data in ${missing}; point --data (or STUDIO_DATA_DIR) at the studio's data folder`);
+        expect(existsSync(missing)).toBe(false);
+      } finally {
+        rmSync(parent, { recursive: true, force: true });
+      }
+    },
+  );
 });

@@ -6,7 +6,7 @@ import type { CliContext } from '../main.ts';
 import { iso, money, table, taskJson } from '../output.ts';
 
 function withStudio<T>(ctx: CliContext, fn: (studio: Studio) => T): T {
-  const studio = openStudio(ctx.dataDir);
+  const studio = openStudio(ctx.dataDir, undefined, { existing: true });
   try {
     return fn(studio);
   } finally {
