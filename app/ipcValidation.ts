@@ -28,6 +28,7 @@ const CHECKS: Record<(typeof API_METHODS)[number], Check> = {
   spendCsv: ([p]) => str(p),
   getSettings: (a) => a.length === 0,
   saveSettings: ([patch]) => obj(patch),
+  engineStatus: (a) => a.length === 0,
 };
 
 /**

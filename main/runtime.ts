@@ -38,7 +38,7 @@ export async function openRuntime(
   const keys: KeyStore & { get?(provider: string): string | undefined } = options.keyStore?.(studio) ?? settingsKeyStore(studio);
   const providers = await openProviders(studio.settings, dataDir, process.env, keys.get);
   const supervisor = createSupervisor(studio, providers.get, { log: options.log });
-  const service = new StudioService({ studio, providers, keys, mediaUrl: options.mediaUrl });
+  const service = new StudioService({ studio, providers, keys, mediaUrl: options.mediaUrl, paused: () => supervisor.health.paused });
   return {
     studio,
     providers,

@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -7,6 +8,7 @@ import { launchHost, type LaunchedHost } from '../main/host/launch.ts';
 import { openStudio } from '../main/studio.ts';
 import { runStudio, writeSettings } from './helpers/processes.ts';
 import { tempDir } from './helpers/tmp.ts';
+import { until } from './helpers/wait.ts';
 
 /** Faults around the loopback host, with real processes and real sockets. */
 
@@ -101,3 +103,23 @@ function post(url: string, path: string, token: string, body: unknown): Promise<
     req.end(JSON.stringify(body));
   });
 }
+
+describe('a database another program holds locked', () => {
+  it('pauses the engine, which says why to the UI, and resumes by itself when the lock goes', async () => {
+    const dir = tempDir();
+    writeSettings(dir, { engine: { tickMs: 50 } });
+    host = await launchHost(dir);
+    const status = async () => JSON.parse((await post(host!.url, '/api/engineStatus', host!.token, [])).text).result;
+    expect(await status()).toEqual({ paused: null });
+    const lock = new Database(join(dir, 'studio.db'));
+    lock.exec('BEGIN EXCLUSIVE');
+    try {
+      await until(async () => (await status()).paused !== null, 30_000);
+      expect((await status()).paused.reason).toBe('another program is holding the studio database locked');
+    } finally {
+      lock.exec('COMMIT');
+      lock.close();
+    }
+    await until(async () => (await status()).paused === null, 30_000);
+  }, 60_000);
+});

@@ -188,6 +188,12 @@ export interface StudioApi {
   spendCsv(project: string): Promise<string>;
   getSettings(): Promise<SettingsView>;
   saveSettings(patch: SettingsPatch): Promise<SettingsView>;
+  /** Whether the engine is working, or paused and why (the database locked by another program, a full disk). */
+  engineStatus(): Promise<EngineStatus>;
+}
+
+export interface EngineStatus {
+  paused: { reason: string; since: string } | null;
 }
 
 export const API_METHODS = [
@@ -207,6 +213,7 @@ export const API_METHODS = [
   'spendCsv',
   'getSettings',
   'saveSettings',
+  'engineStatus',
 ] as const satisfies readonly (keyof StudioApi)[];
 
 /** An error a person can act on, carried across IPC and HTTP as its message. */

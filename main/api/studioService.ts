@@ -9,6 +9,7 @@ import { fromMicros, toMicros, type Task } from '../tasks/model.ts';
 import type {
   CandidateView,
   DecisionInput,
+  EngineStatus,
   EstimateView,
   GenerateOptions,
   ProjectSummary,
@@ -37,6 +38,8 @@ export interface ServiceDeps {
   keys: KeyStore;
   /** How the UI reaches a task's output: `/media/ID` over loopback, `studio-media://task/ID` in the app. */
   mediaUrl: (taskId: number) => string;
+  /** The engine's pause, if it is paused, as the supervisor of this process sees it. */
+  paused: () => { reason: string; since: number } | null;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -215,6 +218,11 @@ export class StudioService implements StudioApi {
     const report = await this.spend(project);
     const lines = report.rows.map((r) => [r.day, r.provider, r.actual, r.estimated, r.possiblyCharged, report.currency].join(','));
     return ['day,provider,billed,estimated,possibly_charged,currency', ...lines].join('\n') + '\n';
+  }
+
+  async engineStatus(): Promise<EngineStatus> {
+    const paused = this.deps.paused();
+    return { paused: paused && { reason: paused.reason, since: iso(paused.since)! } };
   }
 
   async getSettings(): Promise<SettingsView> {

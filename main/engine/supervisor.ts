@@ -31,6 +31,9 @@ export const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
 /** How long a stop lets a request being sent wait for its answer (and so its request id) before cutting it. */
 const STOP_GRACE_MS = 3_000;
 
+/** How often a paused engine tries the database again. */
+const PAUSED_PROBE_MS = 5_000;
+
 /** How often journal files whose receipts are all in the table are dropped. */
 const SETTLE_EVERY_MS = 60_000;
 
@@ -67,6 +70,7 @@ export class Supervisor {
   readonly health: EngineHealth;
   private timer: NodeJS.Timeout | null = null;
   private registered = false;
+  private nextProbe = 0;
   private lastSettle = 0;
   private stopping: Promise<void> | null = null;
   /** Until this wall time nobody else's lease is judged: after a sleep, every owner gets a beat to renew. */
@@ -86,10 +90,22 @@ export class Supervisor {
       deps.clock,
       this.owner.id,
       options.leaseMs,
-      () => [...this.inFlight.keys()],
+      () => (this.probing() ? [...this.inFlight.keys()] : []),
       (ids) => this.abandon(ids),
       (err) => this.trouble(err),
     );
+  }
+
+  /**
+   * While the database cannot be written, each try blocks this process for the busy timeout: the engine then
+   * tries only every few seconds, so the host stays responsive to say why it waits.
+   */
+  private probing(): boolean {
+    if (!this.health.paused) return true;
+    const now = this.deps.clock.monotonic();
+    if (now < this.nextProbe) return false;
+    this.nextProbe = now + PAUSED_PROBE_MS;
+    return true;
   }
 
   /**
@@ -164,6 +180,7 @@ export class Supervisor {
   }
 
   tick(): void {
+    if (!this.probing()) return;
     if (!this.registered && !this.guarded(() => this.register())) return;
     if (this.guarded(() => this.claimAndRecover())) this.health.clear();
   }

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'react';
+import type { EngineStatus } from '../../main/api/contract.ts';
 import { onChange, studio } from './api.ts';
 import { useLoad } from './useLoad.ts';
 import { Decisions } from './views/Decisions.tsx';
@@ -10,6 +11,26 @@ import { TaskBoard } from './views/TaskBoard.tsx';
 
 type Tab = 'storyboard' | 'tasks' | 'spend' | 'settings';
 
+/** The engine's pause, asked every few seconds: a locked database sends no change events to wait for. */
+function useEnginePause(): EngineStatus['paused'] {
+  const [paused, setPaused] = useState<EngineStatus['paused']>(null);
+  useEffect(() => {
+    let live = true;
+    const ask = () =>
+      studio.engineStatus().then(
+        (s) => live && setPaused(s.paused),
+        () => undefined,
+      );
+    void ask();
+    const timer = setInterval(ask, 3_000);
+    return () => {
+      live = false;
+      clearInterval(timer);
+    };
+  }, []);
+  return paused;
+}
+
 export function App() {
   const [version, setVersion] = useState(0);
   const [needsDecision, setNeedsDecision] = useState(0);
@@ -17,6 +38,7 @@ export function App() {
   const [tab, setTab] = useState<Tab>('storyboard');
   const [decisionsOpen, setDecisionsOpen] = useState(false);
   const projects = useLoad(() => studio.listProjects(), [version]);
+  const paused = useEnginePause();
 
   useEffect(
     () =>
@@ -49,6 +71,11 @@ export function App() {
           Needs your decision <span>{needsDecision}</span>
         </button>
       </header>
+      {paused && (
+        <div className="paused" role="alert" data-testid="engine-paused">
+          The studio has paused its work: {paused.reason}. Nothing paid for is lost; it carries on by itself when this is fixed.
+        </div>
+      )}
       <div className="body">
         <Projects projects={projects.data ?? []} error={projects.error} selected={project} onSelect={setProject} onCreated={(name) => (setProject(name), projects.reload())} />
         <main>
