@@ -86,6 +86,30 @@ describe('what the API may set', () => {
     expect(JSON.parse(res.text).error).toMatch(/ffmpeg program is chosen in settings\.json .* not through the studio's API/);
     expect(readFileSync(join(dir, 'settings.json'), 'utf8')).toBe(before);
   });
+  it.each([
+    ['saveSettings', [{ leaseMs: {} }], /leaseMs must be a whole number from 1000 to 3600000/],
+    ['saveSettings', [{ concurrency: { image: 'x' } }], /concurrency\.image must be a whole number from 0 to 32/],
+    ['saveSettings', [{ concurrency: { render: 4 } }], /concurrency\.render must be a whole number from 0 to 1/],
+    ['saveSettings', [{ key: { provider: 'fal', value: 5 } }], /key\.value must be the key as the provider shows it/],
+    ['saveSettings', [{ leaseMs: 60_000, confirmAbove: -1 }], /confirmAbove must be an amount from 0 to 1000000/],
+    ['saveSettings', [{ pollDeadline: 5 }], /settings have no field "pollDeadline"/],
+    ['createProject', ['a\nb'], /cannot hold control characters/],
+    ['createProject', ['x'.repeat(101)], /at most 100 characters/],
+    ['setBudget', ['Fox', 1e308], /a budget is an amount from 0 to 1000000/],
+    ['saveStoryboard', ['Fox', { scenes: Array.from({ length: 201 }, () => ({ imagePrompt: 'a fox' })) }], /at most 200 scenes; this one has 201/],
+  ])('%s with bad input answers 400 with the reason and changes nothing', async (method, args, reason) => {
+    const dir = tempDir();
+    writeSettings(dir, { engine: { tickMs: 50 } });
+    host = await launchHost(dir);
+    await post(host.url, '/api/createProject', host.token, ['Fox']);
+    const settingsBefore = readFileSync(join(dir, 'settings.json'), 'utf8');
+    const projectsBefore = (await post(host.url, '/api/listProjects', host.token, [])).text;
+    const res = await post(host.url, `/api/${method}`, host.token, args);
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.text).error).toMatch(reason);
+    expect(readFileSync(join(dir, 'settings.json'), 'utf8')).toBe(settingsBefore);
+    expect((await post(host.url, '/api/listProjects', host.token, [])).text).toBe(projectsBefore);
+  });
 });
 
 function post(url: string, path: string, token: string, body: unknown): Promise<{ status: number; text: string }> {

@@ -1,9 +1,11 @@
-import { updateSettings } from '../config/settings.ts';
+import { SettingsError, updateSettings } from '../config/settings.ts';
 import { cancelTask, DecisionRefused, resolveUnknown } from '../engine/decisions.ts';
 import { reconcile } from '../engine/reconciler.ts';
 import { GenerateRefused, Pipeline, type GenerateEstimate } from '../pipeline/generate.ts';
 import { parseStoryboard, StoryboardError } from '../pipeline/storyboard.ts';
+import { checkProjectName, MAX_BUDGET, ProjectRefused } from '../projects/repository.ts';
 import { isProviderId, PROVIDER_IDS, type Providers } from '../providers/registry.ts';
+import { checkSettingsPatch, PatchRefused } from './settingsPatch.ts';
 import { recordJournaledRequests, type Studio } from '../studio.ts';
 import { fromMicros, toMicros, type Task } from '../tasks/model.ts';
 import type {
@@ -57,7 +59,7 @@ async function refusals<T>(fn: () => Promise<T> | T): Promise<T> {
     return await fn();
   } catch (err) {
     if (err instanceof GenerateRefused || err instanceof DecisionRefused || err instanceof StoryboardError) throw new ApiError(err.message);
-    if (err instanceof Error && err.name === 'SettingsError') throw new ApiError(err.message);
+    if (err instanceof SettingsError || err instanceof PatchRefused || err instanceof ProjectRefused) throw new ApiError(err.message);
     throw err;
   }
 }
@@ -121,8 +123,8 @@ export class StudioService implements StudioApi {
 
   async createProject(name: string): Promise<ProjectSummary> {
     return refusals(async () => {
-      if (typeof name !== 'string' || !name.trim()) throw new ApiError('a project needs a name');
-      if (this.studio.projects.byName(name.trim())) throw new ApiError(`there is already a project called "${name.trim()}"`);
+      const checked = checkProjectName(name);
+      if (this.studio.projects.byName(checked)) throw new ApiError(`there is already a project called "${checked}"`);
       const project = this.studio.projects.ensure(name, this.studio.clock.now());
       return (await this.listProjects()).find((p) => p.id === project.id)!;
     });
@@ -137,8 +139,8 @@ export class StudioService implements StudioApi {
   }
 
   async setBudget(project: string, amount: number | null): Promise<void> {
-    if (amount !== null && !(typeof amount === 'number' && Number.isFinite(amount) && amount >= 0)) {
-      throw new ApiError('a budget is an amount of at least 0, or none');
+    if (amount !== null && !(typeof amount === 'number' && Number.isFinite(amount) && amount >= 0 && amount <= MAX_BUDGET)) {
+      throw new ApiError(`a budget is an amount from 0 to ${MAX_BUDGET}, or none`);
     }
     this.studio.projects.setBudget(this.project(project).id, amount === null ? null : toMicros(amount));
   }
@@ -247,6 +249,7 @@ export class StudioService implements StudioApi {
       if (patch && typeof patch === 'object' && ('ffmpegPath' in patch || 'ffprobePath' in patch)) {
         throw new ApiError('the ffmpeg program is chosen in settings.json (media.ffmpegPath) on this machine, not through the studio\'s API');
       }
+      checkSettingsPatch(patch);
       if (patch.key) {
         if (!isProviderId(patch.key.provider) || patch.key.provider === 'simulator') throw new ApiError(`there is no provider "${patch.key.provider}" that takes a key`);
         this.deps.keys.set(patch.key.provider, patch.key.value);

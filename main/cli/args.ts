@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { MAX_BUDGET } from '../projects/repository.ts';
 import { UsageError } from './errors.ts';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -36,9 +37,6 @@ export function taskId(value: string | undefined): number {
   }
   return Number(value);
 }
-
-/** The largest budget a project takes, in its currency: a typo such as 1e308 is refused, not stored. */
-export const MAX_BUDGET = 1_000_000;
 
 /** An amount of money written plainly, like 12.50: no sign, exponent or more than six decimals. */
 export function amount(value: string, what: string): number {

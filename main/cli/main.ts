@@ -2,6 +2,7 @@ import { defaultDataDir } from '../config/paths.ts';
 import { SettingsError } from '../config/settings.ts';
 import { DatabaseRefused } from '../db/database.ts';
 import { DecisionRefused } from '../engine/decisions.ts';
+import { ProjectRefused } from '../projects/repository.ts';
 import { DataFolderRefused, NoStudioHere } from '../studio.ts';
 import { COMMANDS, HELP } from './commands/index.ts';
 import { UsageError } from './errors.ts';
@@ -43,7 +44,7 @@ export async function main(argv: string[], io: Pick<CliContext, 'out' | 'err'> =
     return (await command(args, { dataDir, ...io })) ?? 0;
   } catch (err) {
     // A refusal of what was asked (a task that does not exist, a decision that does not fit) is bad input.
-    if (err instanceof UsageError || err instanceof DecisionRefused || err instanceof NoStudioHere) {
+    if (err instanceof UsageError || err instanceof DecisionRefused || err instanceof NoStudioHere || err instanceof ProjectRefused) {
       io.err(`studio: ${err.message}`);
       return 2;
     }

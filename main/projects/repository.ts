@@ -24,6 +24,24 @@ const toProject = (r: ProjectRow): Project => ({
   createdAt: r.created_at,
 });
 
+/** A project name or budget that cannot be stored, with what to fix. */
+export class ProjectRefused extends Error {}
+
+export const MAX_PROJECT_NAME = 100;
+
+/** The largest budget a project takes, in its currency: a typo such as 1e308 is refused, not stored. */
+export const MAX_BUDGET = 1_000_000;
+
+/** A name a person can read back: trimmed, not empty, not too long, no control characters. */
+export function checkProjectName(name: unknown): string {
+  if (typeof name !== 'string' || !name.trim()) throw new ProjectRefused('a project needs a name');
+  const trimmed = name.trim();
+  if (trimmed.length > MAX_PROJECT_NAME) throw new ProjectRefused(`a project name has at most ${MAX_PROJECT_NAME} characters`);
+  // C0 controls and DEL: no one means to type them into a name, and they garble every list it is shown in.
+  if (/[\u0000-\u001f\u007f]/.test(trimmed)) throw new ProjectRefused('a project name cannot hold control characters (tabs, line breaks)');
+  return trimmed;
+}
+
 export class ProjectRepository {
   constructor(private readonly db: Db) {}
 
@@ -34,8 +52,7 @@ export class ProjectRepository {
 
   /** Projects are named by people; the first task in a new name creates it. */
   ensure(name: string, now: number): Project {
-    const trimmed = name.trim();
-    if (!trimmed) throw new Error('A project needs a name.');
+    const trimmed = checkProjectName(name);
     this.db.prepare(`INSERT INTO projects (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`).run(trimmed, now);
     return this.byName(trimmed)!;
   }
