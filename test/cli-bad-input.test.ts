@@ -33,6 +33,9 @@ const CASES: [string, string[], RegExp][] = [
   ['a budget for a project that does not exist', ['budget', 'Nope', '5'], /there is no project "Nope"/],
   ['--max-attempts 1e20', [...ENQUEUE, '--input', '{"prompt":"x"}', '--max-attempts', '1e20'], /--max-attempts must be a whole number from 1 to 100/],
   ['--max-attempts 0', [...ENQUEUE, '--input', '{"prompt":"x"}', '--max-attempts', '0'], /--max-attempts must be a whole number from 1 to 100/],
+  ['--input nested 40 levels deep', [...ENQUEUE, '--input', `${'{"a":'.repeat(40)}1${'}'.repeat(40)}`], /--input is nested more than 32 levels deep/],
+  ['--input larger than 1 MiB', [...ENQUEUE, '--input', JSON.stringify({ prompt: 'x'.repeat(1 << 20) })], /--input is larger than 1048576 bytes/],
+  ['--input that is not JSON', [...ENQUEUE, '--input', '{prompt: fox}'], /--input is not JSON/],
   ['--provider __proto__', ['enqueue', '--project', 'Film', '--kind', 'image', '--provider', '__proto__', '--model', 'm', '--input', '{"prompt":"x"}'], /unknown provider "__proto__"/],
   ['--provider toString', ['enqueue', '--project', 'Film', '--kind', 'image', '--provider', 'toString', '--model', 'm', '--input', '{"prompt":"x"}'], /unknown provider "toString"/],
 ];
@@ -72,6 +75,14 @@ describe('bad arguments', () => {
     expect(result.code).toBe(2);
     expect(result.err).toMatch(message);
     expect(result.err.split('\n')).toHaveLength(1);
+    expect(digest()).toBe(before);
+  });
+
+  it('a new take of a scene that does not exist: one line naming the scenes, exit 2, nothing written', async () => {
+    expect((await cli(dir, 'storyboard', 'create', 'Takes', '--file', board(dir, 'takes', () => undefined))).code).toBe(0);
+    const before = digest();
+    const result = await cli(dir, 'generate', 'Takes', '--new-take', 'dusk');
+    expect(result).toMatchObject({ code: 2, err: 'studio: there is no scene "dusk"; the scenes are dawn, hunt, home' });
     expect(digest()).toBe(before);
   });
 

@@ -56,7 +56,7 @@ describe('studio CLI', () => {
 
   it.each([
     [['enqueue', '--project', 'Film', '--kind', 'image', '--provider', 'simulator', '--model', 'm'], /--input is required/],
-    [[...ENQUEUE, '--input', '{not json'], /--input must be JSON/],
+    [[...ENQUEUE, '--input', '{not json'], /--input is not JSON .*for example --input/],
     [[...ENQUEUE, '--input', '{"text":"no prompt"}'], /"prompt" is required/],
     [['enqueue', '--project', 'Film', '--kind', 'video', '--provider', 'simulator', '--model', 'm', '--input', '{}'], /--kind must be one of image, clip, speech/],
     [['enqueue', '--project', 'Film', '--kind', 'image', '--provider', 'nowhere', '--model', 'm', '--input', '{"prompt":"x"}'], /unknown provider "nowhere"/],

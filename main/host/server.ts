@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { API_METHODS, type ChangeEvent, type StudioApi } from '../api/contract.ts';
 import { ApiError } from '../api/studioService.ts';
 import { databasePath } from '../config/paths.ts';
+import { MAX_JSON_BYTES, parseJsonInput } from '../input/json.ts';
 import { mediaType, rangeAnswer } from './range.ts';
 import { checkRequest, type Gate } from './security.ts';
 
@@ -49,13 +50,13 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > 5 << 20) throw new ApiError('the request is too large');
+    if (size > MAX_JSON_BYTES) throw new ApiError(`the request is larger than ${MAX_JSON_BYTES} bytes`);
     chunks.push(chunk as Buffer);
   }
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8') || '[]');
-  } catch {
-    throw new ApiError('the request body must be JSON');
+    return parseJsonInput(Buffer.concat(chunks).toString('utf8') || '[]', 'the request body');
+  } catch (err) {
+    throw new ApiError((err as Error).message);
   }
 }
 

@@ -2,6 +2,7 @@ import { InvalidInput } from '../../providers/port.ts';
 import { isProviderId, PROVIDER_IDS, validateInput } from '../../providers/registry.ts';
 import { isKind, KINDS } from '../../tasks/model.ts';
 import { openStudio } from '../../studio.ts';
+import { parseJsonInput } from '../../input/json.ts';
 import { parse, required, wholeNumber } from '../args.ts';
 import { UsageError } from '../errors.ts';
 import type { CliContext } from '../main.ts';
@@ -28,9 +29,9 @@ export async function enqueue(argv: string[], ctx: CliContext) {
   const inputText = required(values.input, '--input', `'{"prompt":"a red fox"}'`);
   let input: unknown;
   try {
-    input = JSON.parse(inputText);
-  } catch {
-    throw new UsageError(`--input must be JSON, for example '{"prompt":"a red fox"}'`);
+    input = parseJsonInput(inputText, '--input');
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}; for example --input '{"prompt":"a red fox"}'`);
   }
   try {
     validateInput(provider, { kind, model, input });

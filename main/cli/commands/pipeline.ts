@@ -4,6 +4,7 @@ import { parseStoryboard, StoryboardError } from '../../pipeline/storyboard.ts';
 import { openProviders } from '../../providers/registry.ts';
 import { openStudio, type Studio } from '../../studio.ts';
 import { toMicros } from '../../tasks/model.ts';
+import { parseJsonInput } from '../../input/json.ts';
 import { amount, parse } from '../args.ts';
 import { UsageError } from '../errors.ts';
 import type { CliContext } from '../main.ts';
@@ -17,11 +18,17 @@ function projectArg(positionals: string[], usage: string): string {
 
 function readStoryboard(file: string | undefined) {
   if (!file) throw new UsageError('--file is required: the storyboard JSON (see the README for its form)');
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`${file} could not be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
   let json: unknown;
   try {
-    json = JSON.parse(readFileSync(file, 'utf8'));
+    json = parseJsonInput(text, file);
   } catch (err) {
-    throw new UsageError(`${file} could not be read as JSON (${(err as Error).message})`);
+    throw new UsageError((err as Error).message);
   }
   try {
     return parseStoryboard(json);
@@ -37,7 +44,8 @@ async function withPipeline<T>(ctx: CliContext, fn: (pipeline: Pipeline, studio:
   try {
     return await fn(new Pipeline({ studio, provider: providers.get, defaults: studio.settings.defaults }), studio);
   } catch (err) {
-    if (err instanceof GenerateRefused) throw new UsageError(err.message);
+    // A refused Generate, a scene that does not exist, a stored storyboard that no longer passes: what to fix.
+    if (err instanceof GenerateRefused || err instanceof StoryboardError) throw new UsageError(err.message);
     throw err;
   } finally {
     await providers.close();
