@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { LocalOutputStore } from './adapters/outputStore.ts';
 import { ReceiptJournal } from './adapters/receiptJournal.ts';
 import { ffmpegPath, ffprobePath } from './media/binaries.ts';
@@ -26,6 +26,8 @@ export interface Studio {
   storyboards: StoryboardRepository;
   /** This process's receipt journal of request ids, and the reader of every other's. */
   receipts: ReceiptJournal;
+  /** Why `studio.db` at its path is no longer the file this process opened (deleted, replaced), or null. */
+  databaseMoved(): string | null;
   settings: Settings;
   clock: Clock;
   close(): void;
@@ -51,7 +53,9 @@ export function openStudio(dataDir: string, clock: Clock = systemClock, options:
   } catch (err) {
     throw new DataFolderRefused(`the data folder ${dataDir} cannot be created (${(err as NodeJS.ErrnoException).code}); choose another with --data or STUDIO_DATA_DIR`);
   }
-  const db = openDatabase(databasePath(dataDir));
+  const dbPath = databasePath(dataDir);
+  const db = openDatabase(dbPath);
+  const opened = statSync(dbPath);
   return {
     dataDir,
     db,
@@ -60,10 +64,24 @@ export function openStudio(dataDir: string, clock: Clock = systemClock, options:
     projects: new ProjectRepository(db),
     storyboards: new StoryboardRepository(db),
     receipts: new ReceiptJournal(dataDir),
+    databaseMoved: () => movedSince(dbPath, opened),
     settings,
     clock,
     close: () => db.close(),
   };
+}
+
+/** The database file at `path` is not the one opened (same device and inode), said for the person. */
+function movedSince(path: string, opened: { dev: number; ino: number }): string | null {
+  let now;
+  try {
+    now = statSync(path);
+  } catch {
+    return `the studio database ${path} was deleted while the studio runs; restart the studio (nothing is claimed until then)`;
+  }
+  return now.dev === opened.dev && now.ino === opened.ino
+    ? null
+    : `the studio database ${path} was replaced while the studio runs; restart the studio (nothing is claimed until then)`;
 }
 
 /**
@@ -88,6 +106,7 @@ export function createSupervisor(
       clock: studio.clock,
       outputs: new LocalOutputStore(studio.dataDir),
       receipts: studio.receipts,
+      databaseMoved: () => studio.databaseMoved(),
       dataDir: studio.dataDir,
       media: { ffmpegPath: ffmpegPath(studio.settings.media.ffmpegPath), ffprobePath: ffprobePath(studio.settings.media.ffprobePath) },
       ...extra,

@@ -85,3 +85,15 @@ describe('the database files on disk', () => {
     studio.close();
   });
 });
+
+describe('a database file SQLite cannot use', () => {
+  it('with a SQLite header over garbage is refused in words, and left byte-identical', () => {
+    const dir = tempDir();
+    const path = join(dir, 'studio.db');
+    const garbage = Buffer.concat([Buffer.from('SQLite format 3\0'), Buffer.alloc(4080, 0x5a)]);
+    writeFileSync(path, garbage);
+    expect(() => openDatabase(path)).toThrow(DatabaseRefused);
+    expect(() => openDatabase(path)).toThrow(/studio\.db is damaged \(SQLITE_(CORRUPT|NOTADB)\); it was left as it is/);
+    expect(readFileSync(path)).toEqual(garbage);
+  });
+});

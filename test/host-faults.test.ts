@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { launchHost, type LaunchedHost } from '../main/host/launch.ts';
 import { openStudio } from '../main/studio.ts';
-import { runStudio, writeSettings } from './helpers/processes.ts';
+import { runStudio, startStudio, writeSettings } from './helpers/processes.ts';
 import { tempDir } from './helpers/tmp.ts';
 import { until } from './helpers/wait.ts';
 
@@ -146,4 +146,25 @@ describe('a database another program holds locked', () => {
     }
     await until(async () => (await status()).paused === null, 30_000);
   }, 60_000);
+});
+
+describe('a database deleted or replaced while the studio runs', () => {
+  it('is noticed: the worker stops claiming and says so, instead of writing to a file nobody reads', async () => {
+    const dir = tempDir();
+    writeSettings(dir, { engine: { tickMs: 50 } });
+    openStudio(dir).close();
+    const worker = startStudio(dir, ['worker']);
+    await worker.waitFor(/started as/);
+    for (const f of ['studio.db', 'studio.db-wal', 'studio.db-shm']) rmSync(join(dir, f), { force: true });
+    await worker.waitFor(/engine paused: the studio database .*studio\.db was deleted while the studio runs; restart the studio/);
+    // A new database at the same path is another file: its work waits for a studio that opened it.
+    const fresh = openStudio(dir);
+    const project = fresh.projects.ensure('Fox', Date.now());
+    const id = fresh.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: 'a fox' } }, Date.now()).id;
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(fresh.tasks.get(id)!.status).toBe('PENDING');
+    fresh.close();
+    worker.child.kill('SIGTERM');
+    expect(await worker.exited).toBe(0);
+  });
 });

@@ -47,7 +47,12 @@ export function openDatabase(path: string, migrationsDir?: string): Db {
   // Created readable by the person alone; SQLite gives its -wal and -shm files the database file's mode.
   if (path !== ':memory:' && !existsSync(path)) closeSync(openSync(path, 'a', 0o600));
   const migrations = loadMigrations(migrationsDir);
-  const db = new Database(path);
+  let db: Db;
+  try {
+    db = new Database(path);
+  } catch (err) {
+    throw refusal(path, err);
+  }
   try {
     db.pragma('busy_timeout = 5000');
     // Before any pragma that writes (journal_mode rewrites the header), so a refused file stays byte-identical.
@@ -56,9 +61,28 @@ export function openDatabase(path: string, migrationsDir?: string): Db {
     migrate(db, migrations);
   } catch (err) {
     db.close();
-    throw err;
+    throw refusal(path, err);
   }
   return db;
+}
+
+/** SQLite's refusal to open or set up the file, in words that name it and say what to do. */
+function refusal(path: string, err: unknown): unknown {
+  const code = String((err as { code?: unknown }).code ?? '');
+  if (!code.startsWith('SQLITE_')) return err;
+  if (code === 'SQLITE_CORRUPT' || code === 'SQLITE_NOTADB') {
+    return new DatabaseRefused(`${path} is damaged (${code}); it was left as it is. Restore it from a backup, or move it away to start afresh.`);
+  }
+  if (code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_CANTOPEN') || code.startsWith('SQLITE_PERM')) {
+    return new DatabaseRefused(`${path} cannot be opened for writing (${code}); check that it and its folder can be written by you.`);
+  }
+  if (code === 'SQLITE_FULL' || code.startsWith('SQLITE_IOERR')) {
+    return new DatabaseRefused(`${path} cannot be opened: the disk is full or failing (${code}); free some space, then start again.`);
+  }
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+    return new DatabaseRefused(`${path} is locked by another program (${code}); close it, then start again.`);
+  }
+  return new DatabaseRefused(`${path} could not be opened (${code}: ${(err as Error).message}).`);
 }
 
 export function applyPragmas(db: Db): void {

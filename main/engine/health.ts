@@ -28,7 +28,10 @@ export class EngineHealth {
   }
 
   blocked(err: unknown, now: number): void {
-    const reason = describeDatabaseError(err);
+    this.pause(describeDatabaseError(err), now);
+  }
+
+  pause(reason: string, now: number): void {
     if (reason === this.reason) return;
     if (this.reason === null) this.since = now;
     this.reason = reason;

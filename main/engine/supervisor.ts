@@ -44,6 +44,8 @@ export interface SupervisorDeps {
   clock: Clock;
   outputs: OutputStore;
   receipts: ReceiptLog;
+  /** Why the database file this process opened is no longer the one at its path (deleted, replaced), or null. */
+  databaseMoved?: () => string | null;
   /** Where renders are written, and the ffmpeg and ffprobe that make and check them. */
   dataDir: string;
   media: { ffmpegPath: string; ffprobePath: string };
@@ -180,6 +182,9 @@ export class Supervisor {
   }
 
   tick(): void {
+    // Writes would go to a file nobody will read again: nothing new is claimed until the studio is restarted.
+    const moved = this.deps.databaseMoved?.();
+    if (moved) return this.health.pause(moved, this.deps.clock.now());
     if (!this.probing()) return;
     if (!this.registered && !this.guarded(() => this.register())) return;
     if (this.guarded(() => this.claimAndRecover())) this.health.clear();
