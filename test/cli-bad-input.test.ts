@@ -4,20 +4,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../main/cli/main.ts';
+import { cli, ENQUEUE } from './helpers/cli.ts';
 
 /**
  * Bad arguments, table-driven: each is refused with one line that says what to fix, exit status 2, and
  * leaves the database byte for byte as it was.
  */
-async function cli(dataDir: string, ...args: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(['--data', dataDir, ...args], { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
 
-const ENQUEUE = ['enqueue', '--project', 'Film', '--kind', 'image', '--provider', 'simulator', '--model', 'sim-image-1'];
 
 const CASES: [string, string[], RegExp][] = [
   ['a task id in hex', ['cancel', '0x1'], /give a task id \(a whole number, like 12\), not "0x1"/],

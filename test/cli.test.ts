@@ -1,20 +1,13 @@
 import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { main } from '../main/cli/main.ts';
 import { defaultDataDir } from '../main/config/paths.ts';
 import { startSimulator, type RunningSimulator } from '../main/simulator/server.ts';
 import { writeSettings } from './helpers/processes.ts';
+import { cli, ENQUEUE } from './helpers/cli.ts';
 import { tempDir } from './helpers/tmp.ts';
 
-async function cli(dataDir: string, ...args: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(['--data', dataDir, ...args], { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
 
-const ENQUEUE = ['enqueue', '--project', 'Film', '--kind', 'image', '--provider', 'simulator', '--model', 'sim-image-1'];
 
 let sim: RunningSimulator | undefined;
 afterEach(async () => {

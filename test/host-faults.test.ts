@@ -33,17 +33,23 @@ function get(url: string, path: string, token: string): Promise<{ status: number
   });
 }
 
+/** A data folder with one simulator image task waiting. */
+function withOneTask(): { dir: string; id: number } {
+  const dir = tempDir();
+  writeSettings(dir, { engine: { tickMs: 50 } });
+  const studio = openStudio(dir);
+  const project = studio.projects.ensure('Fox', Date.now());
+  const id = studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: 'a fox' } }, Date.now()).id;
+  studio.close();
+  return { dir, id };
+}
+
 describe('the loopback host meets faults', () => {
   it('on a port in use, says so in one line, exits 2, and sends nothing', async () => {
     squatter = createServer();
     await new Promise<void>((r) => squatter!.listen(0, '127.0.0.1', r));
     const port = (squatter.address() as AddressInfo).port;
-    const dir = tempDir();
-    writeSettings(dir, { engine: { tickMs: 50 } });
-    const studio = openStudio(dir);
-    const project = studio.projects.ensure('Fox', Date.now());
-    const id = studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: 'a fox' } }, Date.now()).id;
-    studio.close();
+    const { dir, id } = withOneTask();
 
     const run = await runStudio(dir, ['serve', '--port', String(port)]);
     expect(run.code).toBe(2);
@@ -55,12 +61,7 @@ describe('the loopback host meets faults', () => {
   });
 
   it('answers 404 for a result whose file became a folder, and keeps serving', async () => {
-    const dir = tempDir();
-    writeSettings(dir, { engine: { tickMs: 50 } });
-    const studio = openStudio(dir);
-    const project = studio.projects.ensure('Fox', Date.now());
-    const id = studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: 'a fox' } }, Date.now()).id;
-    studio.close();
+    const { dir, id } = withOneTask();
     expect((await runStudio(dir, ['worker', '--until-idle'])).code).toBe(0);
     const done = openStudio(dir);
     const path = done.tasks.get(id)!.outputPath!;
