@@ -5,7 +5,7 @@ import { ffmpegPath, ffprobePath } from './media/binaries.ts';
 import { systemClock } from './adapters/systemClock.ts';
 import { databasePath } from './config/paths.ts';
 import { loadSettings, type Settings } from './config/settings.ts';
-import { openDatabase, type Db } from './db/database.ts';
+import { BUSY_TIMEOUT_MS, openDatabase, type Db } from './db/database.ts';
 import { OwnerRegistry } from './engine/owners.ts';
 import { replayReceipts } from './engine/receiptReplay.ts';
 import { Supervisor, type SupervisorDeps } from './engine/supervisor.ts';
@@ -77,7 +77,7 @@ function movedSince(path: string, opened: { dev: number; ino: number }): string 
   try {
     now = statSync(path);
   } catch {
-    return `the studio database ${path} was deleted while the studio runs; restart the studio (nothing is claimed until then)`;
+    return `the studio database ${path} was deleted while the studio runs; nothing more is claimed. Put it back (its recent writes are in ${path}-wal), then restart the studio`;
   }
   return now.dev === opened.dev && now.ino === opened.ino
     ? null
@@ -107,6 +107,7 @@ export function createSupervisor(
       outputs: new LocalOutputStore(studio.dataDir),
       receipts: studio.receipts,
       databaseMoved: () => studio.databaseMoved(),
+      waitForLocks: (ms) => studio.db.pragma(`busy_timeout = ${ms ?? BUSY_TIMEOUT_MS}`),
       dataDir: studio.dataDir,
       media: { ffmpegPath: ffmpegPath(studio.settings.media.ffmpegPath), ffprobePath: ffprobePath(studio.settings.media.ffprobePath) },
       ...extra,

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DatabaseRefused, openDatabase } from '../main/db/database.ts';
@@ -71,6 +71,19 @@ describe('the database files on disk', () => {
     expect(() => openDatabase(path)).toThrow(DatabaseRefused);
     expect(() => openDatabase(path)).toThrow(/studio\.db is empty but .*studio\.db-wal is not/);
     expect(readFileSync(path).length).toBe(0);
+    expect(readFileSync(`${path}-wal`)).toEqual(wal);
+  });
+
+  it('refuses a missing studio.db beside a WAL that holds rows, creating nothing and leaving the WAL as it is', () => {
+    const dir = tempDir();
+    const path = join(dir, 'studio.db');
+    const db = openDatabase(path);
+    db.pragma('wal_autocheckpoint = 0');
+    db.prepare(`INSERT INTO projects (name, created_at) VALUES ('Fox', 1)`).run();
+    const wal = readFileSync(`${path}-wal`);
+    rmSync(path);
+    expect(() => openDatabase(path)).toThrow(/studio\.db is missing but .*studio\.db-wal is not: its recent writes are only in the WAL/);
+    expect(existsSync(path)).toBe(false);
     expect(readFileSync(`${path}-wal`)).toEqual(wal);
   });
 

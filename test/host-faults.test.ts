@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -74,6 +74,26 @@ describe('the loopback host meets faults', () => {
     // Still up: the page is served as before.
     expect((await get(host.url, '/', host.token)).status).toBe(200);
   });
+
+  it('closes the file of every media request the client cuts off (a seek in a video), leaking no descriptor', async () => {
+    const { dir, id } = withOneTask();
+    expect((await runStudio(dir, ['worker', '--until-idle'])).code).toBe(0);
+    host = await launchHost(dir);
+    const open = () => readdirSync('/proc/self/fd').length;
+    const before = open();
+    for (let i = 0; i < 60; i++) {
+      await new Promise<void>((resolve) => {
+        const req = request(`${host!.url}/media/${id}`, { headers: { host: new URL(host!.url).host, authorization: `Bearer ${host!.token}` } }, (res) => {
+          res.destroy();
+          resolve();
+        });
+        req.on('error', () => resolve());
+        req.end();
+      });
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    expect(open() - before).toBeLessThan(15);
+  });
 });
 
 describe('what the API may set', () => {
@@ -141,6 +161,13 @@ describe('a database another program holds locked', () => {
     try {
       await until(async () => (await status()).paused !== null, 30_000);
       expect((await status()).paused.reason).toBe('another program is holding the studio database locked');
+      // Paused, the engine waits only briefly on the lock, so the host answers at once for as long as it lasts.
+      for (let i = 0; i < 8; i++) {
+        const asked = Date.now();
+        await status();
+        expect(Date.now() - asked).toBeLessThan(1_000);
+        await new Promise((r) => setTimeout(r, 500));
+      }
     } finally {
       lock.exec('COMMIT');
       lock.close();
@@ -157,7 +184,7 @@ describe('a database deleted or replaced while the studio runs', () => {
     const worker = startStudio(dir, ['worker']);
     await worker.waitFor(/started as/);
     for (const f of ['studio.db', 'studio.db-wal', 'studio.db-shm']) rmSync(join(dir, f), { force: true });
-    await worker.waitFor(/engine paused: the studio database .*studio\.db was deleted while the studio runs; restart the studio/);
+    await worker.waitFor(/engine paused: the studio database .*studio\.db was deleted while the studio runs; nothing more is claimed\. Put it back/);
     // A new database at the same path is another file: its work waits for a studio that opened it.
     const fresh = openStudio(dir);
     const project = fresh.projects.ensure('Fox', Date.now());

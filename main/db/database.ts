@@ -8,21 +8,25 @@ const SQLITE_HEADER = 'SQLite format 3\0';
 
 export class DatabaseRefused extends Error {}
 
-/** Refuses a file that exists and is not SQLite before SQLite can touch it. */
-function assertSqliteFile(path: string): void {
-  if (path === ':memory:' || !existsSync(path)) return;
-  if (!statSync(path).isFile()) throw new DatabaseRefused(`${path} is not a file. Point the studio at its data folder.`);
-  if (statSync(path).size === 0) {
-    // SQLite would take an empty file for a new database and throw the WAL's committed rows away.
-    const wal = `${path}-wal`;
-    if (existsSync(wal) && statSync(wal).size > 0) {
-      throw new DatabaseRefused(
-        `${path} is empty but ${wal} is not: the database file was emptied or replaced, and its recent writes are only in the WAL. ` +
-          'Both were left as they are; restore studio.db from a backup (keep the -wal file beside it), or move both away to start afresh.',
-      );
-    }
-    return;
+function assertNoOrphanWal(path: string, state: string): void {
+  const wal = `${path}-wal`;
+  if (existsSync(wal) && statSync(wal).size > 0) {
+    throw new DatabaseRefused(
+      `${path} ${state} but ${wal} is not: its recent writes are only in the WAL. Nothing was changed; restore ` +
+        'studio.db from a backup (keep the -wal file beside it), or move the -wal file away to start afresh.',
+    );
   }
+}
+
+/**
+ * Refuses a file that exists and is not SQLite before SQLite can touch it, and a database file that is gone
+ * or empty while its WAL holds writes: SQLite would start afresh and throw the WAL's committed rows away.
+ */
+function assertSqliteFile(path: string): void {
+  if (path === ':memory:') return;
+  if (!existsSync(path)) return assertNoOrphanWal(path, 'is missing');
+  if (!statSync(path).isFile()) throw new DatabaseRefused(`${path} is not a file. Point the studio at its data folder.`);
+  if (statSync(path).size === 0) return assertNoOrphanWal(path, 'is empty');
   const header = Buffer.alloc(SQLITE_HEADER.length);
   const fd = openSync(path, 'r');
   try {
@@ -54,7 +58,7 @@ export function openDatabase(path: string, migrationsDir?: string): Db {
     throw refusal(path, err);
   }
   try {
-    db.pragma('busy_timeout = 5000');
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     // Before any pragma that writes (journal_mode rewrites the header), so a refused file stays byte-identical.
     assertKnownVersion(db, migrations);
     applyPragmas(db);
@@ -85,8 +89,11 @@ function refusal(path: string, err: unknown): unknown {
   return new DatabaseRefused(`${path} could not be opened (${code}: ${(err as Error).message}).`);
 }
 
+/** How long a write waits for another connection's lock: two studio processes on one folder take turns. */
+export const BUSY_TIMEOUT_MS = 5_000;
+
 export function applyPragmas(db: Db): void {
-  db.pragma('busy_timeout = 5000');
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');

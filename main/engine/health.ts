@@ -21,7 +21,11 @@ export class EngineHealth {
   private reason: string | null = null;
   private since: number | null = null;
 
-  constructor(private readonly log: (message: string) => void) {}
+  /** `changed` hears when the engine pauses and resumes (the database connection waits less while paused). */
+  constructor(
+    private readonly log: (message: string) => void,
+    private readonly changed: (paused: boolean) => void = () => undefined,
+  ) {}
 
   get paused(): { reason: string; since: number } | null {
     return this.reason === null ? null : { reason: this.reason, since: this.since! };
@@ -33,7 +37,10 @@ export class EngineHealth {
 
   pause(reason: string, now: number): void {
     if (reason === this.reason) return;
-    if (this.reason === null) this.since = now;
+    if (this.reason === null) {
+      this.since = now;
+      this.changed(true);
+    }
     this.reason = reason;
     this.log(`engine paused: ${reason}; retrying`);
   }
@@ -43,5 +50,6 @@ export class EngineHealth {
     this.log(`engine resumed: the database can be written again`);
     this.reason = null;
     this.since = null;
+    this.changed(false);
   }
 }

@@ -34,6 +34,12 @@ const STOP_GRACE_MS = 3_000;
 /** How often a paused engine tries the database again. */
 const PAUSED_PROBE_MS = 5_000;
 
+/**
+ * While paused, a write waits this long for a lock instead of the usual busy timeout: every wait blocks this
+ * process, and the host must stay free to say why the engine waits, and to stop at once.
+ */
+const PAUSED_BUSY_MS = 100;
+
 /** How often journal files whose receipts are all in the table are dropped. */
 const SETTLE_EVERY_MS = 60_000;
 
@@ -46,6 +52,8 @@ export interface SupervisorDeps {
   receipts: ReceiptLog;
   /** Why the database file this process opened is no longer the one at its path (deleted, replaced), or null. */
   databaseMoved?: () => string | null;
+  /** How long a write waits for another program's lock (null: the usual wait); shortened while paused. */
+  waitForLocks?: (ms: number | null) => void;
   /** Where renders are written, and the ffmpeg and ffprobe that make and check them. */
   dataDir: string;
   media: { ffmpegPath: string; ffprobePath: string };
@@ -85,7 +93,7 @@ export class Supervisor {
     this.owner = deps.owner ?? newOwner();
     this.log = deps.log ?? (() => undefined);
     this.random = deps.random ?? Math.random;
-    this.health = new EngineHealth(this.log);
+    this.health = new EngineHealth(this.log, (paused) => deps.waitForLocks?.(paused ? PAUSED_BUSY_MS : null));
     this.sleep = new SleepDetector(Math.max(2_000, options.leaseMs / 3));
     this.heartbeat = new Heartbeat(
       deps.repo,

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { createReadStream, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -120,7 +121,8 @@ function streamFile(
   });
   stream.once('open', () => {
     res.writeHead(status, headers);
-    stream.pipe(res);
+    // pipeline, not pipe: a client that goes away mid-file (a seek in a video) closes the file too.
+    pipeline(stream, res, () => undefined);
   });
 }
 

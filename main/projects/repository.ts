@@ -37,8 +37,11 @@ export function checkProjectName(name: unknown): string {
   if (typeof name !== 'string' || !name.trim()) throw new ProjectRefused('a project needs a name');
   const trimmed = name.trim();
   if (trimmed.length > MAX_PROJECT_NAME) throw new ProjectRefused(`a project name has at most ${MAX_PROJECT_NAME} characters`);
-  // C0 controls and DEL: no one means to type them into a name, and they garble every list it is shown in.
-  if (/[\u0000-\u001f\u007f]/.test(trimmed)) throw new ProjectRefused('a project name cannot hold control characters (tabs, line breaks)');
+  // Controls, line breaks and direction overrides: no one means to type them into a name, and they garble
+  // (or disguise) every list it is shown in.
+  if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/.test(trimmed)) {
+    throw new ProjectRefused('a project name cannot hold control characters (tabs, line breaks, direction marks)');
+  }
   return trimmed;
 }
 
