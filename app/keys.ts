@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { KeyStore } from '../main/api/studioService.ts';
+import { ApiError, type KeyStore } from '../main/api/studioService.ts';
 import type { Settings } from '../main/config/settings.ts';
 import { keySource } from '../main/providers/registry.ts';
 
@@ -19,11 +19,29 @@ export interface Encryptor {
  */
 export function safeKeyStore(dataDir: string, crypto: Encryptor, settings: () => Settings, env: NodeJS.ProcessEnv = process.env): KeyStore & { get(provider: string): string | undefined } {
   const file = join(dataDir, 'keys.json');
-  const read = (): Record<string, string> => (existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {});
+  const read = (): Record<string, string> => {
+    if (!existsSync(file)) return {};
+    let all: unknown;
+    try {
+      all = JSON.parse(readFileSync(file, 'utf8'));
+    } catch {
+      all = null;
+    }
+    if (!all || typeof all !== 'object' || Array.isArray(all)) {
+      throw new ApiError(`${file} is damaged, so the keys in it cannot be read; it was left as it is. Move it away, then enter the keys again in Settings`);
+    }
+    return all as Record<string, string>;
+  };
   const encrypted = crypto.isEncryptionAvailable() && crypto.getSelectedStorageBackend?.() !== 'basic_text';
+  // A key that cannot be read is no key: the studio still starts, and a paid step without one is refused
+  // before anything is sent. Saving a key over a damaged file is refused (read throws), so no key is lost.
   const get = (provider: string) => {
-    const stored = read()[provider];
-    return stored ? crypto.decryptString(Buffer.from(stored, 'base64')) : undefined;
+    try {
+      const stored = read()[provider];
+      return stored ? crypto.decryptString(Buffer.from(stored, 'base64')) : undefined;
+    } catch {
+      return undefined;
+    }
   };
   return {
     encrypted,

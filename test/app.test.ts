@@ -125,6 +125,16 @@ describe('keys', () => {
     expect(keys.get('fal')).toBeUndefined();
   });
 
+  it('starts with a damaged keys.json, refuses to save a key over it, and leaves it as it is', () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'keys.json'), '{"fal": "cut sh');
+    const keys = safeKeyStore(dir, fake('gnome_libsecret'), () => loadSettings(dir), {});
+    expect(keys.get('fal')).toBeUndefined();
+    expect(keys.source('fal')).toBeNull();
+    expect(() => keys.set('openai', 'sk-new-0123456789')).toThrow(/keys\.json is damaged, so the keys in it cannot be read; it was left as it is/);
+    expect(readFileSync(join(dir, 'keys.json'), 'utf8')).toBe('{"fal": "cut sh');
+  });
+
   it('admits that keys are not encrypted where Linux falls back to plain text', () => {
     const dir = tempDir();
     expect(safeKeyStore(dir, fake('basic_text'), () => loadSettings(dir), {}).encrypted).toBe(false);
