@@ -58,32 +58,22 @@ describe('database', () => {
 });
 
 describe('the database files on disk', () => {
-  it('refuses an empty studio.db beside a WAL that holds rows, leaving both exactly as they are', () => {
-    const dir = tempDir();
-    const path = join(dir, 'studio.db');
+  // The studio died without a checkpoint, and something emptied or deleted the database file meanwhile.
+  it.each([
+    ['empty', (path: string) => writeFileSync(path, '')],
+    ['missing', (path: string) => rmSync(path)],
+  ] as const)('refuses a studio.db that is %s beside a WAL that holds rows, changing neither', (state, damage) => {
+    const path = join(tempDir(), 'studio.db');
     const db = openDatabase(path);
     db.pragma('wal_autocheckpoint = 0');
     db.prepare(`INSERT INTO projects (name, created_at) VALUES ('Fox', 1)`).run();
     const wal = readFileSync(`${path}-wal`);
     expect(wal.length).toBeGreaterThan(0);
-    // The studio died without a checkpoint, and something emptied the database file meanwhile.
-    writeFileSync(path, '');
+    damage(path);
+    const before = existsSync(path) ? readFileSync(path) : null;
     expect(() => openDatabase(path)).toThrow(DatabaseRefused);
-    expect(() => openDatabase(path)).toThrow(/studio\.db is empty but .*studio\.db-wal is not/);
-    expect(readFileSync(path).length).toBe(0);
-    expect(readFileSync(`${path}-wal`)).toEqual(wal);
-  });
-
-  it('refuses a missing studio.db beside a WAL that holds rows, creating nothing and leaving the WAL as it is', () => {
-    const dir = tempDir();
-    const path = join(dir, 'studio.db');
-    const db = openDatabase(path);
-    db.pragma('wal_autocheckpoint = 0');
-    db.prepare(`INSERT INTO projects (name, created_at) VALUES ('Fox', 1)`).run();
-    const wal = readFileSync(`${path}-wal`);
-    rmSync(path);
-    expect(() => openDatabase(path)).toThrow(/studio\.db is missing but .*studio\.db-wal is not: its recent writes are only in the WAL/);
-    expect(existsSync(path)).toBe(false);
+    expect(() => openDatabase(path)).toThrow(new RegExp(`studio\\.db is ${state} but .*studio\\.db-wal is not: its recent writes are only in the WAL`));
+    expect(existsSync(path) ? readFileSync(path) : null).toEqual(before);
     expect(readFileSync(`${path}-wal`)).toEqual(wal);
   });
 

@@ -29,7 +29,7 @@ const DOWNLOAD_TRIES = 3;
 const LONGEST_WAIT_MS = 30_000;
 
 /** A filesystem failure in words a person can act on. */
-export function describeSaveError(err: unknown): string {
+function describeSaveError(err: unknown): string {
   const code = (err as NodeJS.ErrnoException)?.code;
   if (code === 'ENOSPC') return 'the disk is full; free some space';
   if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return 'the data folder cannot be written; check its permissions';
