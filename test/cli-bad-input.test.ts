@@ -29,8 +29,10 @@ const CASES: [string, string[], RegExp][] = [
   ['--input nested 40 levels deep', [...ENQUEUE, '--input', `${'{"a":'.repeat(40)}1${'}'.repeat(40)}`], /--input is nested more than 32 levels deep/],
   ['--input larger than 1 MiB', [...ENQUEUE, '--input', JSON.stringify({ prompt: 'x'.repeat(1 << 20) })], /--input is larger than 1048576 bytes/],
   ['--input that is not JSON', [...ENQUEUE, '--input', '{prompt: fox}'], /--input is not JSON/],
-  ['--provider __proto__', ['enqueue', '--project', 'Film', '--kind', 'image', '--provider', '__proto__', '--model', 'm', '--input', '{"prompt":"x"}'], /unknown provider "__proto__"/],
-  ['--provider toString', ['enqueue', '--project', 'Film', '--kind', 'image', '--provider', 'toString', '--model', 'm', '--input', '{"prompt":"x"}'], /unknown provider "toString"/],
+  ['--provider __proto__', ['enqueue', '--project', 'Film', '--kind', 'image', '--provider', '__proto__', '--model', 'sim-image-1', '--input', '{"prompt":"x"}'], /unknown provider "__proto__"/],
+  ['a model the provider does not make', ['enqueue', '--project', 'Film', '--kind', 'image', '--provider', 'openai', '--model', 'dall-e-4', '--input', '{"prompt":"x"}'], /OpenAI has no image model "dall-e-4"; did you mean "dall-e-3"\? The image models are gpt-image-1, dall-e-3/],
+  ['a simulator model of another kind', [...ENQUEUE.map((a) => (a === 'sim-image-1' ? 'sim-clip-1' : a)), '--input', '{"prompt":"x"}'], /The simulator has no image model "sim-clip-1"; did you mean "sim-image-1"\?/],
+  ['--provider toString', ['enqueue', '--project', 'Film', '--kind', 'image', '--provider', 'toString', '--model', 'sim-image-1', '--input', '{"prompt":"x"}'], /unknown provider "toString"/],
 ];
 
 /** A storyboard file in the table's folder, from the example with one change. */
@@ -58,6 +60,8 @@ describe('bad arguments', () => {
     ['a misspelt scene field', (b) => (b.scenes[0].narattion = b.scenes[0].narration), /scene 1 \("dawn"\): has no field "narattion"; did you mean "narration"\?/],
     ['a misspelt top-level field', (b) => (b.scens = []), /the storyboard: has no field "scens"; did you mean "scenes"\?/],
     ['a misspelt provider', (b) => (b.steps = { image: { provider: 'simulater', model: 'sim-image-1' } }), /"simulater" is no provider; did you mean "simulator"\?/],
+    ['a misspelt model', (b) => (b.steps.clip.model = 'sim-clip-2'), /steps\.clip\.model: The simulator has no clip model "sim-clip-2"; did you mean "sim-clip-1"\?/],
+    ['a model of another kind', (b) => (b.scenes[1].steps = { speech: { provider: 'elevenlabs', model: 'eleven_flash_v2_5' }, image: { provider: 'elevenlabs', model: 'eleven_flash_v2_5' } }), /ElevenLabs makes speech here, not images/],
     ['a prompt of only spaces', (b) => (b.scenes[0].imagePrompt = '   '), /imagePrompt: is required, and only spaces are no text/],
     ['too many scenes', (b) => (b.scenes = Array.from({ length: 201 }, (_, i) => ({ id: `s${i}`, imagePrompt: 'a fox' }))), /at most 200 scenes; this one has 201/],
   ];

@@ -48,11 +48,11 @@ describe('studio CLI', () => {
   });
 
   it.each([
-    [['enqueue', '--project', 'Film', '--kind', 'image', '--provider', 'simulator', '--model', 'm'], /--input is required/],
+    [['enqueue', '--project', 'Film', '--kind', 'image', '--provider', 'simulator', '--model', 'sim-image-1'], /--input is required/],
     [[...ENQUEUE, '--input', '{not json'], /--input is not JSON .*for example --input/],
     [[...ENQUEUE, '--input', '{"text":"no prompt"}'], /"prompt" is required/],
-    [['enqueue', '--project', 'Film', '--kind', 'video', '--provider', 'simulator', '--model', 'm', '--input', '{}'], /--kind must be one of image, clip, speech/],
-    [['enqueue', '--project', 'Film', '--kind', 'image', '--provider', 'nowhere', '--model', 'm', '--input', '{"prompt":"x"}'], /unknown provider "nowhere"/],
+    [['enqueue', '--project', 'Film', '--kind', 'video', '--provider', 'simulator', '--model', 'sim-image-1', '--input', '{}'], /--kind must be one of image, clip, speech/],
+    [['enqueue', '--project', 'Film', '--kind', 'image', '--provider', 'nowhere', '--model', 'sim-image-1', '--input', '{"prompt":"x"}'], /unknown provider "nowhere"/],
     [[...ENQUEUE, '--input', '{"prompt":"x"}', '--depends-on', '99'], /there is no task 99/],
     [[...ENQUEUE, '--input', '{"prompt":"x"}', '--colour', 'red'], /Unknown option '--colour'/],
     [['resolve', '7'], /choose exactly one of --adopt/],

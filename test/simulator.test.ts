@@ -58,7 +58,7 @@ describe('simulator faults, as the adapter classifies them', () => {
       const adapter = new SimulatorAdapter(sim.url, { submit: { headersMs: 2_000, bodyMs: 500 } });
       const heard: string[] = [];
       const err = await adapter
-        .submit(adapter.prepare({ kind: 'image', model: 'm', input: { prompt: 'x' } }), {
+        .submit(adapter.prepare({ kind: 'image', model: 'sim-image-1', input: { prompt: 'x' } }), {
           idempotencyKey: 'studio-task-1-attempt-1',
           onRequestId: (id) => heard.push(id),
         })
@@ -82,11 +82,25 @@ describe('simulator faults, as the adapter classifies them', () => {
     try {
       const adapter = new SimulatorAdapter(sim.url);
       const heard: string[] = [];
-      const sent = await adapter.submit(adapter.prepare({ kind: 'image', model: 'm', input: { prompt: 'x' } }), {
+      const sent = await adapter.submit(adapter.prepare({ kind: 'image', model: 'sim-image-1', input: { prompt: 'x' } }), {
         idempotencyKey: 'k',
         onRequestId: (id) => heard.push(id),
       });
       expect(heard).toEqual([sent.requestId]);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('answers 404 to a model it does not serve, and charges nothing', async () => {
+    const sim = await startSimulator({ jobMs: 0 });
+    try {
+      for (const [kind, model] of [['image', 'sim-image-2'], ['image', 'sim-clip-1'], ['speech', 'eleven_v3']]) {
+        const res = await fetch(`${sim.url}/v1/${kind}/${model}/requests`, { method: 'POST', body: JSON.stringify({ input: { prompt: 'x', text: 'x' } }) });
+        expect(res.status).toBe(404);
+        expect(((await res.json()) as { detail: string }).detail).toBe(`the simulator has no ${kind} model "${model}"; its ${kind} model is "sim-${kind}-1"`);
+      }
+      expect(sim.charges).toEqual([]);
     } finally {
       await sim.close();
     }
@@ -97,11 +111,11 @@ describe('simulator faults, as the adapter classifies them', () => {
     for (const seed of [1, 2, 3, 4, 5, 6]) {
       const sim = await startSimulator({ jobMs: 0, faults: { seed, submit: ['accepted-5xx'] } });
       try {
-        const res = await fetch(`${sim.url}/v1/image/m/requests`, { method: 'POST', body: JSON.stringify({ input: { prompt: 'x' } }) });
+        const res = await fetch(`${sim.url}/v1/image/sim-image-1/requests`, { method: 'POST', body: JSON.stringify({ input: { prompt: 'x' } }) });
         statuses.push(res.status);
         const id = res.headers.get('x-request-id')!;
         expect(sim.charges.map((c) => c.requestId)).toEqual([id]);
-        expect(await new SimulatorAdapter(sim.url).poll({ requestId: id, model: 'm', handle: null })).toMatchObject({ state: 'succeeded' });
+        expect(await new SimulatorAdapter(sim.url).poll({ requestId: id, model: 'sim-image-1', handle: null })).toMatchObject({ state: 'succeeded' });
       } finally {
         await sim.close();
       }
@@ -113,12 +127,12 @@ describe('simulator faults, as the adapter classifies them', () => {
     const sim = await startSimulator({ jobMs: 0, faults: { job: ['result-401-once', 'result-401-once'] } });
     try {
       const adapter = new SimulatorAdapter(sim.url);
-      const submit = (prompt: string) => adapter.submit(adapter.prepare({ kind: 'image', model: 'm', input: { prompt } }), { idempotencyKey: prompt });
+      const submit = (prompt: string) => adapter.submit(adapter.prepare({ kind: 'image', model: 'sim-image-1', input: { prompt } }), { idempotencyKey: prompt });
       const viaResult = await submit('result');
-      const first = await adapter.poll({ requestId: viaResult.requestId, model: 'm', handle: null }).catch((e) => e);
+      const first = await adapter.poll({ requestId: viaResult.requestId, model: 'sim-image-1', handle: null }).catch((e) => e);
       expect(first).toBeInstanceOf(PollError);
       expect(first.message).toMatch(/HTTP 401/);
-      const again = await adapter.poll({ requestId: viaResult.requestId, model: 'm', handle: null });
+      const again = await adapter.poll({ requestId: viaResult.requestId, model: 'sim-image-1', handle: null });
       expect(again.state).toBe('succeeded');
 
       // The file asked for directly: the refusal is a passing one, not a lost result.
@@ -126,7 +140,7 @@ describe('simulator faults, as the adapter classifies them', () => {
       const failed = await adapter.download({ url: `${sim.url}/files/${viaFile.requestId}/0`, contentType: null }).catch((e) => e);
       expect(failed).toBeInstanceOf(PollError);
       expect(failed).not.toBeInstanceOf(ResultGone);
-      const polled = await adapter.poll({ requestId: viaFile.requestId, model: 'm', handle: null });
+      const polled = await adapter.poll({ requestId: viaFile.requestId, model: 'sim-image-1', handle: null });
       if (polled.state !== 'succeeded') throw new Error(`not succeeded: ${polled.state}`);
       const chunks: Uint8Array[] = [];
       for await (const c of await adapter.download(polled.result.outputs[0]!)) chunks.push(c);
@@ -141,13 +155,13 @@ describe('simulator faults, as the adapter classifies them', () => {
     const sim = await startSimulator({ jobMs: 0, faults: { job: ['expired-result'] } });
     try {
       const adapter = new SimulatorAdapter(sim.url);
-      const unknown = await adapter.poll({ requestId: 'no-such-request', model: 'm', handle: null }).catch((e) => e);
+      const unknown = await adapter.poll({ requestId: 'no-such-request', model: 'sim-image-1', handle: null }).catch((e) => e);
       expect(unknown).toBeInstanceOf(PollError);
       const missing = await adapter.download({ url: `${sim.url}/files/no-such-request/0`, contentType: null }).catch((e) => e);
       expect(missing).toBeInstanceOf(PollError);
 
-      const sent = await adapter.submit(adapter.prepare({ kind: 'image', model: 'm', input: { prompt: 'gone' } }), { idempotencyKey: 'k' });
-      const polled = await adapter.poll({ requestId: sent.requestId, model: 'm', handle: null });
+      const sent = await adapter.submit(adapter.prepare({ kind: 'image', model: 'sim-image-1', input: { prompt: 'gone' } }), { idempotencyKey: 'k' });
+      const polled = await adapter.poll({ requestId: sent.requestId, model: 'sim-image-1', handle: null });
       if (polled.state !== 'succeeded') throw new Error(`not succeeded: ${polled.state}`);
       await expect(adapter.download(polled.result.outputs[0]!)).rejects.toBeInstanceOf(ResultGone);
     } finally {
@@ -170,12 +184,12 @@ describe('simulator faults, as the adapter classifies them', () => {
     const stateDir = tempDir();
     const first = await startSimulator({ stateDir, jobMs: 0 });
     const adapter = new SimulatorAdapter(first.url);
-    const sent = await adapter.submit(adapter.prepare({ kind: 'image', model: 'm', input: { prompt: 'kept' } }), { idempotencyKey: 'k' });
+    const sent = await adapter.submit(adapter.prepare({ kind: 'image', model: 'sim-image-1', input: { prompt: 'kept' } }), { idempotencyKey: 'k' });
     await first.close();
     appendFileSync(join(stateDir, 'jobs.jsonl'), 'null\n{"id":"x"}\n[1]\n{"id":"y","kind":"image","model":"m","createdAt":1,"durationMs":0,"input":{}}\n');
     const second = await startSimulator({ stateDir });
     try {
-      expect(await new SimulatorAdapter(second.url).poll({ requestId: sent.requestId, model: 'm', handle: null })).toMatchObject({ state: 'succeeded' });
+      expect(await new SimulatorAdapter(second.url).poll({ requestId: sent.requestId, model: 'sim-image-1', handle: null })).toMatchObject({ state: 'succeeded' });
       expect(second.charges.map((c) => c.requestId)).toEqual([sent.requestId]);
     } finally {
       await second.close();
@@ -186,12 +200,12 @@ describe('simulator faults, as the adapter classifies them', () => {
     const stateDir = tempDir();
     const first = await startSimulator({ stateDir, jobMs: 0 });
     const adapter = new SimulatorAdapter(first.url);
-    const sent = await adapter.submit(adapter.prepare({ kind: 'image', model: 'm', input: { prompt: 'kept' } }), { idempotencyKey: 'k' });
+    const sent = await adapter.submit(adapter.prepare({ kind: 'image', model: 'sim-image-1', input: { prompt: 'kept' } }), { idempotencyKey: 'k' });
     await first.close();
     const second = await startSimulator({ stateDir });
     try {
       const again = new SimulatorAdapter(second.url);
-      expect(await again.poll({ requestId: sent.requestId, model: 'm', handle: null })).toMatchObject({ state: 'succeeded' });
+      expect(await again.poll({ requestId: sent.requestId, model: 'sim-image-1', handle: null })).toMatchObject({ state: 'succeeded' });
       expect(second.charges).toHaveLength(1);
     } finally {
       await second.close();
@@ -201,7 +215,7 @@ describe('simulator faults, as the adapter classifies them', () => {
 
 describe('simulators sharing one job store (one per process on a data folder)', () => {
   const adapterFor = (url: string) => new SimulatorAdapter(url);
-  const image = (adapter: SimulatorAdapter, prompt: string) => adapter.prepare({ kind: 'image', model: 'm', input: { prompt } });
+  const image = (adapter: SimulatorAdapter, prompt: string) => adapter.prepare({ kind: 'image', model: 'sim-image-1', input: { prompt } });
 
   it('a job accepted by one is polled, collected and cancelled through the other, started before it, and charged once in both ledgers', async () => {
     const stateDir = tempDir();
@@ -210,7 +224,7 @@ describe('simulators sharing one job store (one per process on a data folder)', 
     try {
       const [a, b] = [adapterFor(first.url), adapterFor(second.url)];
       const done = await a.submit(image(a, 'done'), { idempotencyKey: 'studio-task-1-attempt-1' });
-      const polled = await b.poll({ requestId: done.requestId, model: 'm', handle: null });
+      const polled = await b.poll({ requestId: done.requestId, model: 'sim-image-1', handle: null });
       if (polled.state !== 'succeeded') throw new Error(`not succeeded: ${polled.state}`);
       expect(polled.result.outputs[0]!.url).toContain(second.url);
       const chunks: Uint8Array[] = [];
@@ -218,8 +232,8 @@ describe('simulators sharing one job store (one per process on a data folder)', 
       expect(Buffer.concat(chunks).length).toBeGreaterThan(100);
 
       const slow = await b.submit(image(b, 'slow'), { idempotencyKey: 'studio-task-2-attempt-1' });
-      await a.cancel({ requestId: slow.requestId, model: 'm', handle: null });
-      expect(await b.poll({ requestId: slow.requestId, model: 'm', handle: null })).toMatchObject({ state: 'failed', error: expect.stringMatching(/cancelled/) });
+      await a.cancel({ requestId: slow.requestId, model: 'sim-image-1', handle: null });
+      expect(await b.poll({ requestId: slow.requestId, model: 'sim-image-1', handle: null })).toMatchObject({ state: 'failed', error: expect.stringMatching(/cancelled/) });
 
       for (const sim of [first, second]) {
         const ledger = (await (await fetch(`${sim.url}/_sim/charges`)).json()) as { requestId: string }[];
@@ -238,7 +252,7 @@ describe('simulators sharing one job store (one per process on a data folder)', 
     try {
       const sent = await adapterFor(doomed.url).submit(image(adapterFor(doomed.url), 'orphan'), { idempotencyKey: 'k' });
       await doomed.close();
-      expect(await adapterFor(survivor.url).poll({ requestId: sent.requestId, model: 'm', handle: null })).toMatchObject({ state: 'succeeded' });
+      expect(await adapterFor(survivor.url).poll({ requestId: sent.requestId, model: 'sim-image-1', handle: null })).toMatchObject({ state: 'succeeded' });
     } finally {
       await survivor.close();
     }
@@ -255,7 +269,7 @@ describe('simulators sharing one job store (one per process on a data folder)', 
     try {
       const after = await adapterFor(writer.url).submit(image(adapterFor(writer.url), 'after'), { idempotencyKey: 'k2' });
       for (const id of [kept.requestId, after.requestId]) {
-        expect(await adapterFor(reader.url).poll({ requestId: id, model: 'm', handle: null })).toMatchObject({ state: 'succeeded' });
+        expect(await adapterFor(reader.url).poll({ requestId: id, model: 'sim-image-1', handle: null })).toMatchObject({ state: 'succeeded' });
       }
       const ledger = (await (await fetch(`${reader.url}/_sim/charges`)).json()) as unknown[];
       expect(ledger).toHaveLength(2);
@@ -272,8 +286,8 @@ describe('simulators sharing one job store (one per process on a data folder)', 
     const second = await startSimulator({ stateDir, jobMs: 0 });
     try {
       const sent = await adapterFor(first.url).submit(image(adapterFor(first.url), 'x'), { idempotencyKey: 'k' });
-      await expect(adapterFor(first.url).poll({ requestId: sent.requestId, model: 'm', handle: null })).rejects.toBeInstanceOf(PollError);
-      expect(await adapterFor(second.url).poll({ requestId: sent.requestId, model: 'm', handle: null })).toMatchObject({ state: 'succeeded' });
+      await expect(adapterFor(first.url).poll({ requestId: sent.requestId, model: 'sim-image-1', handle: null })).rejects.toBeInstanceOf(PollError);
+      expect(await adapterFor(second.url).poll({ requestId: sent.requestId, model: 'sim-image-1', handle: null })).toMatchObject({ state: 'succeeded' });
     } finally {
       await first.close();
       await second.close();

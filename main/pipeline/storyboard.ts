@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import { isProviderId, PROVIDER_IDS } from '../providers/registry.ts';
+import { closest } from '../input/closest.ts';
+import { InvalidInput } from '../providers/port.ts';
+import { checkModel, isProviderId, PROVIDER_IDS } from '../providers/registry.ts';
 
 /** Which provider and model make one kind of step, with any provider-specific input (a voice id, say). */
 export interface StepChoice {
@@ -57,24 +59,6 @@ function text(v: unknown, where: string, required: boolean): string | null {
 }
 
 /** Edit distance, to name the field a misspelt one was meant to be. */
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let diagonal = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const above = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, diagonal + (a[i - 1]!.toLowerCase() === b[j - 1]!.toLowerCase() ? 0 : 1));
-      diagonal = above;
-    }
-  }
-  return row[b.length]!;
-}
-
-function closest(name: string, known: readonly string[]): string {
-  return [...known].sort((x, y) => distance(name, x) - distance(name, y))[0]!;
-}
-
 /** A field the studio does not know is refused, naming the one it was most likely meant to be. */
 function onlyKnown(value: Record<string, unknown>, known: readonly string[], where: string): void {
   for (const key of Object.keys(value)) {
@@ -105,9 +89,16 @@ function steps(v: unknown, where: string): Partial<Record<StepKind, StepChoice>>
     if (!isProviderId(provider)) {
       fail(`${where}.${kind}.provider`, `"${provider}" is no provider; did you mean "${closest(provider, PROVIDER_IDS)}"? The providers are ${PROVIDER_IDS.join(', ')}`);
     }
+    const model = text(c.model, `${where}.${kind}.model`, true)!;
+    try {
+      checkModel(provider, kind as StepKind, model);
+    } catch (e) {
+      if (e instanceof InvalidInput) fail(`${where}.${kind}.model`, e.message);
+      throw e;
+    }
     out[kind as StepKind] = {
       provider,
-      model: text(c.model, `${where}.${kind}.model`, true)!,
+      model,
       ...(options ? { options: options as Record<string, unknown> } : {}),
     };
   }

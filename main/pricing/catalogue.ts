@@ -7,7 +7,7 @@ export type PriceUnit = 'image' | 'second' | 'character' | 'megapixel' | 'reques
 
 export interface CatalogueEntry {
   provider: string;
-  /** A model id, or "*" for any model of that provider and kind. */
+  /** One model's id: an entry never prices any other model. */
   model: string;
   kind: Kind;
   unit: PriceUnit;
@@ -34,8 +34,7 @@ export function catalogue(): CatalogueEntry[] {
 }
 
 export function entryFor(provider: string, model: string, kind: Kind, entries = catalogue()): CatalogueEntry | undefined {
-  const forKind = entries.filter((e) => e.provider === provider && e.kind === kind);
-  return forKind.find((e) => e.model === model) ?? forKind.find((e) => e.model === '*');
+  return entries.find((e) => e.provider === provider && e.kind === kind && e.model === model);
 }
 
 const DEFAULT_SECONDS: Partial<Record<Kind, number>> = { clip: 5 };

@@ -2,14 +2,28 @@ import { ProviderHttp } from '../http/providerHttp.ts';
 import { entryFor } from '../pricing/catalogue.ts';
 import { toMicros, type RemoteRef, type Task } from '../tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
-import { InvalidInput, PollError, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
-import { checkInput } from './schema.ts';
+import { PollError, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
+import { modelFor, type ModelSpec } from './models.ts';
+import { checkInput, type InputSchema } from './schema.ts';
 import { header, localRequestId, obj, readAll, requireKey } from './shared.ts';
 
 export const ELEVENLABS_URL = 'https://api.elevenlabs.io';
 
 const AUDIO_LIMIT = 64 << 20;
 const REQUEST_ID_HEADER = 'request-id';
+
+const SPEECH: InputSchema = {
+  text: { type: 'string', required: true, maxLength: 10_000, hint: 'the words to say' },
+  voice_id: { type: 'string', required: true, hint: 'an ElevenLabs voice id' },
+};
+
+/** Model ids as listed at elevenlabs.io/docs/models. */
+const MODELS: ModelSpec[] = [
+  { id: 'eleven_multilingual_v2', kind: 'speech', title: 'Eleven Multilingual v2', inputs: SPEECH },
+  { id: 'eleven_v3', kind: 'speech', title: 'Eleven v3', inputs: SPEECH },
+  { id: 'eleven_flash_v2_5', kind: 'speech', title: 'Eleven Flash v2.5', inputs: SPEECH },
+  { id: 'eleven_turbo_v2_5', kind: 'speech', title: 'Eleven Turbo v2.5', inputs: SPEECH },
+];
 
 /**
  * ElevenLabs text to speech: synchronous, with the `request-id` header as the request's name and the
@@ -29,12 +43,7 @@ export class ElevenLabsAdapter implements ProviderAdapter {
     quote: 'catalogue',
     billing: 'the character-cost header (characters billed), priced from the catalogue',
     neverBilled: null,
-    inputs: {
-      speech: {
-        text: { type: 'string', required: true, maxLength: 10_000, hint: 'the words to say' },
-        voice_id: { type: 'string', required: true, hint: 'an ElevenLabs voice id' },
-      },
-    },
+    models: MODELS,
   };
   private readonly http: ProviderHttp;
 
@@ -49,9 +58,9 @@ export class ElevenLabsAdapter implements ProviderAdapter {
   }
 
   prepare(task: Pick<Task, 'kind' | 'model' | 'input'>): PreparedRequest {
-    if (task.kind !== 'speech') throw new InvalidInput(`ElevenLabs makes speech, not "${task.kind}"`);
+    const model = modelFor('ElevenLabs', MODELS, task.kind, task.model);
     requireKey(this.config, 'ElevenLabs', 'ELEVENLABS_API_KEY');
-    const input = checkInput(this.capabilities.inputs.speech!, task.input);
+    const input = checkInput(model.inputs, task.input);
     const path = `/v1/text-to-speech/${encodeURIComponent(String(input.voice_id))}?output_format=mp3_44100_128`;
     return { kind: 'speech', model: task.model, input, body: { path, json: JSON.stringify({ text: input.text, model_id: task.model }) } };
   }

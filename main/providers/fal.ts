@@ -3,14 +3,24 @@ import { unitsOf, type PriceUnit } from '../pricing/catalogue.ts';
 import { canonicalJson } from '../tasks/inputHash.ts';
 import { toMicros, type RemoteRef, type Task } from '../tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
-import { InvalidInput, PollError, SubmitError, type CancelOutcome, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
-import { checkInput } from './schema.ts';
+import { PollError, SubmitError, type CancelOutcome, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
+import { modelFor, type ModelSpec } from './models.ts';
+import { checkInput, type InputSchema } from './schema.ts';
 import { collectOutputs, obj, requireKey } from './shared.ts';
 
 export const FAL_QUEUE_URL = 'https://queue.fal.run';
 export const FAL_API_URL = 'https://api.fal.ai';
 
 const PROMPT = { type: 'string', required: true, maxLength: 5000, hint: 'what to make, in words' } as const;
+const IMAGE: InputSchema = { prompt: PROMPT, image_size: { type: 'string' }, num_images: { type: 'integer', min: 1, max: 4 }, seed: { type: 'integer', min: 0 } };
+const CLIP: InputSchema = { prompt: PROMPT, image_url: { type: 'string' }, duration: { type: 'number', min: 1, max: 20 }, seed: { type: 'integer', min: 0 } };
+
+/** fal endpoint ids, as on each model's page at fal.ai/models. */
+const MODELS: ModelSpec[] = [
+  { id: 'fal-ai/flux/dev', kind: 'image', title: 'FLUX.1 [dev]', inputs: IMAGE },
+  { id: 'fal-ai/flux/schnell', kind: 'image', title: 'FLUX.1 [schnell]', inputs: IMAGE },
+  { id: 'fal-ai/kling-video/v2.1/standard/image-to-video', kind: 'clip', title: 'Kling 2.1 Standard, image to video', inputs: CLIP },
+];
 
 /** fal's pricing units, as the catalogue counts them. */
 const UNITS: Record<string, PriceUnit> = { image: 'image', images: 'image', megapixel: 'megapixel', megapixels: 'megapixel', second: 'second', seconds: 'second', video_second: 'second', video_seconds: 'second' };
@@ -37,10 +47,7 @@ export class FalAdapter implements ProviderAdapter {
     quote: 'endpoint',
     billing: null,
     neverBilled: null,
-    inputs: {
-      image: { prompt: PROMPT, image_size: { type: 'string' }, num_images: { type: 'integer', min: 1, max: 4 }, seed: { type: 'integer', min: 0 } },
-      clip: { prompt: PROMPT, image_url: { type: 'string' }, duration: { type: 'number', min: 1, max: 20 }, seed: { type: 'integer', min: 0 } },
-    },
+    models: MODELS,
   };
   private readonly queue: ProviderHttp;
   private readonly api: ProviderHttp;
@@ -61,13 +68,9 @@ export class FalAdapter implements ProviderAdapter {
   }
 
   prepare(task: Pick<Task, 'kind' | 'model' | 'input'>): PreparedRequest {
-    const schema = this.capabilities.inputs[task.kind];
-    if (!schema) throw new InvalidInput(`fal makes images and clips here, not "${task.kind}"`);
-    if (!/^[\w.-]+\/[\w.-]+(\/[\w./-]+)?$/.test(task.model)) {
-      throw new InvalidInput(`"${task.model}" is not a fal endpoint id; it looks like fal-ai/flux/dev`);
-    }
+    const model = modelFor('fal', MODELS, task.kind, task.model);
     requireKey(this.config, 'fal', 'FAL_KEY');
-    const input = checkInput(schema, task.input);
+    const input = checkInput(model.inputs, task.input);
     return { kind: task.kind, model: task.model, input, body: JSON.stringify(input) };
   }
 

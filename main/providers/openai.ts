@@ -2,8 +2,9 @@ import { readJson, type HttpResponse } from '../http/client.ts';
 import { ProviderHttp } from '../http/providerHttp.ts';
 import type { Task } from '../tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
-import { InvalidInput, SubmitError, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
-import { checkInput } from './schema.ts';
+import { SubmitError, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
+import { modelFor, type ModelSpec } from './models.ts';
+import { checkInput, type InputSchema } from './schema.ts';
 import { header, localRequestId, readAll, requireKey } from './shared.ts';
 
 export const OPENAI_URL = 'https://api.openai.com';
@@ -11,6 +12,21 @@ export const OPENAI_URL = 'https://api.openai.com';
 const AUDIO_LIMIT = 64 << 20;
 const IMAGE_LIMIT = 64 << 20;
 const REQUEST_ID_HEADER = 'x-request-id';
+
+const IMAGE: InputSchema = { prompt: { type: 'string', required: true, maxLength: 4000 }, size: { type: 'string' }, quality: { type: 'string' }, n: { type: 'integer', min: 1, max: 4 } };
+const SPEECH: InputSchema = {
+  text: { type: 'string', required: true, maxLength: 4096, hint: 'the words to say' },
+  voice: { type: 'string', oneOf: ['alloy', 'ash', 'coral', 'echo', 'fable', 'nova', 'onyx', 'sage', 'shimmer'] },
+};
+
+/** Model ids as in openai-node's ImageModel and SpeechModel types. */
+const MODELS: ModelSpec[] = [
+  { id: 'gpt-image-1', kind: 'image', title: 'GPT Image 1', inputs: IMAGE },
+  { id: 'dall-e-3', kind: 'image', title: 'DALL·E 3', inputs: IMAGE },
+  { id: 'tts-1', kind: 'speech', title: 'TTS 1', inputs: SPEECH },
+  { id: 'tts-1-hd', kind: 'speech', title: 'TTS 1 HD', inputs: SPEECH },
+  { id: 'gpt-4o-mini-tts', kind: 'speech', title: 'GPT-4o mini TTS', inputs: SPEECH },
+];
 
 /**
  * OpenAI images and speech: synchronous, and OpenAI offers no way to look a past request up or fetch its
@@ -29,13 +45,7 @@ export class OpenAiAdapter implements ProviderAdapter {
     quote: 'catalogue',
     billing: null,
     neverBilled: null,
-    inputs: {
-      image: { prompt: { type: 'string', required: true, maxLength: 4000 }, size: { type: 'string' }, quality: { type: 'string' }, n: { type: 'integer', min: 1, max: 4 } },
-      speech: {
-        text: { type: 'string', required: true, maxLength: 4096, hint: 'the words to say' },
-        voice: { type: 'string', oneOf: ['alloy', 'ash', 'coral', 'echo', 'fable', 'nova', 'onyx', 'sage', 'shimmer'] },
-      },
-    },
+    models: MODELS,
   };
   private readonly http: ProviderHttp;
 
@@ -51,10 +61,9 @@ export class OpenAiAdapter implements ProviderAdapter {
   }
 
   prepare(task: Pick<Task, 'kind' | 'model' | 'input'>): PreparedRequest {
-    const schema = this.capabilities.inputs[task.kind];
-    if (!schema) throw new InvalidInput(`OpenAI makes images and speech here, not "${task.kind}"`);
+    const model = modelFor('OpenAI', MODELS, task.kind, task.model);
     requireKey(this.config, 'OpenAI', 'OPENAI_API_KEY');
-    const input = checkInput(schema, task.input);
+    const input = checkInput(model.inputs, task.input);
     if (task.kind === 'image') {
       const body = { model: task.model, prompt: input.prompt, n: input.n ?? 1, size: input.size, quality: input.quality, ...(task.model.startsWith('dall-e') ? { response_format: 'b64_json' } : {}) };
       return { kind: task.kind, model: task.model, input, body: { path: '/v1/images/generations', json: JSON.stringify(body) } };

@@ -1,6 +1,6 @@
 import type { SubmitFailure } from '../engine/submitOutcome.ts';
 import type { Kind, RemoteRef, Task } from '../tasks/model.ts';
-import type { InputSchema } from './schema.ts';
+import type { ModelSpec } from './models.ts';
 
 /** Money in micro-units (1 USD = 1,000,000). */
 export interface Money {
@@ -29,8 +29,8 @@ export interface ProviderCapabilities {
   billing: string | null;
   /** Failures the provider documents as never billed, in words (the adapter marks them as it meets them). */
   neverBilled: string | null;
-  /** The kinds it makes, each with the input schema checked before the boundary mark. */
-  inputs: Partial<Record<Kind, InputSchema>>;
+  /** The models it sends to; a task naming any other is refused before anything is sent. */
+  models: readonly ModelSpec[];
 }
 
 /** A request built and validated in full before the boundary mark; the adapter alone reads `body`. */

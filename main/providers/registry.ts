@@ -1,16 +1,19 @@
 import { join } from 'node:path';
 import type { Settings } from '../config/settings.ts';
 import { startSimulator, type RunningSimulator } from '../simulator/server.ts';
-import type { Task } from '../tasks/model.ts';
+import type { Kind, Task } from '../tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
 import { ElevenLabsAdapter } from './elevenlabs.ts';
 import { FalAdapter } from './fal.ts';
 import { OpenAiAdapter } from './openai.ts';
+import { modelFor, type ModelSpec } from './models.ts';
 import type { ProviderAdapter } from './port.ts';
 import { ReplicateAdapter } from './replicate.ts';
 import { SimulatorAdapter } from './simulatorAdapter.ts';
 
 interface ProviderEntry {
+  /** The name a person knows it by, in messages. */
+  title: string;
   /** The variable the provider's own tools read the key from. */
   keyVariable: string | null;
   baseUrlVariable: string;
@@ -18,11 +21,11 @@ interface ProviderEntry {
 }
 
 const PROVIDERS: Record<string, ProviderEntry> = {
-  simulator: { keyVariable: null, baseUrlVariable: 'STUDIO_SIMULATOR_BASE_URL', create: (c) => new SimulatorAdapter(c.baseUrl!, c.timeouts) },
-  fal: { keyVariable: 'FAL_KEY', baseUrlVariable: 'STUDIO_FAL_BASE_URL', create: (c) => new FalAdapter(c) },
-  replicate: { keyVariable: 'REPLICATE_API_TOKEN', baseUrlVariable: 'STUDIO_REPLICATE_BASE_URL', create: (c) => new ReplicateAdapter(c) },
-  openai: { keyVariable: 'OPENAI_API_KEY', baseUrlVariable: 'STUDIO_OPENAI_BASE_URL', create: (c) => new OpenAiAdapter(c) },
-  elevenlabs: { keyVariable: 'ELEVENLABS_API_KEY', baseUrlVariable: 'STUDIO_ELEVENLABS_BASE_URL', create: (c) => new ElevenLabsAdapter(c) },
+  simulator: { title: 'The simulator', keyVariable: null, baseUrlVariable: 'STUDIO_SIMULATOR_BASE_URL', create: (c) => new SimulatorAdapter(c.baseUrl!, c.timeouts) },
+  fal: { title: 'fal', keyVariable: 'FAL_KEY', baseUrlVariable: 'STUDIO_FAL_BASE_URL', create: (c) => new FalAdapter(c) },
+  replicate: { title: 'Replicate', keyVariable: 'REPLICATE_API_TOKEN', baseUrlVariable: 'STUDIO_REPLICATE_BASE_URL', create: (c) => new ReplicateAdapter(c) },
+  openai: { title: 'OpenAI', keyVariable: 'OPENAI_API_KEY', baseUrlVariable: 'STUDIO_OPENAI_BASE_URL', create: (c) => new OpenAiAdapter(c) },
+  elevenlabs: { title: 'ElevenLabs', keyVariable: 'ELEVENLABS_API_KEY', baseUrlVariable: 'STUDIO_ELEVENLABS_BASE_URL', create: (c) => new ElevenLabsAdapter(c) },
 };
 
 export const PROVIDER_IDS = Object.keys(PROVIDERS);
@@ -46,15 +49,29 @@ export function isProviderId(id: string): boolean {
   return entryOf(id) !== undefined;
 }
 
-/** Checks a task's input as its adapter will before sending, so bad input is refused at enqueue time. */
+/** An adapter built only to read what it declares or to judge an input: it never sends, so needs no key. */
+function shapeOf(provider: string): ProviderAdapter | undefined {
+  return entryOf(provider)?.create({ key: 'unused', baseUrl: 'http://127.0.0.1' });
+}
+
+/** Checks a task's model and input as its adapter will before sending, so bad input is refused at enqueue time. */
 export function validateInput(provider: string, task: Pick<Task, 'kind' | 'model' | 'input'>): void {
-  // Only the input is judged here: a key may still be added before the task runs.
-  entryOf(provider)!.create({ key: 'unused', baseUrl: 'http://127.0.0.1' }).prepare(task);
+  shapeOf(provider)!.prepare(task);
+}
+
+/** The models a provider's adapter sends to. */
+export function modelsOf(provider: string): readonly ModelSpec[] {
+  return shapeOf(provider)?.capabilities.models ?? [];
+}
+
+/** Refuses a model the provider's adapter does not declare, naming the ones it does. */
+export function checkModel(provider: string, kind: Kind, model: string): void {
+  modelFor(entryOf(provider)!.title, modelsOf(provider), kind, model);
 }
 
 /** Whether a request id alone reaches a request at this provider (a capability, so no key is needed to ask). */
 export function pollsById(provider: string): boolean {
-  return entryOf(provider)?.create({ key: 'unused', baseUrl: 'http://127.0.0.1' }).capabilities.pollById ?? false;
+  return shapeOf(provider)?.capabilities.pollById ?? false;
 }
 
 /** Where a provider's key comes from, without revealing it. */

@@ -3,12 +3,20 @@ import { canonicalJson } from '../tasks/inputHash.ts';
 import type { RemoteRef, Task } from '../tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
 import { InvalidInput, PollError, ResultGone, SubmitError, type CancelOutcome, type Candidate, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
-import { checkInput } from './schema.ts';
+import { modelFor, type ModelSpec } from './models.ts';
+import { checkInput, type InputSchema } from './schema.ts';
 import { collectOutputs, obj, requireKey } from './shared.ts';
 
 export const REPLICATE_URL = 'https://api.replicate.com';
 
 const PROMPT = { type: 'string', required: true, maxLength: 5000, hint: 'what to make, in words' } as const;
+const IMAGE: InputSchema = { prompt: PROMPT, seed: { type: 'integer', min: 0 }, num_outputs: { type: 'integer', min: 1, max: 4 } };
+
+/** Official models, run by owner/name (replicate.com/collections/official); a version may be pinned with ":<64 hex>". */
+const MODELS: ModelSpec[] = [
+  { id: 'black-forest-labs/flux-schnell', kind: 'image', title: 'FLUX.1 [schnell]', inputs: IMAGE },
+  { id: 'black-forest-labs/flux-dev', kind: 'image', title: 'FLUX.1 [dev]', inputs: IMAGE },
+];
 
 /**
  * Replicate predictions, created without `Prefer: wait` so the prediction id comes back at once and is
@@ -28,11 +36,7 @@ export class ReplicateAdapter implements ProviderAdapter {
     quote: 'catalogue',
     billing: null,
     neverBilled: null,
-    inputs: {
-      image: { prompt: PROMPT, seed: { type: 'integer', min: 0 }, num_outputs: { type: 'integer', min: 1, max: 4 } },
-      clip: { prompt: PROMPT, image: { type: 'string' }, duration: { type: 'number', min: 1, max: 20 }, seed: { type: 'integer', min: 0 } },
-      speech: { text: { type: 'string', required: true, maxLength: 5000, hint: 'the words to say' } },
-    },
+    models: MODELS,
   };
   private readonly http: ProviderHttp;
 
@@ -46,13 +50,13 @@ export class ReplicateAdapter implements ProviderAdapter {
   }
 
   prepare(task: Pick<Task, 'kind' | 'model' | 'input'>): PreparedRequest {
-    const schema = this.capabilities.inputs[task.kind];
-    if (!schema) throw new InvalidInput(`Replicate makes images, clips and speech here, not "${task.kind}"`);
-    const match = /^([\w.-]+\/[\w.-]+)(?::([0-9a-f]{64}))?$/.exec(task.model);
-    if (!match) throw new InvalidInput(`"${task.model}" is not a Replicate model; write owner/name or owner/name:version`);
+    const [name = '', version, ...rest] = task.model.split(':');
+    const model = modelFor('Replicate', MODELS, task.kind, name);
+    if (rest.length > 0 || (version !== undefined && !/^[0-9a-f]{64}$/.test(version))) {
+      throw new InvalidInput(`"${task.model}" names no Replicate version; write ${name} or ${name}:<the 64-character version id>`);
+    }
     requireKey(this.config, 'Replicate', 'REPLICATE_API_TOKEN');
-    const input = checkInput(schema, task.input);
-    const [, name, version] = match;
+    const input = checkInput(model.inputs, task.input);
     const body = version ? { version, input } : { input };
     return { kind: task.kind, model: task.model, input, body: { path: version ? '/v1/predictions' : `/v1/models/${name}/predictions`, json: JSON.stringify(body) } };
   }

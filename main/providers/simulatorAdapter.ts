@@ -2,7 +2,9 @@ import { send, TransportError } from '../http/client.ts';
 import { DEFAULT_TIMEOUTS, ProviderHttp, type CallTimeouts } from '../http/providerHttp.ts';
 import { canonicalJson } from '../tasks/inputHash.ts';
 import { toMicros, type RemoteRef, type Task } from '../tasks/model.ts';
-import { InvalidInput, PollError, ResultGone, SubmitError, type CancelOutcome, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
+import { PollError, ResultGone, SubmitError, type CancelOutcome, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
+import { SIMULATOR_MODELS } from '../simulator/models.ts';
+import { modelFor, type ModelSpec } from './models.ts';
 import { checkInput, type InputSchema } from './schema.ts';
 
 const PROMPT = { type: 'string', required: true, maxLength: 2000, hint: 'what to make, in words' } as const;
@@ -13,6 +15,8 @@ const INPUTS: Record<'image' | 'clip' | 'speech', InputSchema> = {
   clip: { prompt: PROMPT, image_url: { type: 'string' }, duration: { type: 'number', min: 0.5, max: 30 }, seed: SEED },
   speech: { text: { type: 'string', required: true, maxLength: 5000, hint: 'the words to say' }, voice: { type: 'string' } },
 };
+
+const MODELS: ModelSpec[] = (['image', 'clip', 'speech'] as const).map((kind) => ({ id: SIMULATOR_MODELS[kind]!, kind, title: `Simulator ${kind}`, inputs: INPUTS[kind] }));
 
 export function money(value: unknown): Money | null {
   if (!value || typeof value !== 'object') return null;
@@ -43,7 +47,7 @@ export class SimulatorAdapter implements ProviderAdapter {
     quote: 'submit',
     billing: 'the result\'s "cost" field',
     neverBilled: 'a 503 before the request is accepted',
-    inputs: INPUTS,
+    models: MODELS,
   };
   private readonly http: ProviderHttp;
   private readonly timeouts: CallTimeouts;
@@ -63,9 +67,7 @@ export class SimulatorAdapter implements ProviderAdapter {
   }
 
   prepare(task: Pick<Task, 'kind' | 'model' | 'input'>): PreparedRequest {
-    const schema = this.capabilities.inputs[task.kind];
-    if (!schema) throw new InvalidInput(`the simulator makes images, clips and speech, not "${task.kind}"`);
-    const input = checkInput(schema, task.input);
+    const input = checkInput(modelFor('The simulator', MODELS, task.kind, task.model).inputs, task.input);
     return { kind: task.kind, model: task.model, input, body: JSON.stringify({ input }) };
   }
 

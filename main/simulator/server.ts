@@ -6,13 +6,14 @@ import { isKind, type Kind } from '../tasks/model.ts';
 import { nextFault, parseFaults, seededRandom, type Faults, type JobFault } from './faults.ts';
 import { makeMedia, type Media } from './media.ts';
 import { JobStore } from './jobStore.ts';
+import { SIMULATOR_MODELS } from './models.ts';
 import { quoteFor } from './prices.ts';
 
 /**
  * The bundled provider: a real HTTP server on loopback speaking a queue API, so the studio runs with
  * no key and no network, and tests drive the engine through real sockets.
  *
- *   POST /v1/{kind}/{model}/requests   {input}  -> 201 {request_id, status, quote: {amount, currency}}
+ *   POST /v1/{kind}/{model}/requests   {input}  -> 201 {request_id, status, quote: {amount, currency}}; 404 for a model it lacks
  *   GET  /v1/requests/{id}/status                -> {request_id, status, progress, error?}
  *   GET  /v1/requests/{id}/result                -> {outputs: [{url, content_type}], cost: {amount, currency}}
  *   PUT  /v1/requests/{id}/cancel
@@ -174,7 +175,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     }
 
     const id = randomUUID();
-    const quoted = quoteFor(kind, input);
+    const quoted = quoteFor(kind, model, input);
     const charge: Charge = {
       requestId: id,
       idempotencyKey: key,
@@ -249,7 +250,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     if (req.method === 'POST' && parts[0] === 'v1' && parts.length === 4 && parts[3] === 'requests') {
       const kind = parts[1]!;
       if (!isKind(kind) || kind === 'render') return json(res, 404, { detail: `the simulator makes no "${kind}"` });
-      return submit(req, res, kind, decodeURIComponent(parts[2]!));
+      const model = decodeURIComponent(parts[2]!);
+      if (SIMULATOR_MODELS[kind] !== model) return json(res, 404, { detail: `the simulator has no ${kind} model "${model}"; its ${kind} model is "${SIMULATOR_MODELS[kind]}"` });
+      return submit(req, res, kind, model);
     }
     if (req.method === 'GET' && url.pathname === '/v1/requests') {
       const after = Number(url.searchParams.get('created_after') ?? 0);

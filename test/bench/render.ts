@@ -27,7 +27,7 @@ export async function benchRender(rounds = 5) {
   const studio = openStudio(dataDir);
   const project = studio.projects.ensure('Bench', Date.now());
   const done = (kind: 'clip' | 'speech', path: string) => {
-    const t = studio.tasks.enqueue({ projectId: project.id, kind, provider: 'simulator', model: 'm', input: { path } }, Date.now());
+    const t = studio.tasks.enqueue({ projectId: project.id, kind, provider: 'simulator', model: `sim-${kind}-1`, input: { path } }, Date.now());
     studio.db.prepare(`UPDATE tasks SET status = 'SUCCEEDED', output_path = ?, finished_at = 1 WHERE id = ?`).run(path, t.id);
     return t.id;
   };

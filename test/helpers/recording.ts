@@ -51,7 +51,7 @@ export class FakeProvider implements ProviderAdapter {
       quote: 'submit',
       billing: 'the result',
       neverBilled: null,
-      inputs: { image: { prompt: { type: 'string' as const, required: true } } },
+      models: [{ id: 'fake-image', kind: 'image', title: 'Fake image', inputs: { prompt: { type: 'string' as const, required: true } } }],
     };
   }
 

@@ -178,7 +178,7 @@ describe('fal adapter', () => {
   it('refuses bad input and a missing key before anything is sent', () => {
     const fal = new FalAdapter({ key: KEY, baseUrl: 'http://127.0.0.1:9' });
     expect(() => fal.prepare({ ...task, input: { prompt: '' } })).toThrow(/"prompt" is required|"prompt" must be text/);
-    expect(() => fal.prepare({ ...task, model: 'flux' })).toThrow(/not a fal endpoint id/);
+    expect(() => fal.prepare({ ...task, model: 'fal-ai/flux/pro' })).toThrow('fal has no image model "fal-ai/flux/pro"; did you mean "fal-ai/flux/dev"? The image models are fal-ai/flux/dev, fal-ai/flux/schnell');
     expect(() => new FalAdapter({ key: null, baseUrl: null }).prepare(task)).toThrow(/FAL_KEY/);
   });
 });

@@ -65,7 +65,9 @@ describe('Replicate adapter', () => {
   it('uses /v1/predictions with the version for a versioned model', () => {
     const r = new ReplicateAdapter({ key: KEY, baseUrl: 'http://127.0.0.1:9' });
     const v = 'a'.repeat(64);
-    expect(r.prepare({ ...task, model: `someone/model:${v}` }).body).toEqual({ path: '/v1/predictions', json: JSON.stringify({ version: v, input: { prompt: 'a fox' } }) });
+    expect(r.prepare({ ...task, model: `black-forest-labs/flux-dev:${v}` }).body).toEqual({ path: '/v1/predictions', json: JSON.stringify({ version: v, input: { prompt: 'a fox' } }) });
+    expect(() => r.prepare({ ...task, model: 'black-forest-labs/flux-dev:v1' })).toThrow(/names no Replicate version; write black-forest-labs\/flux-dev or black-forest-labs\/flux-dev:<the 64-character version id>/);
+    expect(() => r.prepare({ ...task, model: 'someone/model' })).toThrow(/Replicate has no image model "someone\/model"/);
   });
 
   it('ends a result Replicate documents as removed (data_removed) as gone, and says it was paid for', async () => {
