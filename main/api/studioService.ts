@@ -131,7 +131,14 @@ export class StudioService implements StudioApi {
   }
 
   async getStoryboard(project: string): Promise<unknown | null> {
-    return this.studio.storyboards.get(this.project(project).id) ?? null;
+    const id = this.project(project).id;
+    try {
+      return this.studio.storyboards.get(id) ?? null;
+    } catch (err) {
+      // Stored JSON is always JSON (a CHECK on the table); what an older version saved may fail today's checks.
+      if (!(err instanceof StoryboardError)) throw err;
+      throw new ApiError(`the saved storyboard of "${project}" no longer passes the checks (${err.message}); start a new one to replace it`);
+    }
   }
 
   async saveStoryboard(project: string, storyboard: unknown): Promise<void> {

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import type { EngineStatus } from '../../main/api/contract.ts';
 import { onChange, studio } from './api.ts';
 import { useLoad } from './useLoad.ts';
+import { ViewBoundary } from './ViewBoundary.tsx';
 import { Decisions } from './views/Decisions.tsx';
 import { Projects } from './views/Projects.tsx';
 import { SettingsView } from './views/Settings.tsx';
@@ -79,17 +80,19 @@ export function App() {
       <div className="body">
         <Projects projects={projects.data ?? []} error={projects.error} selected={project} onSelect={setProject} onCreated={(name) => (setProject(name), projects.reload())} />
         <main>
-          {tab === 'settings' ? (
-            <SettingsView />
-          ) : !project ? (
-            <p className="empty">Create a project to start.</p>
-          ) : tab === 'storyboard' ? (
-            <StoryboardView project={project} version={version} />
-          ) : tab === 'tasks' ? (
-            <TaskBoard project={project} version={version} />
-          ) : (
-            <SpendView project={project} version={version} />
-          )}
+          <ViewBoundary key={`${tab}:${project}`}>
+            {tab === 'settings' ? (
+              <SettingsView />
+            ) : !project ? (
+              <p className="empty">Create a project to start.</p>
+            ) : tab === 'storyboard' ? (
+              <StoryboardView key={project} project={project} version={version} />
+            ) : tab === 'tasks' ? (
+              <TaskBoard key={project} project={project} version={version} />
+            ) : (
+              <SpendView key={project} project={project} version={version} />
+            )}
+          </ViewBoundary>
         </main>
       </div>
       {decisionsOpen && <Decisions version={version} onClose={() => setDecisionsOpen(false)} />}

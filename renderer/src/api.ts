@@ -23,13 +23,20 @@ function overHttp(): StudioApi {
   const api = {} as Record<string, (...args: unknown[]) => Promise<unknown>>;
   for (const method of API_METHODS) {
     api[method] = async (...args: unknown[]) => {
-      const res = await fetch(`/api/${method}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${auth}` },
-        body: JSON.stringify(args),
-      });
-      const body = (await res.json().catch(() => ({ error: `the studio answered HTTP ${res.status}` }))) as { result?: unknown; error?: string };
-      if (!res.ok) throw new Error(body.error ?? `the studio answered HTTP ${res.status}`);
+      let res: Response;
+      let body: { result?: unknown; error?: unknown } | null;
+      try {
+        res = await fetch(`/api/${method}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${auth}` },
+          body: JSON.stringify(args),
+        });
+        body = (await res.json().catch(() => null)) as typeof body;
+      } catch {
+        throw new Error('the studio did not answer: check that it is still running, then try again');
+      }
+      if (!res.ok) throw new Error(typeof body?.error === 'string' ? body.error : `the studio answered HTTP ${res.status}; try again`);
+      if (!body || typeof body !== 'object') throw new Error(`the studio sent an answer this page cannot read (HTTP ${res.status}); try again`);
       return body.result;
     };
   }

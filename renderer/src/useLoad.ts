@@ -1,22 +1,33 @@
 import { useCallback, useEffect, useState } from 'react';
 
-/** Loads data when `key` changes (a project, a change version); errors stay where they happened. */
-export function useLoad<T>(load: () => Promise<T>, key: unknown[]): { data: T | undefined; error: string | null; reload: () => void } {
-  const [data, setData] = useState<T>();
-  const [error, setError] = useState<string | null>(null);
+interface Loaded<T> {
+  /** Whose data this is, so nothing of one project is ever shown as another's. */
+  scope: string;
+  data?: T;
+  error: string | null;
+}
+
+/**
+ * Loads data again whenever `deps` change (a project, a change version); errors stay where they happened.
+ * `scope` names whose data it is (a project): while another scope loads, and when it fails, nothing loaded
+ * for an earlier scope is returned. Within a scope the last data stays on screen while a reload runs.
+ */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[], scope = ''): { data: T | undefined; error: string | null; reload: () => void } {
+  const [loaded, setLoaded] = useState<Loaded<T>>({ scope, error: null });
   const [tick, setTick] = useState(0);
   useEffect(() => {
     let live = true;
     load().then(
-      (d) => live && (setData(d), setError(null)),
-      (e: Error) => live && setError(e.message),
+      (data) => live && setLoaded({ scope, data, error: null }),
+      (e: Error) => live && setLoaded((was) => ({ scope, data: was.scope === scope ? was.data : undefined, error: e.message })),
     );
     return () => {
       live = false;
     };
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [...key, tick]);
-  return { data, error, reload: useCallback(() => setTick((t) => t + 1), []) };
+  }, [...deps, scope, tick]);
+  const mine = loaded.scope === scope;
+  return { data: mine ? loaded.data : undefined, error: mine ? loaded.error : null, reload: useCallback(() => setTick((t) => t + 1), []) };
 }
 
 /** Runs an action, keeping its error next to the button that started it. */

@@ -3,10 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { openStudio } from '../../main/studio.ts';
-import { startStudio } from '../helpers/processes.ts';
+import { CHROMIUM, CHROMIUM_ARGS, serve } from '../helpers/browser.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
 /** A data folder with one project of `count` finished tasks, as a long-used studio would have. */
 function seed(count: number): string {
@@ -30,12 +28,6 @@ function seed(count: number): string {
   return dir;
 }
 
-async function serve(dir: string) {
-  const host = startStudio(dir, ['serve'], { STUDIO_SIMULATOR_BASE_URL: 'http://127.0.0.1:9' });
-  for (let i = 0; i < 400 && !/Open (\S+)/.test(host.stdout()); i++) await new Promise((r) => setTimeout(r, 25));
-  return { host, url: /Open (\S+)/.exec(host.stdout())![1]! };
-}
-
 function rssMb(pid: number): number {
   const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
   return Math.round(kb / 1024);
@@ -45,8 +37,8 @@ function rssMb(pid: number): number {
 export async function benchUi() {
   if (!existsSync(CHROMIUM)) return { skipped: `no Chromium at ${CHROMIUM}` };
   const small = seed(10_000);
-  const { host, url } = await serve(small);
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  const { host, url } = await serve(small, { STUDIO_SIMULATOR_BASE_URL: 'http://127.0.0.1:9' });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   const times: number[] = [];
   try {
     for (let round = 0; round < 3; round++) {
@@ -67,7 +59,7 @@ export async function benchUi() {
   }
 
   const big = seed(100_000);
-  const second = await serve(big);
+  const second = await serve(big, { STUDIO_SIMULATOR_BASE_URL: 'http://127.0.0.1:9' });
   const auth = { authorization: `Bearer ${/token=(\w+)/.exec(second.url)![1]}`, 'content-type': 'application/json' };
   const base = new URL(second.url).origin;
   for (let i = 0; i < 20; i++) {

@@ -1,14 +1,12 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../main/simulator/server.ts';
-import { startStudio, writeSettings, type StudioProcess } from '../helpers/processes.ts';
+import { CHROMIUM, CHROMIUM_ARGS, hasChromium, serve } from '../helpers/browser.ts';
+import { writeSettings } from '../helpers/processes.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const SHOTS = 'test-results/screenshots';
-const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) console.warn(`browser tests skipped: no Chromium at ${CHROMIUM} (install chromium or set CHROMIUM_PATH)`);
 
 let browser: Browser;
@@ -18,14 +16,6 @@ beforeAll(async () => {
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 });
 afterAll(async () => browser?.close());
-
-async function serve(dataDir: string, env: Record<string, string>): Promise<{ host: StudioProcess; url: string }> {
-  const host = startStudio(dataDir, ['serve'], env);
-  for (let i = 0; i < 200 && !/Open (\S+)/.test(host.stdout()); i++) await new Promise((r) => setTimeout(r, 50));
-  const url = /Open (\S+)/.exec(host.stdout())?.[1];
-  if (!url) throw new Error(`the host did not start:\n${host.stderr()}`);
-  return { host, url };
-}
 
 const shot = (page: Page, name: string) => page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
 

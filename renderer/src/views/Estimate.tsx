@@ -4,7 +4,7 @@ import { useAction, useLoad } from '../useLoad.ts';
 
 /** Always beside the storyboard: what Generate will make or reuse, what each step costs and where that figure comes from. */
 export function EstimatePanel({ project, version, stale, savedAt }: { project: string; version: number; stale: boolean; savedAt: unknown }) {
-  const estimate = useLoad(() => (savedAt ? studio.estimate(project) : Promise.resolve(null)), [project, version, savedAt]);
+  const estimate = useLoad(() => (savedAt ? studio.estimate(project) : Promise.resolve(null)), [version, savedAt], project);
   const settings = useLoad(() => studio.getSettings(), []);
   const [budget, setBudget] = useState('');
   const [confirming, setConfirming] = useState(false);

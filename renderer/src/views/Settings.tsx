@@ -10,9 +10,12 @@ export function SettingsView() {
   const save = useAction();
   useEffect(() => setS(loaded.data ?? null), [loaded.data]);
   if (!s) return <p className="empty">{loaded.error ?? 'Loading…'}</p>;
-  const apply = (patch: SettingsPatch) =>
+  // What the person typed stays until the studio has saved it; a key change leaves unsaved edits elsewhere alone.
+  const apply = (patch: SettingsPatch, saved?: () => void) =>
     void save.run(async () => {
-      setS(await studio.saveSettings(patch));
+      const next = await studio.saveSettings(patch);
+      setS((now) => (patch.key && now ? { ...now, keys: next.keys, keysEncrypted: next.keysEncrypted } : next));
+      saved?.();
     });
 
   return (
@@ -35,7 +38,7 @@ export function SettingsView() {
             value={keyDraft[provider] ?? ''}
             onChange={(e) => setKeyDraft({ ...keyDraft, [provider]: e.target.value })}
           />
-          <button disabled={!keyDraft[provider]} onClick={() => (apply({ key: { provider, value: keyDraft[provider]! } }), setKeyDraft({ ...keyDraft, [provider]: '' }))}>Save key</button>
+          <button disabled={!keyDraft[provider]} onClick={() => apply({ key: { provider, value: keyDraft[provider]! } }, () => setKeyDraft((d) => ({ ...d, [provider]: '' })))}>Save key</button>
           {source === 'settings' || source === 'keychain' ? <button onClick={() => apply({ key: { provider, value: null } })}>Remove</button> : null}
         </div>
       ))}

@@ -38,7 +38,7 @@ function Chart({ rows, currency }: { rows: SpendRowView[]; currency: string }) {
 }
 
 export function SpendView({ project, version }: { project: string; version: number }) {
-  const report = useLoad(() => studio.spend(project), [project, version]);
+  const report = useLoad(() => studio.spend(project), [version], project);
   const exporting = useAction();
   const r = report.data;
   const download = () =>

@@ -21,22 +21,42 @@ interface BoardDraft {
 }
 
 const blankScene = (n: number): SceneDraft => ({ id: `scene-${n}`, imagePrompt: '', motionPrompt: '', narration: '', duration: 3 });
+const blankBoard = (): BoardDraft => ({ width: 1280, height: 720, fps: 24, scenes: [blankScene(1)] });
+
+/** Unsaved edits per project while the window is open: switching views or projects loses nothing typed. */
+const unsaved = new Map<string, BoardDraft>();
 
 export function StoryboardView({ project, version }: { project: string; version: number }) {
-  const saved = useLoad(() => studio.getStoryboard(project) as Promise<BoardDraft | null>, [project]);
-  const [draft, setDraft] = useState<BoardDraft | null>(null);
-  const [dirty, setDirty] = useState(false);
+  const saved = useLoad(() => studio.getStoryboard(project) as Promise<BoardDraft | null>, [], project);
+  const [draft, setDraft] = useState<BoardDraft | null>(() => unsaved.get(project) ?? null);
+  const [dirty, setDirty] = useState(() => unsaved.has(project));
   const save = useAction();
 
   useEffect(() => {
-    setDraft(saved.data ?? { width: 1280, height: 720, fps: 24, scenes: [blankScene(1)] });
+    // Nothing loaded yet (or the load failed): no draft, so nothing can be saved over what is stored.
+    if (saved.data === undefined || unsaved.has(project)) return;
+    setDraft(saved.data ?? blankBoard());
     setDirty(!saved.data);
   }, [saved.data]);
 
-  if (!draft) return <p className="empty">{saved.error ?? 'Loading…'}</p>;
+  if (!draft) {
+    if (!saved.error) return <p className="empty">Loading…</p>;
+    return (
+      <section className="storyboard-error">
+        <p className="error" role="alert" data-testid="storyboard-error">
+          {saved.error}
+        </p>
+        <div className="row">
+          <button onClick={saved.reload}>Try again</button>
+          <button onClick={() => (setDraft(blankBoard()), setDirty(true))}>Start a new storyboard for {project}</button>
+        </div>
+      </section>
+    );
+  }
   const edit = (change: (d: BoardDraft) => void) => {
     const next = structuredClone(draft);
     change(next);
+    unsaved.set(project, next);
     setDraft(next);
     setDirty(true);
   };
@@ -69,6 +89,7 @@ export function StoryboardView({ project, version }: { project: string; version:
             onClick={() =>
               void save.run(async () => {
                 await studio.saveStoryboard(project, { ...draft, scenes: draft.scenes.map((s) => ({ ...s, narration: s.narration || null })) });
+                unsaved.delete(project);
                 setDirty(false);
                 saved.reload();
               })
@@ -77,7 +98,11 @@ export function StoryboardView({ project, version }: { project: string; version:
             Save storyboard
           </button>
         </div>
-        {save.error && <p className="error" role="alert">{save.error}</p>}
+        {(save.error ?? saved.error) && (
+          <p className="error" role="alert">
+            {save.error ?? saved.error}
+          </p>
+        )}
       </section>
       <EstimatePanel project={project} version={version} stale={dirty} savedAt={saved.data} />
     </div>
