@@ -66,20 +66,41 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
   res.end(JSON.stringify(body));
 }
 
-/** Watches the database for commits from any connection (the engine's, another process's) and counts them. */
-export function watchChanges(dataDir: string, onChange: (e: ChangeEvent) => void): () => void {
+/**
+ * Watches the database for commits from any connection (the engine's, another process's) and counts them.
+ * Nothing thrown by a tick (a locked or failing database, a listener's fault) leaves the timer: it is
+ * logged, and the next tick tries again, so the change is still delivered once the fault clears.
+ */
+export function watchChanges(
+  dataDir: string,
+  onChange: (e: ChangeEvent) => void,
+  log: (message: string) => void = (m) => process.stderr.write(`studio: ${m}\n`),
+): () => void {
   const db = new Database(databasePath(dataDir), { readonly: true, fileMustExist: true });
   db.pragma('busy_timeout = 2000');
   const versionOf = db.prepare('PRAGMA data_version').pluck();
   const unknown = db.prepare(`SELECT count(*) FROM tasks WHERE status = 'OUTCOME_UNKNOWN'`).pluck();
   let last = -1;
   let version = 0;
+  // Twice a second at most: progress writes come often, and each change makes the page fetch again.
   const timer = setInterval(() => {
-    const v = versionOf.get() as number;
-    if (v === last) return;
-    last = v;
-    onChange({ version: ++version, needsDecision: unknown.get() as number });
-    // Twice a second at most: progress writes come often, and each change makes the page fetch again.
+    let change: ChangeEvent;
+    try {
+      const v = versionOf.get() as number;
+      if (v === last) return;
+      const needsDecision = unknown.get() as number;
+      // Only after both reads: a failed one leaves the change to be seen on the next tick.
+      last = v;
+      change = { version: ++version, needsDecision };
+    } catch (err) {
+      log(`changes could not be read from the database; trying again: ${(err as Error).message}`);
+      return;
+    }
+    try {
+      onChange(change);
+    } catch (err) {
+      log(`a change could not be passed on: ${(err as Error).stack ?? String(err)}`);
+    }
   }, 500);
   return () => {
     clearInterval(timer);
@@ -135,7 +156,7 @@ export async function startHost(api: StudioApi, dataDir: string, options: HostOp
   const stopWatching = watchChanges(dataDir, (e) => {
     latest = e;
     for (const res of listeners) res.write(`data: ${JSON.stringify(e)}\n\n`);
-  });
+  }, options.log);
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://studio');

@@ -5,7 +5,8 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { ffmpegPath } from '../media/binaries.ts';
+import { ffmpegPath, outsideAsar } from '../media/binaries.ts';
+import { escapeFilterValue } from '../media/filterEscape.ts';
 import type { Kind } from '../tasks/model.ts';
 
 const run = promisify(execFile);
@@ -40,7 +41,11 @@ async function fetchImage(source: string): Promise<Buffer> {
   return Buffer.from(await res.arrayBuffer());
 }
 
-async function still(dir: string, prompt: string): Promise<string> {
+/** A path as a drawtext option: readable by ffmpeg in the packaged app, and escaped for the filtergraph. */
+const filterPath = (path: string): string => escapeFilterValue(outsideAsar(path));
+
+/** A PNG of the prompt on a colour of its own, made in dir; the font can be given for a test. */
+export async function still(dir: string, prompt: string, font = FONT): Promise<string> {
   const text = join(dir, 'prompt.txt');
   await writeFile(text, prompt.slice(0, 80));
   const out = join(dir, 'still.png');
@@ -48,7 +53,7 @@ async function still(dir: string, prompt: string): Promise<string> {
   await ffmpeg([
     '-f', 'lavfi', '-i', `color=c=0x${colourOf(prompt)}:s=${WIDTH}x${HEIGHT}`,
     '-frames:v', '1',
-    '-vf', `drawtext=fontfile=${FONT}:textfile=${text}:expansion=none:fontcolor=white:fontsize=28:x=(w-text_w)/2:y=(h-text_h)/2`,
+    '-vf', `drawtext=fontfile=${filterPath(font)}:textfile=${filterPath(text)}:expansion=none:fontcolor=white:fontsize=28:x=(w-text_w)/2:y=(h-text_h)/2`,
     out,
   ]);
   return out;
