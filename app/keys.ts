@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApiError, type KeyStore } from '../main/api/studioService.ts';
+import type { KeySource } from '../main/api/contract.ts';
 import type { Settings } from '../main/config/settings.ts';
 import { keySource } from '../main/providers/registry.ts';
 
@@ -10,12 +11,20 @@ export interface Encryptor {
   encryptString(plain: string): Buffer;
   decryptString(cipher: Buffer): string;
   getSelectedStorageBackend?(): string;
+  setUsePlainTextEncryption?(usePlainText: boolean): void;
 }
 
 /**
  * Provider keys encrypted with the operating system's store (Keychain, DPAPI, libsecret/kwallet) in
- * `<data>/keys.json`. They are decrypted only in the main process and never sent to the page. Where Linux
- * falls back to plain text, `encrypted` is false and the settings page says so.
+ * `<data>/keys.json`. They are decrypted only in the main process and never sent to the page.
+ *
+ * On Linux with no keyring Electron selects the `basic_text` backend, under which encryption is available
+ * only after setUsePlainTextEncryption(true) (docs/api/safe-storage.md); the store opts in so a key can be
+ * saved, and `encrypted` is false so the settings page says keys are stored readable.
+ *
+ * A key that cannot be decrypted (the keyring changed, or a dev build and the installed app use different
+ * keychain items) is reported as unreadable for that provider, never a start-up failure; a paid step with
+ * no usable key is refused before anything is sent.
  */
 export function safeKeyStore(dataDir: string, crypto: Encryptor, settings: () => Settings, env: NodeJS.ProcessEnv = process.env): KeyStore & { get(provider: string): string | undefined } {
   const file = join(dataDir, 'keys.json');
@@ -32,21 +41,29 @@ export function safeKeyStore(dataDir: string, crypto: Encryptor, settings: () =>
     }
     return all as Record<string, string>;
   };
-  const encrypted = crypto.isEncryptionAvailable() && crypto.getSelectedStorageBackend?.() !== 'basic_text';
-  // A key that cannot be read is no key: the studio still starts, and a paid step without one is refused
-  // before anything is sent. Saving a key over a damaged file is refused (read throws), so no key is lost.
-  const get = (provider: string) => {
+  const plainText = crypto.getSelectedStorageBackend?.() === 'basic_text';
+  if (plainText) crypto.setUsePlainTextEncryption?.(true);
+  const encrypted = crypto.isEncryptionAvailable() && !plainText;
+  /** The stored key decrypted; undefined when none is stored, null when one is stored but cannot be read here. */
+  const open = (provider: string): string | null | undefined => {
+    let stored: string | undefined;
     try {
-      const stored = read()[provider];
-      return stored ? crypto.decryptString(Buffer.from(stored, 'base64')) : undefined;
+      stored = read()[provider];
     } catch {
-      return undefined;
+      return null;
+    }
+    if (!stored) return undefined;
+    try {
+      return crypto.decryptString(Buffer.from(stored, 'base64'));
+    } catch {
+      return null;
     }
   };
+  const get = (provider: string) => open(provider) ?? undefined;
   return {
     encrypted,
     get,
-    source: (provider) => keySource(provider, settings(), env, get),
+    source: (provider): KeySource => (open(provider) === null ? 'unreadable' : keySource(provider, settings(), env, get)),
     set: (provider, value) => {
       const all = read();
       if (value === null) delete all[provider];

@@ -1,41 +1,47 @@
-import { app, BrowserWindow, ipcMain, net, Notification, powerMonitor, powerSaveBlocker, protocol, safeStorage, session } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, net, Notification, powerMonitor, powerSaveBlocker, protocol, safeStorage, session } from 'electron';
 import { join, normalize } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ApiError } from '../main/api/studioService.ts';
-import { defaultDataDir } from '../main/config/paths.ts';
+import { useNativeBinding } from '../main/db/nativeBinding.ts';
 import { RENDERER_DIR, watchChanges } from '../main/host/server.ts';
 import { startRuntime, type Runtime } from '../main/runtime.ts';
+import { APP_ID } from './identity.ts';
 import { checkCall, IpcRefused } from './ipcValidation.ts';
 import { safeKeyStore } from './keys.ts';
 import { mediaResponse } from './mediaProtocol.ts';
+import { electronBinding, electronBindingDir } from './nativeBinding.ts';
+import { allowPermission } from './permissions.ts';
 import { wirePower } from './power.ts';
+import { quitOnSessionEnd, wireQuit } from './quit.ts';
+import { claimDataFolder, startOrExplain } from './startup.ts';
 import { APP_CSP, isAppUrl, windowOptions } from './window.ts';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
+const log = (m: string) => console.error(`studio: ${m}`);
 
 // Both schemes are standard and secure, so the page is a normal origin and media elements can stream.
 protocol.registerSchemesAsPrivileged([
   { scheme: 'app', privileges: { standard: true, secure: true, supportFetchAPI: true } },
   { scheme: 'studio-media', privileges: { standard: true, secure: true, stream: true } },
 ]);
+// Notifications on Windows need the AppUserModelID the installer stamps on its shortcuts (electron-builder's appId).
+if (process.platform === 'win32') app.setAppUserModelId(APP_ID);
 
-if (!app.requestSingleInstanceLock()) {
-  app.quit();
-} else {
-  // The same per-user folder the CLI uses by default.
-  app.setPath('userData', defaultDataDir());
-  void app.whenReady().then(start);
-}
+const dataDir = claimDataFolder(app);
+if (dataDir) void startOrExplain(app, dialog, () => start(dataDir), log);
 
 let window: BrowserWindow | null = null;
 
-async function start(): Promise<void> {
-  const dataDir = app.getPath('userData');
+async function start(dataDir: string): Promise<void> {
+  const appRoot = join(here, '..', '..');
+  const bindingDir = electronBindingDir({ packaged: app.isPackaged, resourcesPath: process.resourcesPath, appRoot, platform: process.platform, arch: process.arch });
+  useNativeBinding(electronBinding(bindingDir, process.versions.modules));
   const runtime: Runtime = await startRuntime(dataDir, {
     keyStore: (studio) => safeKeyStore(dataDir, safeStorage, () => studio.settings),
     mediaUrl: (id) => `studio-media://task/${id}`,
-    log: (m) => console.error(`studio: ${m}`),
+    log,
   });
+  wireQuit(app, runtime.stop, { limitMs: 15_000, log });
   const outputPath = (id: number) => runtime.studio.tasks.get(id)?.outputPath ?? null;
 
   // The app's pages come only from this handler, so the Content-Security-Policy header is set here.
@@ -51,8 +57,8 @@ async function start(): Promise<void> {
   });
   protocol.handle('studio-media', (request) => mediaResponse(request, outputPath));
 
-  session.defaultSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
-  session.defaultSession.setPermissionCheckHandler(() => false);
+  session.defaultSession.setPermissionRequestHandler((_wc, permission, callback, details) => callback(allowPermission(permission, details.requestingUrl)));
+  session.defaultSession.setPermissionCheckHandler((_wc, permission, _origin, details) => allowPermission(permission, details.requestingUrl));
 
   ipcMain.handle('studio', async (event, method: string, args: unknown[]) => {
     try {
@@ -70,15 +76,19 @@ async function start(): Promise<void> {
   let lastRenders = runtime.studio.tasks.finishedRenders();
   const notify = (title: string, body: string) => Notification.isSupported() && new Notification({ title, body }).show();
   const power = wirePower(powerMonitor, powerSaveBlocker, runtime.supervisor, () => runtime.studio.settings.ui.keepAwake);
-  const stopWatching = watchChanges(dataDir, (change) => {
-    window?.webContents.send('studio:changed', change);
-    power.update();
-    if (change.needsDecision > lastUnknown) notify('Take Studio needs your decision', 'A paid request has an outcome nobody can know. Open the studio to decide.');
-    lastUnknown = change.needsDecision;
-    const renders = runtime.studio.tasks.finishedRenders();
-    if (renders > lastRenders) notify('Your video is ready', 'A render has finished. Open the studio to watch it.');
-    lastRenders = renders;
-  });
+  const stopWatching = watchChanges(
+    dataDir,
+    (change) => {
+      window?.webContents.send('studio:changed', change);
+      power.update();
+      if (change.needsDecision > lastUnknown) notify('Take Studio needs your decision', 'A paid request has an outcome nobody can know. Open the studio to decide.');
+      lastUnknown = change.needsDecision;
+      const renders = runtime.studio.tasks.finishedRenders();
+      if (renders > lastRenders) notify('Your video is ready', 'A render has finished. Open the studio to watch it.');
+      lastRenders = renders;
+    },
+    log,
+  );
 
   window = new BrowserWindow(windowOptions(join(here, 'preload.cjs'), app.isPackaged));
   window.webContents.setWindowOpenHandler(() => ({ action: 'deny' }));
@@ -97,10 +107,8 @@ async function start(): Promise<void> {
     window?.focus();
   });
   app.on('window-all-closed', () => app.quit());
-  app.on('before-quit', () => {
-    stopWatching();
-    void runtime.stop();
-  });
+  app.on('will-quit', stopWatching);
+  quitOnSessionEnd(window, powerMonitor, app);
   // No page, whatever it is, may open a window.
   app.on('web-contents-created', (_e, contents) => contents.setWindowOpenHandler(() => ({ action: 'deny' })));
 }

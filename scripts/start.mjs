@@ -1,4 +1,6 @@
-// `npm start`: the desktop app when the Electron binary is installed, else the same studio in a browser.
+// `npm start`: the desktop app where the Electron binary is (or can be) installed, else the same studio in a
+// browser. The binary is not fetched at install (package.json allowScripts), so `npm install` works on any
+// machine; it is fetched here the first time, unless ELECTRON_SKIP_BINARY_DOWNLOAD says not to.
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 
@@ -6,17 +8,28 @@ const require = createRequire(import.meta.url);
 const run = (cmd, args) =>
   new Promise((resolve) => spawn(cmd, args, { stdio: 'inherit' }).on('exit', (code) => resolve(code ?? 1)));
 
+/** The path of the Electron binary, or null; require('electron') throws until its binary is installed. */
+function electronBinary() {
+  try {
+    const path = require('electron');
+    return typeof path === 'string' ? path : null;
+  } catch {
+    return null;
+  }
+}
+
 if ((await run(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--logLevel', 'warn'])) !== 0) process.exit(1);
 
-let electron = null;
-try {
-  electron = require('electron');
-} catch {
-  electron = null;
+let electron = electronBinary();
+if (!electron && !process.env.ELECTRON_SKIP_BINARY_DOWNLOAD) {
+  console.log('Fetching the Electron binary for the desktop app (once)…');
+  if ((await run(process.execPath, [require.resolve('electron/install.js')])) === 0) electron = electronBinary();
 }
-if (typeof electron === 'string') {
+if (electron) {
   if ((await run(process.execPath, ['scripts/build-app.mjs'])) !== 0) process.exit(1);
-  process.exit(await run(electron, ['dist/app/main.mjs']));
+  if ((await run(process.execPath, ['scripts/electron-native.mjs'])) !== 0) process.exit(1);
+  // "." so Electron reads package.json: the app runs as "Take Studio" (productName), not "Electron".
+  process.exit(await run(electron, ['.', ...process.argv.slice(2)]));
 }
 console.log('The Electron binary is not installed on this machine, so the studio opens in your browser instead.');
 process.exit(await run(process.execPath, ['bin/studio.mjs', 'serve', ...process.argv.slice(2)]));

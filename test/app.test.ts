@@ -130,14 +130,42 @@ describe('keys', () => {
     writeFileSync(join(dir, 'keys.json'), '{"fal": "cut sh');
     const keys = safeKeyStore(dir, fake('gnome_libsecret'), () => loadSettings(dir), {});
     expect(keys.get('fal')).toBeUndefined();
-    expect(keys.source('fal')).toBeNull();
+    expect(keys.source('fal')).toBe('unreadable');
     expect(() => keys.set('openai', 'sk-new-0123456789')).toThrow(/keys\.json is damaged, so the keys in it cannot be read; it was left as it is/);
     expect(readFileSync(join(dir, 'keys.json'), 'utf8')).toBe('{"fal": "cut sh');
   });
 
-  it('admits that keys are not encrypted where Linux falls back to plain text', () => {
+  it('reports a key this machine cannot decrypt as unreadable for that provider, and starts', () => {
     const dir = tempDir();
-    expect(safeKeyStore(dir, fake('basic_text'), () => loadSettings(dir), {}).encrypted).toBe(false);
+    safeKeyStore(dir, fake('gnome_libsecret'), () => loadSettings(dir), {}).set('fal', 'fal-secret-123456');
+    // The keyring changed: Electron's decryptString throws (shell/browser/api/electron_api_safe_storage.cc).
+    const changed = { ...fake('gnome_libsecret'), decryptString: () => { throw new Error('Error while decrypting the ciphertext provided to safeStorage.decryptString.'); } };
+    const keys = safeKeyStore(dir, changed, () => loadSettings(dir), {});
+    expect(keys.source('fal')).toBe('unreadable');
+    expect(keys.get('fal')).toBeUndefined();
+    expect(keys.source('openai')).toBeNull();
+    keys.set('fal', 'fal-new-secret-987654');
+    expect(safeKeyStore(dir, fake('gnome_libsecret'), () => loadSettings(dir), {}).get('fal')).toBe('fal-new-secret-987654');
+  });
+
+  it('opts into plain-text encryption where Linux has no keyring, so a key can be saved, and says keys are readable', () => {
+    const dir = tempDir();
+    // Under basic_text, encryption is available only after setUsePlainTextEncryption(true) (docs/api/safe-storage.md).
+    let plain = false;
+    const basic: Encryptor = {
+      ...fake('basic_text'),
+      isEncryptionAvailable: () => plain,
+      setUsePlainTextEncryption: (on) => (plain = on),
+      encryptString: (s) => {
+        if (!plain) throw new Error('Error while encrypting the text provided to safeStorage.encryptString. Encryption is not available.');
+        return Buffer.from(`enc:${s}`);
+      },
+    };
+    const keys = safeKeyStore(dir, basic, () => loadSettings(dir), {});
+    expect(plain).toBe(true);
+    expect(keys.encrypted).toBe(false);
+    keys.set('fal', 'fal-secret-123456');
+    expect(keys.get('fal')).toBe('fal-secret-123456');
   });
 });
 

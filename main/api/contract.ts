@@ -140,13 +140,16 @@ export interface SpendReport {
   rows: SpendRowView[];
 }
 
+/** Where a provider's key comes from; 'unreadable': kept encrypted here, but this machine's keyring cannot decrypt it. */
+export type KeySource = 'settings' | 'environment' | 'keychain' | 'unreadable' | null;
+
 export interface SettingsView {
   concurrency: Record<Kind, number>;
   leaseMs: number;
   pollDeadlineMs: number;
   ffmpegPath: string | null;
   /** Whether each provider has a key, and where it comes from; keys themselves never leave the engine. */
-  keys: Record<string, 'settings' | 'environment' | 'keychain' | null>;
+  keys: Record<string, KeySource>;
   /** False where keys can only be kept as plain text (Linux without a keyring). */
   keysEncrypted: boolean;
   /** Ask before a Generate that costs more than this (currency units), or never when null. */

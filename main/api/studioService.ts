@@ -14,6 +14,7 @@ import type {
   EngineStatus,
   EstimateView,
   GenerateOptions,
+  KeySource,
   ProjectSummary,
   SettingsPatch,
   SettingsView,
@@ -28,8 +29,8 @@ import type {
 export class ApiError extends Error {}
 
 export interface KeyStore {
-  /** Where a provider's key comes from, if it has one. */
-  source(provider: string): 'settings' | 'environment' | 'keychain' | null;
+  /** Where a provider's key comes from, if it has one; 'unreadable': stored, but it cannot be decrypted here. */
+  source(provider: string): KeySource;
   set(provider: string, value: string | null): void;
   encrypted: boolean;
 }

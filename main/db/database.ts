@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { connectionOptions } from './nativeBinding.ts';
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { assertKnownVersion, loadMigrations, migrate } from './migrator.ts';
 
@@ -53,7 +54,7 @@ export function openDatabase(path: string, migrationsDir?: string): Db {
   const migrations = loadMigrations(migrationsDir);
   let db: Db;
   try {
-    db = new Database(path);
+    db = new Database(path, connectionOptions());
   } catch (err) {
     throw refusal(path, err);
   }

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { API_METHODS, type ChangeEvent, type StudioApi } from '../api/contract.ts';
 import { ApiError } from '../api/studioService.ts';
 import { databasePath } from '../config/paths.ts';
+import { connectionOptions } from '../db/nativeBinding.ts';
 import { MAX_JSON_BYTES, parseJsonInput } from '../input/json.ts';
 import { mediaType, rangeAnswer } from './range.ts';
 import { checkRequest, type Gate } from './security.ts';
@@ -76,7 +77,7 @@ export function watchChanges(
   onChange: (e: ChangeEvent) => void,
   log: (message: string) => void = (m) => process.stderr.write(`studio: ${m}\n`),
 ): () => void {
-  const db = new Database(databasePath(dataDir), { readonly: true, fileMustExist: true });
+  const db = new Database(databasePath(dataDir), connectionOptions({ readonly: true, fileMustExist: true }));
   db.pragma('busy_timeout = 2000');
   const versionOf = db.prepare('PRAGMA data_version').pluck();
   const unknown = db.prepare(`SELECT count(*) FROM tasks WHERE status = 'OUTCOME_UNKNOWN'`).pluck();

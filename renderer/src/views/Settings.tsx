@@ -30,7 +30,9 @@ export function SettingsView() {
       {Object.entries(s.keys).map(([provider, source]) => (
         <div className="row" key={provider}>
           <label>{provider}</label>
-          <span className="note">{source ? `set (${source})` : 'not set'}</span>
+          <span className={source === 'unreadable' ? 'error' : 'note'}>
+            {source === 'unreadable' ? 'saved, but it cannot be decrypted on this machine (its keyring changed); enter it again' : source ? `set (${source})` : 'not set'}
+          </span>
           <input
             type="password"
             autoComplete="off"
@@ -39,7 +41,7 @@ export function SettingsView() {
             onChange={(e) => setKeyDraft({ ...keyDraft, [provider]: e.target.value })}
           />
           <button disabled={!keyDraft[provider]} onClick={() => apply({ key: { provider, value: keyDraft[provider]! } }, () => setKeyDraft((d) => ({ ...d, [provider]: '' })))}>Save key</button>
-          {source === 'settings' || source === 'keychain' ? <button onClick={() => apply({ key: { provider, value: null } })}>Remove</button> : null}
+          {source === 'settings' || source === 'keychain' || source === 'unreadable' ? <button onClick={() => apply({ key: { provider, value: null } })}>Remove</button> : null}
         </div>
       ))}
       <h3>Work at once, per kind</h3>

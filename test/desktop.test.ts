@@ -1,0 +1,319 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { copyFileSync, cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { APP_ID, APP_NAME } from '../app/identity.ts';
+import { electronBinding, electronBindingDir, NativeBindingMissing } from '../app/nativeBinding.ts';
+import { allowPermission } from '../app/permissions.ts';
+import { quitOnSessionEnd, wireQuit } from '../app/quit.ts';
+import { claimDataFolder, explainStartFailure, startOrExplain, type StartingApp } from '../app/startup.ts';
+import { DatabaseRefused, openDatabase } from '../main/db/database.ts';
+import { useNativeBinding } from '../main/db/nativeBinding.ts';
+import { startRuntime } from '../main/runtime.ts';
+import { openStudio } from '../main/studio.ts';
+import { FAL_MODEL, falQueue, realMedia, type Ledger } from './fakes/providers.ts';
+import { startFake } from './fakes/server.ts';
+import { writeSettings } from './helpers/processes.ts';
+import { tempDir } from './helpers/tmp.ts';
+import { until } from './helpers/wait.ts';
+
+// The Electron binary cannot be installed here, so the shell's own code runs with Electron's parts injected,
+// and the built bundle runs under Node with a stand-in `electron` module (test/fakes/electron).
+const ROOT = join(import.meta.dirname, '..');
+const NODE_BUILD = join(ROOT, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
+
+/** Electron's app as far as start-up uses it, recording the order of calls. */
+function startingApp(lockFree = true, ready: Promise<unknown> = Promise.resolve()): StartingApp & { calls: string[] } {
+  const calls: string[] = [];
+  return {
+    calls,
+    setName: (name) => calls.push(`setName ${name}`),
+    setPath: (name, path) => calls.push(`setPath ${name} ${path}`),
+    requestSingleInstanceLock: () => (calls.push('requestSingleInstanceLock'), lockFree),
+    whenReady: () => ready,
+    quit: () => calls.push('quit'),
+    exit: (code) => calls.push(`exit ${code}`),
+  };
+}
+
+describe('start-up', () => {
+  it('resolves and makes the data folder, and sets it before asking for the lock, which lives in it', () => {
+    const dir = tempDir();
+    const app = startingApp();
+    const relative = join('studio-test-relative', String(process.pid));
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      expect(claimDataFolder(app, { STUDIO_DATA_DIR: relative })).toBe(join(dir, relative));
+    } finally {
+      process.chdir(cwd);
+    }
+    expect(app.calls).toEqual([`setName ${APP_NAME}`, `setPath userData ${join(dir, relative)}`, 'requestSingleInstanceLock']);
+  });
+
+  it('quits at once, with no window, when another run holds the data folder', () => {
+    const app = startingApp(false);
+    expect(claimDataFolder(app, { STUDIO_DATA_DIR: tempDir() })).toBeNull();
+    expect(app.calls.at(-1)).toBe('quit');
+  });
+
+  it('shows a failed start in a dialog that says what to do, then exits and frees the lock', async () => {
+    const app = startingApp();
+    const shown: [string, string][] = [];
+    const logged: string[] = [];
+    await startOrExplain(app, { showErrorBox: (t, c) => shown.push([t, c]) }, async () => {
+      throw new DatabaseRefused('/data/studio.db was made by a newer version of the studio (schema 9); update the studio to open it.');
+    }, (m) => logged.push(m));
+    expect(shown).toEqual([['Take Studio could not start', expect.stringMatching(/^\/data\/studio\.db was made by a newer version.*\n\nNothing was sent to a provider/s)]]);
+    expect(app.calls).toEqual(['exit 1']);
+    expect(logged[0]).toMatch(/could not start: DatabaseRefused|could not start: Error/);
+  });
+
+  it('names a database driver built for another runtime and how to get the right one', () => {
+    const abi = new Error(`The module '/x/better_sqlite3.node' was compiled against a different Node.js version using NODE_MODULE_VERSION 115. This version of Node.js requires NODE_MODULE_VERSION 145.`);
+    expect(explainStartFailure(abi)).toMatch(/^The database driver was built for another runtime \(.*NODE_MODULE_VERSION 115.*\)\. Run "npm start" again/);
+  });
+});
+
+describe('the database driver for each runtime', () => {
+  it('takes the Electron build from resources once packaged and from dist/native in a checkout, checked against the ABI', () => {
+    expect(electronBindingDir({ packaged: true, resourcesPath: '/opt/Take Studio/resources', appRoot: '/x', platform: 'linux', arch: 'x64' })).toBe('/opt/Take Studio/resources/native');
+    expect(electronBindingDir({ packaged: false, resourcesPath: '/r', appRoot: '/src/studio', platform: 'darwin', arch: 'arm64' })).toBe('/src/studio/dist/native/electron-darwin-arm64');
+    const dir = tempDir();
+    expect(() => electronBinding(dir, '145')).toThrow(NativeBindingMissing);
+    copyFileSync(NODE_BUILD, join(dir, 'better_sqlite3.node'));
+    writeFileSync(join(dir, 'abi'), '143\n');
+    expect(() => electronBinding(dir, '145')).toThrow('the database driver for this Electron (ABI 145) is not built (the one there is for ABI 143). Run "npm start" again, which builds it, or reinstall Take Studio');
+    writeFileSync(join(dir, 'abi'), '145\n');
+    expect(electronBinding(dir, '145')).toBe(join(dir, 'better_sqlite3.node'));
+  });
+
+  it('opens every connection with the chosen build', () => {
+    const dir = tempDir();
+    useNativeBinding(join(dir, 'absent.node'));
+    expect(() => openDatabase(join(dir, 'a.db'))).toThrow(/absent\.node/);
+    copyFileSync(NODE_BUILD, join(dir, 'own.node'));
+    useNativeBinding(join(dir, 'own.node'));
+    const db = openDatabase(join(dir, 'b.db'));
+    expect(db.prepare('SELECT 1 AS one').get()).toEqual({ one: 1 });
+    db.close();
+  });
+
+  it('builds the Electron driver apart: a failed build leaves the Node build the CLI and tests load as it was', () => {
+    const before = createHash('sha256').update(readFileSync(NODE_BUILD)).digest('hex');
+    const dir = tempDir();
+    // A folder with the real scripts and packages; with no network here the prebuilt download and the
+    // compile (which needs Electron's headers) both fail, as they would offline.
+    cpSync(join(ROOT, 'scripts'), join(dir, 'scripts'), { recursive: true });
+    symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+    let failed = false;
+    try {
+      execFileSync(process.execPath, ['scripts/electron-native.mjs'], { cwd: dir, stdio: 'pipe', timeout: 120_000 });
+    } catch (err) {
+      failed = true;
+      expect(String((err as { stderr: Buffer }).stderr)).toMatch(/The database driver for the desktop app could not be built/);
+    }
+    expect(failed).toBe(true);
+    expect(createHash('sha256').update(readFileSync(NODE_BUILD)).digest('hex')).toBe(before);
+  }, 150_000);
+});
+
+describe('quitting', () => {
+  /** Electron's app as far as quitting uses it: before-quit with preventDefault, then quit() asks again. */
+  function quittingApp() {
+    const events = new EventEmitter();
+    const app = {
+      prevented: 0,
+      quits: 0,
+      on: (event: 'before-quit', listener: (e: { preventDefault(): void }) => void) => events.on(event, listener),
+      quit: () => {
+        app.quits++;
+        app.ask();
+      },
+      exit: () => undefined,
+      /** One before-quit; true when it was let through. */
+      ask: () => {
+        let prevented = false;
+        events.emit('before-quit', { preventDefault: () => (prevented = true) });
+        if (prevented) app.prevented++;
+        return !prevented;
+      },
+    };
+    return app;
+  }
+
+  it('holds the quit until the engine has stopped, so a request being sent ends with its id saved', async () => {
+    const ledger: Ledger = { charged: [] };
+    const fake = await startFake(falQueue(ledger, (await realMedia()).png, { submitDelayMs: 1_500 }));
+    const dataDir = tempDir();
+    writeSettings(dataDir, { engine: { tickMs: 50 }, providers: { fal: { baseUrl: fake.url, key: 'fal-test-key' } } });
+    const runtime = await startRuntime(dataDir, { mediaUrl: (id) => `/media/${id}`, log: () => undefined });
+    const project = runtime.studio.projects.ensure('Quit', Date.now());
+    const task = runtime.studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'fal', model: FAL_MODEL, input: { prompt: 'a fox' } }, Date.now());
+    await until(() => ledger.charged.length === 1, 10_000);
+
+    const app = quittingApp();
+    wireQuit(app, runtime.stop, { limitMs: 15_000, log: () => undefined });
+    expect(app.ask()).toBe(false);
+    expect(app.ask()).toBe(false);
+    await until(() => app.quits === 1, 15_000);
+    expect(app.prevented).toBe(2);
+
+    const studio = openStudio(dataDir);
+    try {
+      expect(studio.tasks.get(task.id)).toMatchObject({ remoteRequestId: 'fal-req-1', status: 'SUBMITTED' });
+    } finally {
+      studio.close();
+    }
+  });
+
+  it('quits anyway when the engine overruns the limit, and says the next start recovers what it left', async () => {
+    const app = quittingApp();
+    const logged: string[] = [];
+    wireQuit(app, () => new Promise(() => undefined), { limitMs: 200, log: (m) => logged.push(m) });
+    app.ask();
+    await until(() => app.quits === 1, 5_000);
+    expect(logged).toEqual(['the engine did not stop within 0.2 s; quitting anyway, and the next start recovers what it left']);
+  });
+
+  it('runs the same quit when Windows ends the session or the system shuts down', () => {
+    const window = new EventEmitter();
+    const power = new EventEmitter();
+    let quits = 0;
+    let delayed = false;
+    quitOnSessionEnd(window, power, { quit: () => quits++ });
+    window.emit('session-end');
+    power.emit('shutdown', { preventDefault: () => (delayed = true) });
+    expect(quits).toBe(2);
+    expect(delayed).toBe(true);
+  });
+});
+
+describe('permissions', () => {
+  it('lets the app page take a video full screen, and nothing else, and no other origin anything', () => {
+    expect(allowPermission('fullscreen', 'app://studio/index.html')).toBe(true);
+    expect(allowPermission('fullscreen', 'https://example.com/')).toBe(false);
+    expect(allowPermission('fullscreen', 'app://evil/index.html')).toBe(false);
+    expect(allowPermission('fullscreen', undefined)).toBe(false);
+    for (const other of ['media', 'notifications', 'geolocation', 'clipboard-read', 'openExternal']) expect(allowPermission(other, 'app://studio/index.html')).toBe(false);
+  });
+});
+
+/** The built bundle run under Node, in a folder laid out as a checkout, with the stand-in `electron`. */
+async function runBundle(options: { native: boolean; env?: Record<string, string> }) {
+  execFileSync(process.execPath, ['scripts/build-app.mjs'], { cwd: ROOT });
+  const root = tempDir();
+  mkdirSync(join(root, 'dist'));
+  cpSync(join(ROOT, 'dist', 'app'), join(root, 'dist', 'app'), { recursive: true });
+  for (const shared of ['node_modules', 'migrations', 'resources']) symlinkSync(join(ROOT, shared), join(root, shared));
+  symlinkSync(join(ROOT, 'dist', 'renderer'), join(root, 'dist', 'renderer'));
+  if (options.native) {
+    // The Node build stands in for the Electron one: under Node, the ABI the bundle checks is Node's.
+    const native = join(root, 'dist', 'native', `electron-${process.platform}-${process.arch}`);
+    mkdirSync(native, { recursive: true });
+    copyFileSync(NODE_BUILD, join(native, 'better_sqlite3.node'));
+    writeFileSync(join(native, 'abi'), `${process.versions.modules}\n`);
+  }
+  const child = spawn(process.execPath, ['--import', join(ROOT, 'test', 'fakes', 'electron', 'loader.mjs'), 'dist/app/main.mjs'], {
+    cwd: root,
+    env: { ...process.env, STUDIO_DATA_DIR: 'data', STUDIO_SIMULATOR_BASE_URL: 'http://127.0.0.1:9', ...options.env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const events = [...stderr.matchAll(/^electron-standin: (\w+) (.*)$/gm)].map((m) => ({ event: m[1]!, detail: JSON.parse(m[2]!) as Record<string, unknown> }));
+  return { code, events, root, stderr };
+}
+
+describe('the built desktop bundle under Node, with a stand-in electron', () => {
+  it('claims its data folder, loads its page through app://, answers IPC, allows only full screen, and quits after the engine stops', async () => {
+    const { code, events, root, stderr } = await runBundle({ native: true, env: { STANDIN_QUIT_AFTER_LOAD: '1' } });
+    expect(code, stderr).toBe(0);
+    const names = events.map((e) => e.event);
+    expect(names.slice(0, 4)).toEqual(['registerSchemesAsPrivileged', 'setName', 'setPath', 'requestSingleInstanceLock']);
+    expect(events.find((e) => e.event === 'requestSingleInstanceLock')!.detail).toEqual({ userData: join(root, 'data') });
+    expect(events.find((e) => e.event === 'loaded')!.detail).toMatchObject({
+      url: 'app://studio/index.html',
+      status: 200,
+      title: 'Take Studio',
+      csp: expect.stringContaining("script-src 'self'"),
+      ipc: { result: [] },
+      fullscreen: true,
+      camera: false,
+    });
+    // The first quit is held while the engine stops; the second passes.
+    expect(names.filter((n) => n === 'quit')).toHaveLength(2);
+    expect(names.at(-1)).toBe('exit');
+    expect(readFileSync(join(root, 'data', 'studio.db')).subarray(0, 15).toString()).toBe('SQLite format 3');
+  });
+
+  it('shows a missing database driver in a dialog that says what to do, and exits 1 with no window', async () => {
+    const { code, events } = await runBundle({ native: false });
+    expect(code).toBe(1);
+    expect(events.find((e) => e.event === 'showErrorBox')!.detail).toEqual({
+      title: 'Take Studio could not start',
+      content: `the database driver for this Electron (ABI ${process.versions.modules}) is not built. Run "npm start" again, which builds it, or reinstall Take Studio`,
+    });
+    expect(events.some((e) => e.event === 'BrowserWindow')).toBe(false);
+  });
+
+  it('quits before making a window when another run holds the data folder', async () => {
+    const { code, events } = await runBundle({ native: true, env: { STANDIN_LOCK_TAKEN: '1' } });
+    expect(code).toBe(0);
+    expect(events.map((e) => e.event)).toEqual(['registerSchemesAsPrivileged', 'setName', 'setPath', 'requestSingleInstanceLock', 'quit', 'exit']);
+  });
+});
+
+describe('installing and packaging', () => {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+
+  it('never downloads Electron at install, and npm start opens the browser where its binary is missing', async () => {
+    // npm runs a dependency's install script only where package.json's allowScripts allows it.
+    expect(pkg.allowScripts.electron).toBe(false);
+    expect(pkg.devDependencies.electron).toBeDefined();
+    expect(pkg).toMatchObject({ productName: APP_NAME, main: 'dist/app/main.mjs' });
+    const child = spawn(process.execPath, ['scripts/start.mjs', '--port', '0'], {
+      cwd: ROOT,
+      env: { ...process.env, ELECTRON_SKIP_BINARY_DOWNLOAD: '1', STUDIO_DATA_DIR: tempDir(), STUDIO_SIMULATOR_BASE_URL: 'http://127.0.0.1:9' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    try {
+      await until(() => /Open http:\/\/127\.0\.0\.1:\d+/.test(out), 60_000);
+      expect(out).toContain('The Electron binary is not installed on this machine, so the studio opens in your browser instead.');
+    } finally {
+      child.kill('SIGTERM');
+    }
+  }, 90_000);
+
+  it('packages with a configuration electron-builder accepts, item by item', async () => {
+    const require = createRequire(join(ROOT, 'package.json'));
+    const config = require('js-yaml').load(readFileSync(join(ROOT, 'electron-builder.yml'), 'utf8'));
+    const { validateConfiguration } = require('app-builder-lib/out/util/config/config.js');
+    const { DebugLogger } = require('builder-util');
+    await validateConfiguration(config, new DebugLogger(false));
+    expect(pkg.devDependencies['electron-builder']).toBeDefined();
+    expect(pkg.scripts.dist).toBe('node scripts/dist.mjs');
+    expect(config.appId).toBe(APP_ID);
+    expect(config.linux.target).toEqual(['AppImage', 'deb']);
+    expect(config.mac.target).toBe('dmg');
+    expect(config.win.target).toBe('nsis');
+    expect(config.toolsets).toEqual({ appimage: '1.0.3' });
+    // Rebuilding in place would replace the Node build; the Electron one is made apart and shipped as a resource.
+    expect(config.npmRebuild).toBe(false);
+    expect(config.extraResources).toEqual([{ from: 'dist/native/electron-${platform}-${arch}', to: 'native' }]);
+    for (const unpacked of ['better-sqlite3', '@ffmpeg-installer', '@ffprobe-installer', 'dejavu-fonts-ttf', 'espeak-ng']) {
+      expect(config.asarUnpack).toContain(`node_modules/${unpacked}/**`);
+    }
+    for (const buildOnly of ['tsx', 'esbuild']) expect(config.files).toContain(`!node_modules/${buildOnly}/**`);
+    for (const bundled of ['react', 'react-dom']) {
+      expect(pkg.dependencies[bundled]).toBeUndefined();
+      expect(pkg.devDependencies[bundled]).toBeDefined();
+    }
+  });
+});
