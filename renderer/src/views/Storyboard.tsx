@@ -88,9 +88,13 @@ export function StoryboardView({ project, version }: { project: string; version:
             disabled={!dirty || save.busy}
             onClick={() =>
               void save.run(async () => {
-                await studio.saveStoryboard(project, { ...draft, scenes: draft.scenes.map((s) => ({ ...s, narration: s.narration || null })) });
-                unsaved.delete(project);
-                setDirty(false);
+                const sent = draft;
+                await studio.saveStoryboard(project, { ...sent, scenes: sent.scenes.map((s) => ({ ...s, narration: s.narration || null })) });
+                // Anything typed while the save was on its way was not in it: it stays, unsaved, on screen.
+                if ((unsaved.get(project) ?? sent) === sent) {
+                  unsaved.delete(project);
+                  setDirty(false);
+                }
                 saved.reload();
               })
             }
