@@ -240,6 +240,15 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     return true;
   };
 
+  /** A path segment as written: a malformed escape ("%E0") names no model, so it is answered 404 like any other. */
+  const decoded = (segment: string): string => {
+    try {
+      return decodeURIComponent(segment);
+    } catch {
+      return segment;
+    }
+  };
+
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (faults.latencyMs) await new Promise((r) => setTimeout(r, faults.latencyMs));
     sync();
@@ -250,7 +259,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     if (req.method === 'POST' && parts[0] === 'v1' && parts.length === 4 && parts[3] === 'requests') {
       const kind = parts[1]!;
       if (!isKind(kind) || kind === 'render') return json(res, 404, { detail: `the simulator makes no "${kind}"` });
-      const model = decodeURIComponent(parts[2]!);
+      const model = decoded(parts[2]!);
       if (SIMULATOR_MODELS[kind] !== model) return json(res, 404, { detail: `the simulator has no ${kind} model "${model}"; its ${kind} model is "${SIMULATOR_MODELS[kind]}"` });
       return submit(req, res, kind, model);
     }
