@@ -39,9 +39,13 @@ export function entryFor(provider: string, model: string, kind: Kind, entries = 
 
 const DEFAULT_SECONDS: Partial<Record<Kind, number>> = { clip: 5 };
 
-/** How many priced units an input asks for, read from the fields generative APIs commonly use. */
+/**
+ * How many priced units an input asks for, read from the fields generative APIs commonly use: fal's
+ * num_images, OpenAI's n, Replicate's num_outputs (billed per output image, replicate.com/black-forest-labs/flux-schnell).
+ */
 export function unitsOf(unit: PriceUnit, kind: Kind, input: Record<string, unknown>): number {
-  const count = typeof input.num_images === 'number' ? input.num_images : typeof input.n === 'number' ? input.n : 1;
+  const asked = [input.num_images, input.n, input.num_outputs].find((v) => typeof v === 'number');
+  const count = typeof asked === 'number' ? asked : 1;
   switch (unit) {
     case 'image':
       return count;
