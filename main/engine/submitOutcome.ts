@@ -3,7 +3,8 @@ import { backoffDelay, SUBMIT_BACKOFF } from './backoff.ts';
 /**
  * How a submit failed, as the HTTP layer and the adapter can prove it:
  * - never_sent: nothing reached the provider (DNS, refused connection, nothing written);
- * - rejected: the provider answered with a definitive refusal (400/401/402/422): not applied, not charged;
+ * - rejected: the provider answered with a definitive refusal (400/401/402/403/422, or an answer its adapter
+ *   reads as out of credit or a locked account, a 429 among them): not applied, not charged, never sent again;
  * - rate_limited: 429, not applied;
  * - maybe_applied: the request left and no definitive answer came back (timeout, reset, 5xx).
  */

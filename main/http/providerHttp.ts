@@ -29,6 +29,14 @@ export interface ProviderHttpConfig {
   neverBilled?: (status: number) => boolean;
   /** The response header in which the provider names the request, read before the body. */
   requestIdHeader?: string;
+  /** The environment variable the key may come from (besides Settings), named when the key is refused. */
+  keyVariable?: string;
+  /**
+   * Reads the provider's own error body for a refusal the person must act on (out of credit, out of
+   * characters, a locked account): its message in plain words, or null. Such a request was refused before
+   * it was accepted, so a submit that meets one fails at once and is never sent again.
+   */
+  accountRefusal?: (status: number, body: unknown) => string | null;
 }
 
 /** Pulls a readable message out of the error bodies providers send. */
@@ -44,9 +52,12 @@ export function errorDetail(body: unknown): string | null {
 }
 
 /** The provider's answer in words a creator can act on. */
-export function plainProblem(name: string, status: number, detail: string | null): string {
+export function plainProblem(name: string, status: number, detail: string | null, keyVariable?: string): string {
   const said = detail ? `: ${detail}` : '';
-  if (status === 401 || status === 403) return `${name} refused the API key; check the key in Settings (HTTP ${status}${said})`;
+  if (status === 401 || status === 403) {
+    const where = keyVariable ? `in Settings, or in ${keyVariable} where the key comes from the environment` : 'in Settings';
+    return `${name} refused the API key (HTTP ${status}${said}); fix the ${name} key ${where}`;
+  }
   if (status === 402) return `${name} says the account has no credit left; add credit, then try again (HTTP 402${said})`;
   if (status === 429) return `${name} is rate limiting; the studio will wait and try again (HTTP 429${said})`;
   if (status === 400 || status === 422) return `${name} refused the input${said} (HTTP ${status})`;
@@ -80,9 +91,11 @@ export class ProviderHttp {
     return this.secrets.reduce((m, s) => m.split(s).join('[key]'), message);
   }
 
-  private async problem(res: HttpResponse): Promise<string> {
+  /** A refusal the person must act on, when the provider's body says so, else the answer in plain words. */
+  private async problem(res: HttpResponse): Promise<{ message: string; refusal: boolean }> {
     const body = await readJson(res).catch(() => null);
-    return this.scrub(plainProblem(this.config.name, res.status, errorDetail(body)));
+    const refusal = this.config.accountRefusal?.(res.status, body) ?? null;
+    return { message: this.scrub(refusal ?? plainProblem(this.config.name, res.status, errorDetail(body), this.config.keyVariable)), refusal: refusal !== null };
   }
 
   /**
@@ -116,7 +129,9 @@ export class ProviderHttp {
     if (requestId && mayBeAccepted) options.onRequestId?.(requestId);
     if (res.status >= 200 && res.status < 300) return res;
     const idNote = requestId && mayBeAccepted ? ` (its request id: ${requestId})` : '';
-    const failure = classifySubmitStatus(res.status, `${await this.problem(res)}${idNote}`, retryAfterMs(res.headers, Date.now()));
+    const problem = await this.problem(res);
+    if (problem.refusal) throw new SubmitError({ kind: 'rejected', message: `${problem.message}${idNote}` });
+    const failure = classifySubmitStatus(res.status, `${problem.message}${idNote}`, retryAfterMs(res.headers, Date.now()));
     throw new SubmitError({ ...failure, neverBilled: this.config.neverBilled?.(res.status) ?? false });
   }
 
@@ -161,7 +176,7 @@ export class ProviderHttp {
       throw err;
     }
     if (answered.includes(res.status)) return { status: res.status, json: await readJson(res).catch(() => null), headers: res.headers };
-    if (res.status < 200 || res.status >= 300) throw new PollError(await this.problem(res), retryAfterMs(res.headers, Date.now()));
+    if (res.status < 200 || res.status >= 300) throw new PollError((await this.problem(res)).message, retryAfterMs(res.headers, Date.now()));
     try {
       return { status: res.status, json: await readJson(res), headers: res.headers };
     } catch (err) {
@@ -186,7 +201,7 @@ export class ProviderHttp {
       if (err instanceof TransportError) throw new PollError(this.scrub(`${this.config.name}: ${err.message}`));
       throw err;
     }
-    if (res.status < 200 || res.status >= 300) throw new PollError(await this.problem(res), retryAfterMs(res.headers, Date.now()));
+    if (res.status < 200 || res.status >= 300) throw new PollError((await this.problem(res)).message, retryAfterMs(res.headers, Date.now()));
     return res.body;
   }
 }

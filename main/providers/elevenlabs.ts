@@ -1,8 +1,8 @@
 import { ProviderHttp } from '../http/providerHttp.ts';
-import { entryFor } from '../pricing/catalogue.ts';
+import { creditPriceOf, type PlanPrices } from '../pricing/catalogue.ts';
 import { toMicros, type RemoteRef, type Task } from '../tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
-import { PollError, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
+import { PollError, type Candidate, type ReportedCost, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
 import { modelFor, type ModelSpec } from './models.ts';
 import { checkInput, type InputSchema } from './schema.ts';
 import { header, localRequestId, obj, readAll, requireKey } from './shared.ts';
@@ -12,18 +12,34 @@ export const ELEVENLABS_URL = 'https://api.elevenlabs.io';
 const AUDIO_LIMIT = 64 << 20;
 const REQUEST_ID_HEADER = 'request-id';
 
-const SPEECH: InputSchema = {
-  text: { type: 'string', required: true, maxLength: 10_000, hint: 'the words to say' },
+/** The characters one request takes, per model (elevenlabs-docs fern/docs/pages/models.mdx). */
+const speech = (maxLength: number): InputSchema => ({
+  text: { type: 'string', required: true, maxLength, hint: 'the words to say' },
   voice_id: { type: 'string', required: true, hint: 'an ElevenLabs voice id' },
-};
+});
 
 /** Model ids as listed at elevenlabs.io/docs/models. */
 const MODELS: ModelSpec[] = [
-  { id: 'eleven_multilingual_v2', kind: 'speech', title: 'Eleven Multilingual v2', inputs: SPEECH },
-  { id: 'eleven_v3', kind: 'speech', title: 'Eleven v3', inputs: SPEECH },
-  { id: 'eleven_flash_v2_5', kind: 'speech', title: 'Eleven Flash v2.5', inputs: SPEECH },
-  { id: 'eleven_turbo_v2_5', kind: 'speech', title: 'Eleven Turbo v2.5', inputs: SPEECH },
+  { id: 'eleven_multilingual_v2', kind: 'speech', title: 'Eleven Multilingual v2', inputs: speech(10_000) },
+  { id: 'eleven_v3', kind: 'speech', title: 'Eleven v3', inputs: speech(3_000) },
+  { id: 'eleven_flash_v2_5', kind: 'speech', title: 'Eleven Flash v2.5', inputs: speech(40_000) },
+  { id: 'eleven_turbo_v2_5', kind: 'speech', title: 'Eleven Turbo v2.5', inputs: speech(40_000) },
 ];
+
+/**
+ * `quota_exceeded` (HTTP 400 or 401): "You have insufficient quota to complete the request. You can purchase
+ * Pay As You Go credits, or ... enable usage based billing from your Subscription page"
+ * (help.elevenlabs.io/hc/en-us/articles/19572237925521, elevenlabs-docs developer-guides/error-messages.mdx),
+ * in `detail.status`, which the errors page calls legacy in favour of `detail.code`
+ * (elevenlabs.io/docs/eleven-api/resources/errors). Its 401 is no refused key, so it is read first.
+ */
+function outOfCharacters(status: number, body: unknown): string | null {
+  const detail = (body as { detail?: Record<string, unknown> } | null)?.detail;
+  if (status < 400 || status >= 500 || !detail || typeof detail !== 'object') return null;
+  if (detail.code !== 'quota_exceeded' && detail.status !== 'quota_exceeded') return null;
+  const said = typeof detail.message === 'string' ? `: ${detail.message.slice(0, 300)}` : '';
+  return `ElevenLabs is out of characters for this account (HTTP ${status} quota_exceeded${said}); buy more credits or turn on usage-based billing on the ElevenLabs Subscription page, then generate again (the key was accepted; this is no key problem)`;
+}
 
 /**
  * ElevenLabs text to speech: synchronous, with the `request-id` header as the request's name and the
@@ -38,21 +54,28 @@ export class ElevenLabsAdapter implements ProviderAdapter {
     mode: 'sync',
     idempotencyHeader: null,
     lookup: true,
+    lookupLists:
+      'ElevenLabs lists the generations of its history (GET /v1/history) with the request id of each, unless the account ' +
+      'runs with logging off; a generation that never finished is not in it',
     pollById: true,
     cancel: false,
     quote: 'catalogue',
-    billing: 'the character-cost header (characters billed), priced from the catalogue',
+    billing: 'the character-cost header (credits billed), at the price per credit set for the plan',
     neverBilled: null,
     models: MODELS,
   };
+  readonly prices: PlanPrices;
   private readonly http: ProviderHttp;
 
   constructor(private readonly config: AdapterConfig) {
+    this.prices = { creditPrice: config.creditPrice ?? null };
     this.http = new ProviderHttp({
       name: 'ElevenLabs',
       baseUrl: config.baseUrl ?? ELEVENLABS_URL,
       headers: config.key ? { 'xi-api-key': config.key } : {},
       requestIdHeader: REQUEST_ID_HEADER,
+      keyVariable: 'ELEVENLABS_API_KEY',
+      accountRefusal: outOfCharacters,
       timeouts: { submit: { headersMs: 4 * 60_000, bodyMs: 4 * 60_000 }, ...config.timeouts },
     });
   }
@@ -65,10 +88,17 @@ export class ElevenLabsAdapter implements ProviderAdapter {
     return { kind: 'speech', model: task.model, input, body: { path, json: JSON.stringify({ text: input.text, model_id: task.model }) } };
   }
 
-  /** Characters billed, priced per character from the catalogue. */
-  private billed(characters: number, model: string): Money | null {
-    const entry = entryFor(this.id, model, 'speech');
-    return entry && entry.unit === 'character' ? { amount: toMicros(characters * entry.price), currency: entry.currency } : null;
+  /**
+   * What the credits ElevenLabs reported cost, at the plan's price per credit. The `character-cost` header is
+   * "the number of characters used for billing" (elevenlabs-docs fern/apis/api/openapi.json), counted as the
+   * subscription counts them, in credits: the Flash and Turbo half-credit a character is already in it (seen
+   * only in third-party code and notes, e.g. 54 characters on Flash reporting 27; ElevenLabs' docs do not
+   * say), so the model's multiplier is not applied again. The history item's `character_count_change_from`/`_to` are the same counter.
+   */
+  private billed(credits: number, how: string): ReportedCost | null {
+    const credit = creditPriceOf(this.id, this.prices);
+    if (!credit || credits < 0) return null;
+    return { amount: toMicros(credits * credit.price), currency: credit.currency, source: `${credits} credits billed (${how}) at ${credit.price} ${credit.currency} per credit, ${credit.source}` };
   }
 
   async submit(request: PreparedRequest, options: SubmitOptions): Promise<SubmitResult> {
@@ -81,7 +111,7 @@ export class ElevenLabsAdapter implements ProviderAdapter {
       requestId: requestId ?? localRequestId(options.idempotencyKey),
       handle: null,
       quote: null,
-      result: { outputs: [{ url: null, bytes, contentType: 'audio/mpeg' }], costActual: Number.isFinite(characters) ? this.billed(characters, request.model) : null },
+      result: { outputs: [{ url: null, bytes, contentType: 'audio/mpeg' }], costActual: Number.isFinite(characters) ? this.billed(characters, 'the character-cost header') : null },
     };
   }
 
@@ -106,7 +136,7 @@ export class ElevenLabsAdapter implements ProviderAdapter {
       state: 'succeeded',
       result: {
         outputs: [{ url: this.http.url(`/v1/history/${encodeURIComponent(item.history_item_id)}/audio`), contentType: 'audio/mpeg' }],
-        costActual: Number.isFinite(characters) ? this.billed(characters, remote.model) : null,
+        costActual: Number.isFinite(characters) ? this.billed(characters, 'the change in the account\'s character count on its history item') : null,
       },
     };
   }
@@ -123,8 +153,12 @@ export class ElevenLabsAdapter implements ProviderAdapter {
       voice_id: String(request.input.voice_id),
     });
     const page = obj((await this.http.get(`/v1/history?${q}`, signal)).json);
+    // A task stores the `request-id` header's value, and history items carry the same value as `request_id`
+    // (ElevenLabs' OpenAPI, elevenlabs-docs fern/apis/api/openapi.json): candidates are named by it, so "already
+    // another task's" compares like with like; the history item id, which fetches the audio, is kept beside it.
     return ((page.history as unknown[] | undefined) ?? []).map(obj).map((h) => ({
-      requestId: String(h.history_item_id),
+      requestId: typeof h.request_id === 'string' && h.request_id ? h.request_id : String(h.history_item_id),
+      aliases: [String(h.history_item_id)],
       createdAt: Number(h.date_unix) * 1000,
       status: String(h.state ?? 'created'),
       inputMatches: h.text === request.input.text && h.model_id === request.model && h.voice_id === request.input.voice_id,

@@ -1,8 +1,9 @@
 import { ProviderHttp } from '../http/providerHttp.ts';
 import { canonicalJson } from '../tasks/inputHash.ts';
-import type { RemoteRef, Task } from '../tasks/model.ts';
+import { citation, entryFor } from '../pricing/catalogue.ts';
+import { toMicros, type RemoteRef, type Task } from '../tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
-import { InvalidInput, PollError, ResultGone, SubmitError, type CancelOutcome, type Candidate, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
+import { InvalidInput, PollError, ResultGone, SubmitError, type CancelOutcome, type Candidate, type PollResult, type PreparedRequest, type ReportedCost, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
 import { modelFor, type ModelSpec } from './models.ts';
 import { checkInput, type InputSchema } from './schema.ts';
 import { collectOutputs, obj, requireKey } from './shared.ts';
@@ -31,6 +32,9 @@ export class ReplicateAdapter implements ProviderAdapter {
     mode: 'async',
     idempotencyHeader: null,
     lookup: true,
+    lookupLists:
+      'Replicate lists every prediction by when it was created, queued ones included; it removes the input of an API ' +
+      'prediction an hour after it ends, so an older one can be matched only by its model and the time it was made',
     pollById: true,
     cancel: true,
     quote: 'catalogue',
@@ -46,6 +50,7 @@ export class ReplicateAdapter implements ProviderAdapter {
       baseUrl: config.baseUrl ?? REPLICATE_URL,
       headers: config.key ? { authorization: `Bearer ${config.key}` } : {},
       timeouts: config.timeouts,
+      keyVariable: 'REPLICATE_API_TOKEN',
     });
   }
 
@@ -83,20 +88,40 @@ export class ReplicateAdapter implements ProviderAdapter {
       case 'starting':
       case 'processing':
         return { state: 'pending', progress: null };
+      // Whether a failed prediction is billed, Replicate's documentation does not say.
       case 'failed':
-        return { state: 'failed', error: `Replicate: ${String(p.error ?? 'the prediction failed')}`, costActual: null };
+        return { state: 'failed', error: `Replicate: ${String(p.error ?? 'the prediction failed')}`, costActual: null, charged: 'maybe' };
+      // "aborted" (stopped before it started running) and "canceled" (stopped while running): "For public models,
+      // you're only charged for predictions with a canceled status, not for aborted ones"
+      // (replicate.com/changelog/2025-10-16-prediction-deadlines). An aborted one never ran and made no output,
+      // so no billing rule, by time or by output, charges it.
       case 'canceled':
+        return { state: 'failed', error: 'the prediction was canceled at Replicate while it ran', costActual: null, charged: 'yes' };
       case 'aborted':
-        return { state: 'failed', error: `the prediction was ${p.status} at Replicate`, costActual: null };
+        return { state: 'failed', error: 'the prediction was aborted at Replicate before it started', costActual: null, charged: 'no' };
       case 'succeeded': {
         if (p.data_removed) throw new ResultGone('Replicate already deleted this result (it keeps API results for an hour); it was paid for');
         const outputs = collectOutputs(p.output);
         if (outputs.length === 0) throw new PollError('Replicate sent a finished prediction with no file in its output');
-        return { state: 'succeeded', result: { outputs, costActual: null } };
+        return { state: 'succeeded', result: { outputs, costActual: this.billed(remote.model, outputs.length) } };
       }
       default:
         throw new PollError(`Replicate reported an unknown status ${JSON.stringify(p.status)}`);
     }
+  }
+
+  /**
+   * Official models are "charged by output" (replicate.com/changelog/2025-01-29-official-models): the images
+   * the prediction returned, at the model's price per image.
+   */
+  private billed(model: string, images: number): ReportedCost | null {
+    const entry = entryFor(this.id, model, 'image');
+    if (entry?.pricing.per !== 'image') return null;
+    return {
+      amount: toMicros(images * entry.pricing.price),
+      currency: entry.currency,
+      source: `${images} output image${images === 1 ? '' : 's'} returned, at ${entry.pricing.price} ${entry.currency} each (billed per output); ${citation(entry)}`,
+    };
   }
 
   download(output: ProviderOutput, signal?: AbortSignal): Promise<AsyncIterable<Uint8Array>> {
@@ -113,6 +138,14 @@ export class ReplicateAdapter implements ProviderAdapter {
     return 'requested';
   }
 
+  /**
+   * Predictions created in the window (`created_after`, `created_before`: replicate-python-beta
+   * types/prediction_list_params.py), of this model only. "For predictions created through the API, all input
+   * parameters, output values, output files, and logs are automatically removed after an hour"
+   * (replicate.com/docs/topics/predictions/data-retention); `data_removed` says so on the prediction
+   * (types/prediction.py). Past that, a prediction of the same model made in the window is still offered,
+   * with its time and the reason its input could not be compared, and left to the person.
+   */
   async lookup(window: { from: number; to: number }, request: PreparedRequest, signal?: AbortSignal): Promise<Candidate[]> {
     const wanted = canonicalJson(request.input);
     const model = request.model.split(':')[0];
@@ -122,11 +155,14 @@ export class ReplicateAdapter implements ProviderAdapter {
       const page = obj((await this.http.get(next, signal)).json);
       for (const item of (page.results as unknown[] | undefined) ?? []) {
         const p = obj(item);
+        if (p.model !== model) continue;
+        const removed = p.data_removed === true || !p.input || typeof p.input !== 'object' || Object.keys(p.input).length === 0;
         found.push({
           requestId: String(p.id),
           createdAt: Date.parse(String(p.created_at)),
           status: String(p.status),
-          inputMatches: p.model === model && canonicalJson(p.input) === wanted,
+          inputMatches: !removed && canonicalJson(p.input) === wanted,
+          ...(removed ? { inputGone: 'Replicate removes the input of an API prediction an hour after it ends' } : {}),
         });
       }
       next = typeof page.next === 'string' ? page.next : null;

@@ -42,6 +42,7 @@ export class SimulatorAdapter implements ProviderAdapter {
     // charge log names the attempt.
     idempotencyHeader: null,
     lookup: true,
+    lookupLists: 'the simulator lists every request it accepted, queued ones included',
     pollById: true,
     cancel: true,
     quote: 'submit',
@@ -93,10 +94,12 @@ export class SimulatorAdapter implements ProviderAdapter {
       case 'IN_QUEUE':
       case 'IN_PROGRESS':
         return { state: 'pending', progress: typeof body.progress === 'number' ? body.progress : null };
+      // The simulator charges a request once, at acceptance, "whatever comes after" (simulator/server.ts), and
+      // its ledger keeps the charge of a job that fails or is cancelled.
       case 'FAILED':
-        return { state: 'failed', error: `the simulator failed: ${String(body.error ?? 'no reason given')}`, costActual: null };
+        return { state: 'failed', error: `the simulator failed: ${String(body.error ?? 'no reason given')}`, costActual: null, charged: 'yes' };
       case 'CANCELLED':
-        return { state: 'failed', error: 'the request was cancelled at the simulator', costActual: null };
+        return { state: 'failed', error: 'the request was cancelled at the simulator', costActual: null, charged: 'yes' };
       case 'COMPLETED': {
         const result = record((await this.http.get(`/v1/requests/${id}/result`, signal)).json, 'result');
         if (!Array.isArray(result.outputs) || result.outputs.length === 0) throw new PollError('the simulator sent a result with no outputs');
@@ -105,7 +108,8 @@ export class SimulatorAdapter implements ProviderAdapter {
           if (typeof out.url !== 'string') throw new PollError('the simulator sent an output with no url');
           return { url: out.url, contentType: typeof out.content_type === 'string' ? out.content_type : null };
         });
-        return { state: 'succeeded', result: { outputs, costActual: money(result.cost) } };
+        const cost = money(result.cost);
+        return { state: 'succeeded', result: { outputs, costActual: cost && { ...cost, source: 'the simulator\'s "cost" field' } } };
       }
       default:
         throw new PollError(`the simulator reported an unknown status ${JSON.stringify(body.status)}`);

@@ -25,7 +25,8 @@ import { quoteFor } from './prices.ts';
  *
  * What its answers mean, for money:
  *   - Every answer to a submit that follows the acceptance names the request in `x-request-id`, sent with
- *     the headers before any body; the request is charged once, at acceptance, whatever comes after.
+ *     the headers before any body; the request is charged once, at acceptance, whatever comes after (a job
+ *     that then fails or is cancelled stays charged).
  *   - 503 to a submit is the one answer documented as never billed: nothing was accepted. Any other 5xx,
  *     or a cut connection, may come after the request was accepted and charged.
  *   - 410 on a result's file is the one answer that means a paid result is gone (it expired). A 404 means
