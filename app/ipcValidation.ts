@@ -18,7 +18,10 @@ const CHECKS: Record<(typeof API_METHODS)[number], Check> = {
   saveStoryboard: ([p, board]) => str(p) && obj(board),
   setBudget: ([p, amount]) => str(p) && (amount === null || (typeof amount === 'number' && Number.isFinite(amount) && amount >= 0)),
   estimate: ([p, t]) => str(p) && takes(t),
-  generate: ([p, t, o]) => str(p) && takes(t) && (o === undefined || (obj(o) && ['undefined', 'boolean'].includes(typeof (o as { rebuyLost?: unknown }).rebuyLost))),
+  generate: ([p, t, o]) =>
+    str(p) &&
+    takes(t) &&
+    (o === undefined || (obj(o) && (['rebuyLost', 'confirmUnpriced'] as const).every((k) => ['undefined', 'boolean'].includes(typeof (o as Record<string, unknown>)[k])))),
   listTasks: ([p, offset, limit]) => str(p) && int(offset) && int(limit) && (limit as number) <= 500,
   unknownTasks: (a) => a.length === 0,
   reconcile: ([id]) => int(id),

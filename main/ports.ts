@@ -20,6 +20,8 @@ export interface ResultRecord {
   idempotencyKey: string | null;
   requestId: string | null;
   costActual: number | null;
+  /** How costActual was reached; absent in records written before it was kept. */
+  costSource?: string | null;
   outputs: SavedOutput[];
 }
 

@@ -19,6 +19,19 @@ describe('declared models', () => {
     expect(() => validateInput('fal', { kind: 'speech', model: 'fal-ai/flux/dev', input: { text: 'hi' } })).toThrow('fal makes images and clips here, not speech');
   });
 
+  it('takes a pinned Replicate version wherever a model is named, and keeps a long wrong name short in the message', () => {
+    expect(() => checkModel('replicate', 'image', `black-forest-labs/flux-dev:${'a'.repeat(64)}`)).not.toThrow();
+    const long = 'x'.repeat(100_000);
+    let message = '';
+    try {
+      checkModel('openai', 'image', long);
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message.length).toBeLessThan(300);
+    expect(message).toMatch(/^OpenAI has no image model "x{77}…"/);
+  });
+
   it('a model with no catalogue entry of its own has no estimate, rather than another model’s price', () => {
     expect(estimateFromCatalogue('fal', 'fal-ai/flux/pro', 'image', { prompt: 'x' })).toBeNull();
     expect(estimateFromCatalogue('elevenlabs', 'eleven_monolingual_v9', 'speech', { text: 'hello' })).toBeNull();

@@ -38,7 +38,9 @@ export interface TaskView {
   charged: 'no' | 'maybe' | 'yes';
   costEstimated: number | null;
   costEstimateSource: string | null;
+  /** Billed: worked out from what the provider reported for this request (costActualSource says how). */
   costActual: number | null;
+  costActualSource: string | null;
   currency: string;
   /** Where the UI can load the result (a studio-media: or /media/ URL), once there is one. */
   outputUrl: string | null;
@@ -73,6 +75,10 @@ export interface UnknownTask extends TaskView {
   /** What was sent, as the provider received it. */
   input: unknown;
   events: TaskEventView[];
+  /** Which requests the provider's listing shows, in words from its docs, or null when it cannot list them. */
+  lookupLists: string | null;
+  /** What the studio's own last lookup for it found, while it looks on its own, or null. */
+  lookup: string | null;
 }
 
 export interface CandidateView {
@@ -104,7 +110,8 @@ export interface EstimateStep {
   /** rebuy: paid for before and its result is lost; Generate buys it again only with `rebuyLost`. */
   action: 'new' | 'reuse' | 'rebuy';
   taskId: number | null;
-  cost: number;
+  /** null: no price is known; never counted as 0 (see EstimateView.unpriced). */
+  cost: number | null;
   currency: string;
   source: string;
   lost: LostResultView | null;
@@ -113,13 +120,18 @@ export interface EstimateStep {
 export interface GenerateOptions {
   /** The person confirmed buying again the steps whose paid result was lost; without it such a Generate is refused. */
   rebuyLost?: boolean;
+  /** The person confirmed, for a budgeted project, the steps whose price is unknown; without it such a Generate is refused. */
+  confirmUnpriced?: boolean;
 }
 
 export interface EstimateView {
   project: string;
   currency: string;
   steps: EstimateStep[];
+  /** What the new steps of known price may cost. */
   total: number;
+  /** How many new steps have no known price, left out of `total`. */
+  unpriced: number;
   spent: number;
   budget: number | null;
   overBy: number;

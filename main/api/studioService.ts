@@ -70,7 +70,7 @@ export class StudioService implements StudioApi {
   private readonly pipeline: Pipeline;
 
   constructor(private readonly deps: ServiceDeps) {
-    this.pipeline = new Pipeline({ studio: deps.studio, provider: deps.providers.get, defaults: deps.studio.settings.defaults });
+    this.pipeline = new Pipeline({ studio: deps.studio, provider: deps.providers.get, defaults: deps.studio.settings.defaults, prices: () => deps.studio.settings.prices });
   }
 
   private get studio() {
@@ -97,6 +97,7 @@ export class StudioService implements StudioApi {
       costEstimated: money(t.costEstimated),
       costEstimateSource: t.costEstimateSource,
       costActual: money(t.costActual),
+      costActualSource: t.costActualSource,
       currency: t.currency,
       outputUrl: t.outputPath && t.status === 'SUCCEEDED' ? this.deps.mediaUrl(t.id) : null,
       error: t.error,
@@ -157,8 +158,9 @@ export class StudioService implements StudioApi {
     return {
       project: e.project.name,
       currency: e.project.currency,
-      steps: e.steps.map((s) => ({ ...s, cost: money(s.cost)!, lost: s.lost && { ...s.lost, cost: money(s.lost.cost)! } })),
+      steps: e.steps.map((s) => ({ ...s, cost: money(s.cost), lost: s.lost && { ...s.lost, cost: money(s.lost.cost)! } })),
       total: money(e.total)!,
+      unpriced: e.unpriced.length,
       spent: money(e.spent)!,
       budget: money(e.budget),
       overBy: money(e.overBy)!,
@@ -170,7 +172,7 @@ export class StudioService implements StudioApi {
   }
 
   async generate(project: string, newTakes: string[] = [], options: GenerateOptions = {}): Promise<EstimateView> {
-    return refusals(async () => this.estimateView(await this.pipeline.generate(project, { newTakes, rebuyLost: options?.rebuyLost === true })));
+    return refusals(async () => this.estimateView(await this.pipeline.generate(project, { newTakes, rebuyLost: options?.rebuyLost === true, confirmUnpriced: options?.confirmUnpriced === true })));
   }
 
   async listTasks(project: string, offset: number, limit: number): Promise<TaskPage> {
@@ -181,12 +183,19 @@ export class StudioService implements StudioApi {
 
   async unknownTasks(): Promise<UnknownTask[]> {
     const names = new Map(this.studio.projects.list().map((p) => [p.id, p.name]));
-    return this.studio.tasks.list({ status: 'OUTCOME_UNKNOWN' }).map((t) => ({
-      ...this.view(t),
-      project: names.get(t.projectId)!,
-      input: t.input,
-      events: this.studio.tasks.events(t.id).map((e) => ({ at: iso(e.at)!, from: e.fromStatus, to: e.toStatus, actor: e.actor, reason: e.reason })),
-    }));
+    return this.studio.tasks.list({ status: 'OUTCOME_UNKNOWN' }).map((t) => {
+      const events = this.studio.tasks.events(t.id);
+      const provider = this.deps.providers.get(t.provider);
+      const lookup = events.filter((e) => e.at >= (t.finishedAt ?? 0) && (e.detail as { lookup?: unknown } | null)?.lookup !== undefined).at(-1);
+      return {
+        ...this.view(t),
+        project: names.get(t.projectId)!,
+        input: t.input,
+        events: events.map((e) => ({ at: iso(e.at)!, from: e.fromStatus, to: e.toStatus, actor: e.actor, reason: e.reason })),
+        lookupLists: provider?.capabilities.lookup ? (provider.capabilities.lookupLists ?? null) : null,
+        lookup: lookup?.reason ?? null,
+      };
+    });
   }
 
   async reconcile(taskId: number): Promise<CandidateView[]> {

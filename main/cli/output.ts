@@ -19,6 +19,7 @@ export function taskJson(t: Task, projectName: string, outputs: TaskOutput[]) {
     costEstimated: fromMicros(t.costEstimated),
     costEstimateSource: t.costEstimateSource,
     costActual: fromMicros(t.costActual),
+    costActualSource: t.costActualSource,
     currency: t.currency,
     outputPath: t.outputPath,
     outputSha256: t.outputSha256,
@@ -42,4 +43,12 @@ export function money(micros: number | null, currency = 'USD'): string {
 export function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
   return rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+}
+
+/** Whether a task's cost figure is billed (from what the provider reported) or an estimate, in a word. */
+export function costBasis(t: Pick<Task, 'costActual' | 'costEstimated' | 'charged' | 'status'>): string {
+  if (t.charged === 'no' && (t.status === 'FAILED' || t.status === 'CANCELLED')) return 'not charged';
+  if (t.costActual !== null) return 'billed';
+  if (t.costEstimated === null) return 'price unknown';
+  return t.charged === 'maybe' ? 'possibly charged' : 'estimated';
 }

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { DEFAULT_ENGINE_OPTIONS, type EngineOptions } from '../engine/supervisor.ts';
+import { DEFAULT_LOOKUP } from '../engine/unknownLookups.ts';
 import type { CallTimeouts } from '../http/providerHttp.ts';
 import { parseStoryboard, type StepChoice, type StepKind } from '../pipeline/storyboard.ts';
 import { KINDS } from '../tasks/model.ts';
@@ -10,6 +11,8 @@ export interface ProviderSettings {
   key?: string;
   baseUrl?: string;
   timeouts?: Partial<CallTimeouts>;
+  /** ElevenLabs: what one credit costs on the person's plan, in USD; without it the catalogue's default is used. */
+  creditPrice?: number;
 }
 
 export interface Settings {
@@ -20,6 +23,8 @@ export interface Settings {
   defaults: Record<StepKind, StepChoice>;
   /** Ask before a Generate above this amount; keep the machine awake while paid work is in flight. */
   ui: { confirmAbove: number | null; keepAwake: boolean };
+  /** Prices the person set, in USD per request, for models with no documented price: "provider model" to amount. */
+  prices: Record<string, number>;
 }
 
 export const DEFAULT_STEPS: Record<StepKind, StepChoice> = {
@@ -86,6 +91,10 @@ export function parseSettings(raw: Record<string, any>): Settings {
       maxIntervalMs: positive(e.poll?.maxIntervalMs, 'engine.poll.maxIntervalMs', d.poll.maxIntervalMs, 10),
       deadlineMs: positive(e.poll?.deadlineMs, 'engine.poll.deadlineMs', d.poll.deadlineMs, 100),
     },
+    lookup: {
+      intervalMs: positive(e.lookup?.intervalMs, 'engine.lookup.intervalMs', DEFAULT_LOOKUP.intervalMs, 100),
+      tries: positive(e.lookup?.tries, 'engine.lookup.tries', DEFAULT_LOOKUP.tries, 1),
+    },
   };
   if (concurrency.render > 1) throw new SettingsError('settings: engine.concurrency.render must be 0 or 1: renders run one at a time');
   const media = raw.media ?? {};
@@ -108,7 +117,20 @@ export function parseSettings(raw: Record<string, any>): Settings {
     media,
     defaults,
     ui: { confirmAbove: ui.confirmAbove ?? 5, keepAwake: ui.keepAwake === true },
+    prices: checkPrices(raw.prices ?? {}),
   };
+}
+
+function checkPrices(raw: unknown): Record<string, number> {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new SettingsError('settings: prices must be an object like {"fal fal-ai/flux/dev": 0.03}');
+  for (const [model, price] of Object.entries(raw as Record<string, unknown>)) {
+    const [provider, id] = model.split(' ');
+    if (!provider || !id) throw new SettingsError(`settings: prices: "${model}" must name a provider and a model, like "fal fal-ai/flux/dev"`);
+    if (typeof price !== 'number' || !Number.isFinite(price) || price < 0 || price > 1000) {
+      throw new SettingsError(`settings: prices["${model}"] must be an amount in USD per request from 0 to 1000, not ${JSON.stringify(price)}`);
+    }
+  }
+  return raw as Record<string, number>;
 }
 
 function checkProviders(raw: unknown): Record<string, ProviderSettings> {
@@ -116,6 +138,9 @@ function checkProviders(raw: unknown): Record<string, ProviderSettings> {
   for (const [id, p] of Object.entries(raw as Record<string, any>)) {
     if (!p || typeof p !== 'object') throw new SettingsError(`settings: providers.${id} must be an object`);
     if (p.key !== undefined && (typeof p.key !== 'string' || !p.key)) throw new SettingsError(`settings: providers.${id}.key must be text`);
+    if (p.creditPrice !== undefined && !(typeof p.creditPrice === 'number' && Number.isFinite(p.creditPrice) && p.creditPrice > 0)) {
+      throw new SettingsError(`settings: providers.${id}.creditPrice must be the price of one credit in USD, above 0, not ${JSON.stringify(p.creditPrice)}`);
+    }
     if (p.baseUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(String(p.baseUrl))) {
       throw new SettingsError(`settings: providers.${id}.baseUrl must be an http(s) address, not ${JSON.stringify(p.baseUrl)}`);
     }

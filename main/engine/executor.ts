@@ -185,7 +185,7 @@ async function keepInHand(task: Task, requestId: string, result: ProviderResult,
   if (saved.state === 'saved') return completeFromDisk(task, saved.record, ports, options, signal, saved.unusable);
   if (saved.state === 'stopped') return;
   const error = `the paid result could not be kept: ${saved.message}`;
-  await untilWritten(() => ports.repo.fail(task.id, error, 'yes', { owner: options.owner, now: ports.clock.now() }, result.costActual?.amount ?? null), ports, signal);
+  await untilWritten(() => ports.repo.fail(task.id, error, 'yes', { owner: options.owner, now: ports.clock.now() }, result.costActual), ports, signal);
 }
 
 async function pollAndFinish(task: Task, ports: ExecutorPorts, options: ExecutorOptions, signal: AbortSignal) {
@@ -196,7 +196,7 @@ async function pollAndFinish(task: Task, ports: ExecutorPorts, options: Executor
     case 'succeeded':
       return finish(task, outcome.result, ports, options, signal);
     case 'failed':
-      await durably(() => ports.repo.fail(task.id, outcome.error, 'yes', lease(), outcome.costActual?.amount ?? null));
+      await durably(() => ports.repo.fail(task.id, outcome.error, outcome.charged, lease(), outcome.costActual));
       return;
     case 'running':
       // Known to be still under way: looked at again slowly, without holding a slot, never parked as unknown.
@@ -225,7 +225,7 @@ async function finish(task: Task, result: ProviderResult, ports: ExecutorPorts, 
       return;
     case 'gone':
     case 'unusable':
-      await durably(() => ports.repo.fail(task.id, saved.message, 'yes', lease(), result.costActual?.amount ?? null));
+      await durably(() => ports.repo.fail(task.id, saved.message, 'yes', lease(), result.costActual));
       return;
     case 'stopped':
       return;
@@ -239,7 +239,7 @@ async function finish(task: Task, result: ProviderResult, ports: ExecutorPorts, 
 async function completeFromDisk(task: Task, record: ResultRecord, ports: ExecutorPorts, options: ExecutorOptions, signal: AbortSignal, unusable: string[] = []) {
   stopPoint('after-save', task.id);
   const { repo, clock } = ports;
-  const out = { outputs: record.outputs, costActual: record.costActual, requestId: record.requestId };
+  const out = { outputs: record.outputs, costActual: record.costActual, costSource: record.costSource, requestId: record.requestId };
   const done =
     (await untilWritten(() => repo.complete(task.id, out, { owner: options.owner, now: clock.now() }), ports, signal)) ??
     (await untilWritten(() => repo.completeAttempt(task.id, record.idempotencyKey, out, clock.now()), ports, signal));

@@ -1,6 +1,6 @@
 import type { Clock } from '../ports.ts';
-import { PollError, ResultGone, type Money, type ProviderAdapter, type ProviderResult } from '../providers/port.ts';
-import type { Task } from '../tasks/model.ts';
+import { PollError, ResultGone, type ReportedCost, type ProviderAdapter, type ProviderResult } from '../providers/port.ts';
+import type { Charged, Task } from '../tasks/model.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
 import { stopPoint } from './stopPoints.ts';
 
@@ -13,7 +13,7 @@ export interface PollOptions {
 
 export type PollOutcome =
   | { state: 'succeeded'; result: ProviderResult }
-  | { state: 'failed'; error: string; costActual: Money | null }
+  | { state: 'failed'; error: string; costActual: ReportedCost | null; charged: Charged }
   /** Past the deadline and the provider says it is still working on it: known, so never unknown. */
   | { state: 'running'; forMs: number }
   | { state: 'deadline'; reason: string }
@@ -83,7 +83,7 @@ export async function pollUntilDone(
       if (overdue) return { state: 'running', forMs: clock.now() - submittedAt };
     } catch (err) {
       if (signal.aborted) return { state: 'stopped' };
-      if (err instanceof ResultGone) return { state: 'failed', error: err.message, costActual: null };
+      if (err instanceof ResultGone) return { state: 'failed', error: err.message, costActual: null, charged: 'yes' };
       if (late && ++unanswered >= FINAL_POLL_TRIES) return gaveUp(`the provider could not be asked (${(err as Error).message})`);
       if (err instanceof PollError && err.retryAfterMs) interval = Math.max(interval, err.retryAfterMs);
     }

@@ -130,7 +130,7 @@ export async function runRenderTask(task: Task, ports: RenderPorts, options: { o
   await rename(job.output, final);
   const bytes = (await stat(final)).size;
   const output = { path: final, sha256: await sha256(final), bytes, contentType: 'video/mp4' };
-  if (!repo.complete(task.id, { outputs: [output], costActual: 0 }, lease())) {
+  if (!repo.complete(task.id, { outputs: [output], costActual: 0, costSource: 'made on this machine by ffmpeg, at no charge' }, lease())) {
     ports.log(`task ${task.id}: lease lost before completing the render; the file is at ${final}`);
   }
 }

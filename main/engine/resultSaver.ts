@@ -90,7 +90,7 @@ export async function saveResult(
     }
   }
   if (saved.length === 0) return { state: 'unusable', message: unusable.join('; ') };
-  const record: ResultRecord = { idempotencyKey: task.idempotencyKey, requestId, costActual: result.costActual?.amount ?? null, outputs: saved };
+  const record: ResultRecord = { idempotencyKey: task.idempotencyKey, requestId, costActual: result.costActual?.amount ?? null, costSource: result.costActual?.source ?? null, outputs: saved };
   for (;;) {
     try {
       await ports.outputs.record(task, record);
@@ -119,7 +119,7 @@ async function saveInHand(
   failed: (err: unknown) => Promise<boolean>,
 ): Promise<SaveOutcome> {
   const { outputs } = ports;
-  const meta = { idempotencyKey: task.idempotencyKey, requestId, costActual: result.costActual?.amount ?? null };
+  const meta = { idempotencyKey: task.idempotencyKey, requestId, costActual: result.costActual?.amount ?? null, costSource: result.costActual?.source ?? null };
   for (let rescue = false; ; ) {
     try {
       const targets = result.outputs.map((o, i) => ({ target: targetOf(task, i, o.contentType), bytes: o.bytes! }));

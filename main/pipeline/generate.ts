@@ -4,7 +4,7 @@ import type { Project } from '../projects/repository.ts';
 import { InvalidInput } from '../providers/port.ts';
 import type { Studio } from '../studio.ts';
 import { inputHash } from '../tasks/inputHash.ts';
-import type { Task } from '../tasks/model.ts';
+import { toMicros, type Task } from '../tasks/model.ts';
 import { bindStepRefs, planStoryboard, RENDER_PROVIDER, stepRefsAs, type PlannedStep } from './planner.ts';
 import { decidePlan, judgeStep, type Decided, type Verdict } from './reuse.ts';
 import { sceneById, type StepChoice, type StepKind, type Storyboard } from './storyboard.ts';
@@ -33,8 +33,8 @@ export interface StepEstimate {
    */
   action: 'new' | 'reuse' | 'rebuy';
   taskId: number | null;
-  /** Micro-units of `currency`; 0 for reused and local steps. */
-  cost: number;
+  /** Micro-units of `currency`; 0 for reused and local steps; null when no price is known (never counted as 0). */
+  cost: number | null;
   currency: string;
   source: string;
   /** For a rebuy: the purchase whose result was lost. */
@@ -44,8 +44,10 @@ export interface StepEstimate {
 export interface GenerateEstimate {
   project: Project;
   steps: StepEstimate[];
-  /** What the new steps may cost. */
+  /** What the new steps of known price may cost. */
   total: number;
+  /** New steps whose price is unknown, left out of `total`; a budgeted project refuses them unless confirmed. */
+  unpriced: StepEstimate[];
   /** What the project has spent, may have spent, or has enqueued and not sent yet. */
   spent: number;
   budget: number | null;
@@ -77,6 +79,16 @@ export interface PipelineDeps {
   /** Adapters, used only to validate inputs and ask for quotes; nothing is sent from here. */
   provider: (id: string) => import('../providers/port.ts').ProviderAdapter | undefined;
   defaults: Record<StepKind, StepChoice>;
+  /** Prices the person set for models with no documented one, per request (settings "prices"). */
+  prices?: () => OwnPrices;
+}
+
+/** "provider model" to a price per request in USD, as the person set it. */
+export type OwnPrices = Record<string, number>;
+
+function ownPrice(prices: (() => OwnPrices) | undefined, step: PlannedStep): Price | null {
+  const price = prices?.()[`${step.provider} ${step.model}`];
+  return price === undefined ? null : { cost: toMicros(price), currency: 'USD', source: `your price for ${step.provider} ${step.model}: ${price} USD per request (settings)` };
 }
 
 export interface GenerateOptions {
@@ -85,6 +97,19 @@ export interface GenerateOptions {
   freshRender?: boolean;
   /** The person confirmed buying again the steps whose paid result was lost. */
   rebuyLost?: boolean;
+  /** The person confirmed, for a budgeted project, the steps whose price is unknown. */
+  confirmUnpriced?: boolean;
+}
+
+/** A budgeted Generate with steps of unknown price, which a budget cannot be checked against. */
+export class UnpricedRefused extends GenerateRefused {
+  constructor(readonly steps: StepEstimate[]) {
+    const models = [...new Set(steps.map((s) => `${s.provider} ${s.model}`))].join(', ');
+    super(
+      `${steps.length} step${steps.length === 1 ? ' has' : 's have'} no known price (${models}), so this project's budget cannot be checked for ` +
+        `${steps.length === 1 ? 'it' : 'them'}; nothing was enqueued. Set a price for the model in settings ("prices"), or confirm to go ahead without one.`,
+    );
+  }
 }
 
 /** A finished result whose file is gone is no result to build on. */
@@ -143,11 +168,13 @@ export class Pipeline {
   }
 
   private summed(project: Project, steps: StepEstimate[]): GenerateEstimate {
-    const total = steps.filter((s) => s.action !== 'reuse').reduce((sum, s) => sum + s.cost, 0);
+    const bought = steps.filter((s) => s.action !== 'reuse');
+    const total = bought.reduce((sum, s) => sum + (s.cost ?? 0), 0);
+    const unpriced = bought.filter((s) => s.cost === null);
     const spend = this.deps.studio.tasks.spend(project.id)[0]!;
     const spent = spend.actual + spend.estimated + spend.possiblyCharged + spend.queued;
     const overBy = project.budget === null ? 0 : Math.max(0, spent + total - project.budget);
-    return { project, steps, total, spent, budget: project.budget, overBy };
+    return { project, steps, total, unpriced, spent, budget: project.budget, overBy };
   }
 
   /** Prices every step that is not reused (a network call for some providers). */
@@ -173,8 +200,8 @@ export class Pipeline {
       if (err instanceof InvalidInput) throw new GenerateRefused(`step ${step.key} (${step.provider} ${step.model}): ${err.message}`);
       throw err;
     }
-    const estimate = await estimateCost(adapter, request);
-    return estimate ?? { cost: 0, currency: 'USD', source: `no price known for ${step.provider} ${step.model}; add it to the catalogue` };
+    const estimate = (await estimateCost(adapter, request)) ?? ownPrice(this.deps.prices, step);
+    return estimate ?? { cost: null, currency: 'USD', source: `price unknown: no documented price for ${step.provider} ${step.model}; set one in settings ("prices")` };
   }
 
   /** What a Generate would do and cost, step by step, without doing it. */
@@ -220,6 +247,7 @@ export class Pipeline {
       const estimate = this.summed(project, steps);
       const lost = steps.filter((s) => s.action === 'rebuy');
       if (lost.length > 0 && !options.rebuyLost) throw new LostResultsRefused(lost);
+      if (project.budget !== null && estimate.unpriced.length > 0 && !options.confirmUnpriced) throw new UnpricedRefused(estimate.unpriced);
       if (estimate.overBy > 0) {
         throw new GenerateRefused(
           `this Generate would cost about ${money(estimate.total, project.currency)}; with ${money(estimate.spent, project.currency)} ` +

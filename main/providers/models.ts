@@ -30,5 +30,6 @@ export function modelFor(providerName: string, models: readonly ModelSpec[], kin
   const found = ofKind.find((m) => m.id === model);
   if (found) return found;
   const ids = ofKind.map((m) => m.id);
-  throw new InvalidInput(`${providerName} has no ${kind} model "${model}"; did you mean "${closest(model, ids)}"? The ${kind} models are ${ids.join(', ')}`);
+  const named = model.length > 80 ? `${model.slice(0, 77)}…` : model;
+  throw new InvalidInput(`${providerName} has no ${kind} model "${named}"; did you mean "${closest(model.slice(0, 200), ids)}"? The ${kind} models are ${ids.join(', ')}`);
 }

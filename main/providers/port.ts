@@ -1,5 +1,6 @@
 import type { SubmitFailure } from '../engine/submitOutcome.ts';
-import type { Kind, RemoteRef, Task } from '../tasks/model.ts';
+import type { PlanPrices } from '../pricing/catalogue.ts';
+import type { Charged, Kind, RemoteRef, Task } from '../tasks/model.ts';
 import type { ModelSpec } from './models.ts';
 
 /** Money in micro-units (1 USD = 1,000,000). */
@@ -16,6 +17,8 @@ export interface ProviderCapabilities {
   idempotencyHeader: string | null;
   /** The provider can list past requests, so an unknown outcome can be reconciled. */
   lookup: boolean;
+  /** Which requests that listing shows, and what it cannot show, in words from the provider's docs, for the person. */
+  lookupLists?: string;
   /**
    * A request id alone is enough to ask for the request's outcome and collect its result later (a queue's
    * status URL, a history entry). When true, an id heard before the answer is whole is recorded as
@@ -49,9 +52,18 @@ export interface ProviderOutput {
   contentType: string | null;
 }
 
+/**
+ * What a finished request cost, worked out from what the provider reported for it (a cost field, the
+ * characters or tokens billed, the outputs made), with how; null where the provider reports nothing per
+ * request, and then the estimate stands, shown as an estimate.
+ */
+export interface ReportedCost extends Money {
+  source: string;
+}
+
 export interface ProviderResult {
   outputs: ProviderOutput[];
-  costActual: Money | null;
+  costActual: ReportedCost | null;
 }
 
 export interface SubmitResult {
@@ -66,7 +78,8 @@ export interface SubmitResult {
 export type PollResult =
   | { state: 'pending'; progress: number | null }
   | { state: 'succeeded'; result: ProviderResult }
-  | { state: 'failed'; error: string; costActual: Money | null };
+  /** `charged`: whether the provider bills this failure, as its documentation says. */
+  | { state: 'failed'; error: string; costActual: ReportedCost | null; charged: Charged };
 
 /** A request found at the provider that might be the one an unknown outcome left behind. */
 export interface Candidate {
@@ -74,6 +87,10 @@ export interface Candidate {
   createdAt: number;
   status: string;
   inputMatches: boolean;
+  /** Why the input could not be compared (the provider no longer keeps it): then only model and time match. */
+  inputGone?: string;
+  /** The other ids the provider gives the same request (an ElevenLabs history item id beside its request id). */
+  aliases?: string[];
 }
 
 export interface SubmitOptions {
@@ -86,6 +103,8 @@ export interface SubmitOptions {
 export interface ProviderAdapter {
   readonly id: string;
   readonly capabilities: ProviderCapabilities;
+  /** Prices the person set for their plan (ElevenLabs' price per credit), which the catalogue's estimate uses. */
+  readonly prices?: PlanPrices;
   /** Builds the request; throws InvalidInput with a message a person can act on. */
   prepare(task: Pick<Task, 'kind' | 'model' | 'input'>): PreparedRequest;
   /** The provider's own price for this request, where it has a quote endpoint. */

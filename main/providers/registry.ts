@@ -14,6 +14,8 @@ import { SimulatorAdapter } from './simulatorAdapter.ts';
 interface ProviderEntry {
   /** The name a person knows it by, in messages. */
   title: string;
+  /** The declared model a task's model names, where a model id may carry more (Replicate's ":version"). */
+  baseModel?: (model: string) => string;
   /** The variable the provider's own tools read the key from. */
   keyVariable: string | null;
   baseUrlVariable: string;
@@ -23,7 +25,7 @@ interface ProviderEntry {
 const PROVIDERS: Record<string, ProviderEntry> = {
   simulator: { title: 'The simulator', keyVariable: null, baseUrlVariable: 'STUDIO_SIMULATOR_BASE_URL', create: (c) => new SimulatorAdapter(c.baseUrl!, c.timeouts) },
   fal: { title: 'fal', keyVariable: 'FAL_KEY', baseUrlVariable: 'STUDIO_FAL_BASE_URL', create: (c) => new FalAdapter(c) },
-  replicate: { title: 'Replicate', keyVariable: 'REPLICATE_API_TOKEN', baseUrlVariable: 'STUDIO_REPLICATE_BASE_URL', create: (c) => new ReplicateAdapter(c) },
+  replicate: { title: 'Replicate', baseModel: (m) => m.split(':')[0]!, keyVariable: 'REPLICATE_API_TOKEN', baseUrlVariable: 'STUDIO_REPLICATE_BASE_URL', create: (c) => new ReplicateAdapter(c) },
   openai: { title: 'OpenAI', keyVariable: 'OPENAI_API_KEY', baseUrlVariable: 'STUDIO_OPENAI_BASE_URL', create: (c) => new OpenAiAdapter(c) },
   elevenlabs: { title: 'ElevenLabs', keyVariable: 'ELEVENLABS_API_KEY', baseUrlVariable: 'STUDIO_ELEVENLABS_BASE_URL', create: (c) => new ElevenLabsAdapter(c) },
 };
@@ -66,7 +68,8 @@ export function modelsOf(provider: string): readonly ModelSpec[] {
 
 /** Refuses a model the provider's adapter does not declare, naming the ones it does. */
 export function checkModel(provider: string, kind: Kind, model: string): void {
-  modelFor(entryOf(provider)!.title, modelsOf(provider), kind, model);
+  const entry = entryOf(provider)!;
+  modelFor(entry.title, modelsOf(provider), kind, entry.baseModel?.(model) ?? model);
 }
 
 /** Whether a request id alone reaches a request at this provider (a capability, so no key is needed to ask). */
@@ -89,6 +92,7 @@ function configFor(id: string, settings: Settings, env: NodeJS.ProcessEnv, keys?
     key: keys?.(id) ?? own.key ?? (entry.keyVariable ? env[entry.keyVariable] : undefined) ?? null,
     baseUrl: own.baseUrl ?? env[entry.baseUrlVariable] ?? null,
     timeouts: own.timeouts,
+    creditPrice: own.creditPrice ?? null,
   };
 }
 

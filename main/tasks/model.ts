@@ -32,6 +32,8 @@ export interface Task {
   costEstimated: number | null;
   costEstimateSource: string | null;
   costActual: number | null;
+  /** How the actual cost was reached from what the provider reported; null while there is none. */
+  costActualSource: string | null;
   costAbandoned: number;
   currency: string;
   outputPath: string | null;
@@ -82,7 +84,8 @@ export interface NewTask {
   maxAttempts?: number;
   dependsOn?: number[];
   /** What it is expected to cost, known before it is sent (Generate prices every step), so budgets count it. */
-  estimate?: { cost: number; source: string; currency: string };
+  /** cost null: no price is known (the person confirmed buying it anyway). */
+  estimate?: { cost: number | null; source: string; currency: string };
 }
 
 export function isKind(value: string): value is Kind {

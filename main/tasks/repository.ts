@@ -10,6 +10,8 @@ import { rowToEvent, rowToOutput, rowToTask, type EventRow, type OutputRow, type
 export interface CompletedResult {
   outputs: SavedOutput[];
   costActual: number | null;
+  /** How costActual was reached (see tasks.cost_actual_source). */
+  costSource?: string | null;
   requestId?: string | null;
 }
 
@@ -348,8 +350,9 @@ export class TaskRepository {
       `status = 'SUCCEEDED', output_path = @outputPath, output_sha256 = @sha256, progress = 1, error = NULL, note = NULL,
        unknown_reason = NULL, charged = CASE WHEN submit_started_at IS NULL THEN charged ELSE 'yes' END,
        remote_request_id = coalesce(remote_request_id, @requestId),
+       cost_actual_source = CASE WHEN @costActual IS NULL THEN cost_actual_source ELSE @costSource END,
        cost_actual = coalesce(@costActual, cost_actual), lease_owner = NULL, lease_expires_at = NULL, finished_at = @now`,
-      { ...params, outputPath: first.path, sha256: first.sha256, costActual: out.costActual, requestId: out.requestId ?? null },
+      { ...params, outputPath: first.path, sha256: first.sha256, costActual: out.costActual, costSource: out.costSource ?? null, requestId: out.requestId ?? null },
       {
         actor: 'engine',
         reason: why ?? (out.outputs.length > 1 ? `${out.outputs.length} outputs saved` : 'output saved'),
@@ -373,13 +376,14 @@ export class TaskRepository {
     return this.stmt(`UPDATE tasks SET note = @note, updated_at = @now WHERE id = @id AND ${FENCE}`).run({ id, note, ...lease }).changes === 1;
   }
 
-  fail(id: number, error: string, charged: Charged, lease: Lease, costActual: number | null = null) {
+  fail(id: number, error: string, charged: Charged, lease: Lease, cost: { amount: number; source: string } | null = null) {
     const task = this.change(
       id,
       `${FENCE} AND ${LEASED}`,
-      `status = 'FAILED', error = @error, charged = @charged, cost_actual = coalesce(@costActual, cost_actual), note = NULL,
-       lease_owner = NULL, lease_expires_at = NULL, finished_at = @now`,
-      { ...lease, error, charged, costActual },
+      `status = 'FAILED', error = @error, charged = @charged, note = NULL,
+       cost_actual_source = CASE WHEN @costActual IS NULL THEN cost_actual_source ELSE @costSource END,
+       cost_actual = coalesce(@costActual, cost_actual), lease_owner = NULL, lease_expires_at = NULL, finished_at = @now`,
+      { ...lease, error, charged, costActual: cost?.amount ?? null, costSource: cost?.source ?? null },
       { actor: 'engine', reason: error },
     );
     if (task) this.cancelDependents(id, lease.now);
@@ -587,6 +591,70 @@ export class TaskRepository {
   /** Tasks per status, per project. */
   counts(): { projectId: number; status: Status; n: number }[] {
     return this.stmt(`SELECT project_id AS projectId, status, count(*) AS n FROM tasks GROUP BY project_id, status`).all() as never;
+  }
+
+  // ---- Lookups the engine makes on its own -------------------------------------------------
+
+  /**
+   * Unknown outcomes of these providers due for a lookup: fewer than `maxTries` made since the task was parked,
+   * none of them ending in a question for the person, the last one (or the parking) at least `intervalMs` ago.
+   * Lookups are events whose detail has `lookup` (see lookupNoted); `tries` counts those of this parking.
+   */
+  dueForLookup(providers: readonly string[], maxTries: number, intervalMs: number, now: number, limit: number): { task: Task; tries: number }[] {
+    const rows = this.stmt(
+      `SELECT * FROM (
+         SELECT t.*,
+                (SELECT count(*) FROM task_events e WHERE e.task_id = t.id AND e.at >= t.finished_at
+                    AND json_extract(e.detail_json, '$.lookup') IS NOT NULL) AS lookup_tries,
+                (SELECT max(e.at) FROM task_events e WHERE e.task_id = t.id AND e.at >= t.finished_at
+                    AND json_extract(e.detail_json, '$.lookup') IS NOT NULL) AS lookup_last,
+                (SELECT count(*) FROM task_events e WHERE e.task_id = t.id AND e.at >= t.finished_at
+                    AND json_extract(e.detail_json, '$.verdict') = 'ask') AS lookup_asked
+           FROM tasks t
+          WHERE t.status = 'OUTCOME_UNKNOWN' AND t.provider IN (SELECT value FROM json_each(@providers)))
+        WHERE lookup_asked = 0 AND lookup_tries < @maxTries AND coalesce(lookup_last, finished_at) + @intervalMs <= @now
+        ORDER BY coalesce(lookup_last, finished_at) LIMIT @limit`,
+    ).all({ providers: JSON.stringify(providers), maxTries, intervalMs, now, limit }) as (TaskRow & { lookup_tries: number })[];
+    return rows.map((r) => ({ task: rowToTask(r), tries: r.lookup_tries }));
+  }
+
+  /** The providers of the tasks whose outcome is unknown. */
+  unknownProviders(): string[] {
+    return this.stmt(`SELECT DISTINCT provider FROM tasks WHERE status = 'OUTCOME_UNKNOWN'`).pluck().all() as string[];
+  }
+
+  /** A lookup made for an unknown outcome, in its history: `detail.lookup` is its number, `detail.verdict` what came of it. */
+  lookupNoted(id: number, reason: string, detail: { lookup: number; verdict: 'again' | 'ask' } & Record<string, unknown>, now: number): void {
+    this.note(id, reason, detail, now);
+  }
+
+  /**
+   * Other tasks that sent this input (same provider, model and input) in a window overlapping [from, to]:
+   * from their send's start to the provider's naming of the request, or to their end, or to now.
+   */
+  sameInputOverlapping(task: Pick<Task, 'id' | 'inputHash'>, from: number, to: number): number[] {
+    return this.stmt(
+      `SELECT id FROM tasks WHERE input_hash = @hash AND id <> @id AND submit_started_at IS NOT NULL
+          AND submit_started_at <= @to AND coalesce(submitted_at, finished_at, @to) >= @from ORDER BY id`,
+    )
+      .pluck()
+      .all({ hash: task.inputHash, id: task.id, from, to }) as number[];
+  }
+
+  /**
+   * The engine adopts the request a lookup found to be exactly the one sent (see lookupVerdict), as a person's
+   * adoption does and under the same conditions, recording why and the evidence, and telling the person on the row.
+   */
+  adoptFound(id: number, requestId: string, why: string, evidence: Record<string, unknown>, now: number) {
+    return this.change(
+      id,
+      `status = 'OUTCOME_UNKNOWN' AND NOT ${HELD_ELSEWHERE}`,
+      `status = 'SUBMITTED', remote_request_id = @requestId, remote_handle = NULL, submitted_at = @now, next_attempt_at = @now,
+       charged = 'yes', unknown_reason = NULL, finished_at = NULL, lease_owner = NULL, lease_expires_at = NULL,
+       note = @note`,
+      { now, requestId, note: `adopted by the studio after a lookup: request ${requestId}, ${why}` },
+      { from: 'OUTCOME_UNKNOWN', actor: 'engine', reason: `adopted by the studio after a lookup: ${why}`, detail: { ...evidence, adopted: requestId } },
+    );
   }
 
   // ---- A person's decisions ---------------------------------------------------------------

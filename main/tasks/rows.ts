@@ -25,6 +25,7 @@ export interface TaskRow {
   cost_estimated: number | null;
   cost_estimate_source: string | null;
   cost_actual: number | null;
+  cost_actual_source: string | null;
   cost_abandoned: number;
   currency: string;
   output_path: string | null;
@@ -63,6 +64,7 @@ export function rowToTask(r: TaskRow): Task {
     costEstimated: r.cost_estimated,
     costEstimateSource: r.cost_estimate_source,
     costActual: r.cost_actual,
+    costActualSource: r.cost_actual_source,
     costAbandoned: r.cost_abandoned,
     currency: r.currency,
     outputPath: r.output_path,

@@ -1,5 +1,5 @@
 import { InvalidInput } from '../../providers/port.ts';
-import { isProviderId, PROVIDER_IDS, validateInput } from '../../providers/registry.ts';
+import { checkModel, isProviderId, PROVIDER_IDS, validateInput } from '../../providers/registry.ts';
 import { isKind, KINDS } from '../../tasks/model.ts';
 import { openStudio } from '../../studio.ts';
 import { parseJsonInput } from '../../input/json.ts';
@@ -32,6 +32,12 @@ export async function enqueue(argv: string[], ctx: CliContext) {
     input = parseJsonInput(inputText, '--input');
   } catch (err) {
     throw new UsageError(`${(err as Error).message}; for example --input '{"prompt":"a red fox"}'`);
+  }
+  try {
+    checkModel(provider, kind, model);
+  } catch (err) {
+    if (err instanceof InvalidInput) throw new UsageError(`--model: ${err.message}`);
+    throw err;
   }
   try {
     validateInput(provider, { kind, model, input });

@@ -50,9 +50,10 @@ usage: studio [--data DIR] <command> [options]
   storyboard create|edit PROJECT --file F, storyboard show PROJECT [--json]
                             a project's scenes, from a JSON file
   estimate PROJECT [--json] what a Generate would make and cost, step by step
-  generate PROJECT [--new-take SCENE] [--rebuy-lost]
+  generate PROJECT [--new-take SCENE] [--rebuy-lost] [--confirm-unpriced]
                             enqueue what the storyboard needs that the project does not have;
-                            --rebuy-lost buys again a step whose paid result was lost
+                            --rebuy-lost buys again a step whose paid result was lost;
+                            --confirm-unpriced goes ahead, under a budget, with steps of unknown price
   render PROJECT            render again from the scenes as they are
   budget PROJECT AMOUNT|none
   serve [--port N]          run the studio for a browser on 127.0.0.1 (prints the address to open)

@@ -3,7 +3,7 @@ import { openStudio, type Studio } from '../../studio.ts';
 import { parse, taskId } from '../args.ts';
 import { UsageError } from '../errors.ts';
 import type { CliContext } from '../main.ts';
-import { iso, money, table, taskJson } from '../output.ts';
+import { costBasis, iso, money, table, taskJson } from '../output.ts';
 
 function withStudio<T>(ctx: CliContext, fn: (studio: Studio) => T): T {
   const studio = openStudio(ctx.dataDir, undefined, { existing: true });
@@ -40,7 +40,7 @@ export async function tasks(argv: string[], ctx: CliContext) {
     }
     ctx.out(
       table([
-        ['ID', 'PROJECT', 'KIND', 'STATUS', 'PROVIDER', 'MODEL', 'COST', 'NOTE'],
+        ['ID', 'PROJECT', 'KIND', 'STATUS', 'PROVIDER', 'MODEL', 'COST', 'BASIS', 'NOTE'],
         ...list.map((t) => [
           String(t.id),
           names.get(t.projectId)!,
@@ -49,6 +49,7 @@ export async function tasks(argv: string[], ctx: CliContext) {
           t.provider,
           t.model,
           money(t.costActual ?? t.costEstimated, t.currency),
+          costBasis(t),
           t.unknownReason ?? t.error ?? t.note ?? t.outputPath ?? (t.progress !== null ? `${Math.round(t.progress * 100)}%` : ''),
         ]),
       ]),

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { describeLost, GenerateRefused, LostResultsRefused, Pipeline, type GenerateEstimate } from '../../pipeline/generate.ts';
+import { describeLost, GenerateRefused, LostResultsRefused, Pipeline, UnpricedRefused, type GenerateEstimate } from '../../pipeline/generate.ts';
 import { parseStoryboard, StoryboardError } from '../../pipeline/storyboard.ts';
 import { openProviders } from '../../providers/registry.ts';
 import { openStudio, type Studio } from '../../studio.ts';
@@ -42,7 +42,7 @@ async function withPipeline<T>(ctx: CliContext, fn: (pipeline: Pipeline, studio:
   const studio = openStudio(ctx.dataDir, undefined, { existing: true });
   const providers = await openProviders(studio.settings, studio.dataDir);
   try {
-    return await fn(new Pipeline({ studio, provider: providers.get, defaults: studio.settings.defaults }), studio);
+    return await fn(new Pipeline({ studio, provider: providers.get, defaults: studio.settings.defaults, prices: () => studio.settings.prices }), studio);
   } catch (err) {
     // A refused Generate, a scene that does not exist, a stored storyboard that no longer passes: what to fix.
     if (err instanceof GenerateRefused || err instanceof StoryboardError) throw new UsageError(err.message);
@@ -59,17 +59,19 @@ function printEstimate(ctx: CliContext, e: GenerateEstimate, lostNote: string): 
   ctx.out(
     table([
       ['STEP', 'DOES', 'PROVIDER', 'MODEL', 'COST', 'WHERE THE FIGURE COMES FROM'],
-      ...e.steps.map((s) => [s.key, s.action === 'reuse' ? `reuse ${s.taskId}` : s.action, s.provider, s.model, money(s.cost, s.currency), s.source]),
+      ...e.steps.map((s) => [s.key, s.action === 'reuse' ? `reuse ${s.taskId}` : s.action, s.provider, s.model, s.cost === null ? 'price unknown' : money(s.cost, s.currency), s.source]),
     ]),
   );
   for (const s of e.steps) if (s.lost) ctx.out(`${s.key}: ${describeLost(s.lost)}; ${lostNote}.`);
-  ctx.out(`\nNew steps: about ${money(e.total, c)}. Already spent or possibly charged: ${money(e.spent, c)}.`);
+  const unknown = e.unpriced.length ? `, plus ${e.unpriced.length} step(s) of unknown price, not counted` : '';
+  ctx.out(`\nNew steps: about ${money(e.total, c)}${unknown}. Already spent or possibly charged: ${money(e.spent, c)}.`);
   if (e.budget !== null) {
     ctx.out(
       e.overBy > 0
         ? `Budget ${money(e.budget, c)}: this would go ${money(e.overBy, c)} over it.`
-        : `Budget ${money(e.budget, c)}: ${money(e.budget - e.spent - e.total, c)} would be left.`,
+        : `Budget ${money(e.budget, c)}: ${money(e.budget - e.spent - e.total, c)} would be left${e.unpriced.length ? ', before the steps of unknown price' : ''}.`,
     );
+    if (e.unpriced.length) ctx.out(`The steps of unknown price need "--confirm-unpriced" (or a price in settings "prices") to be generated under a budget.`);
   }
 }
 
@@ -127,13 +129,14 @@ export async function estimate(argv: string[], ctx: CliContext) {
 }
 
 export async function generate(argv: string[], ctx: CliContext) {
-  const { positionals, values } = parse(argv, { 'new-take': { type: 'string', multiple: true }, 'rebuy-lost': { type: 'boolean' } }, 1);
-  const name = projectArg(positionals, 'studio generate PROJECT [--new-take SCENE] [--rebuy-lost]');
+  const { positionals, values } = parse(argv, { 'new-take': { type: 'string', multiple: true }, 'rebuy-lost': { type: 'boolean' }, 'confirm-unpriced': { type: 'boolean' } }, 1);
+  const name = projectArg(positionals, 'studio generate PROJECT [--new-take SCENE] [--rebuy-lost] [--confirm-unpriced]');
   await withPipeline(ctx, async (pipeline) => {
     let e: GenerateEstimate;
     try {
-      e = await pipeline.generate(name, { newTakes: values['new-take'] ?? [], rebuyLost: values['rebuy-lost'] });
+      e = await pipeline.generate(name, { newTakes: values['new-take'] ?? [], rebuyLost: values['rebuy-lost'], confirmUnpriced: values['confirm-unpriced'] });
     } catch (err) {
+      if (err instanceof UnpricedRefused) throw new UsageError(`${err.message.replace(/ Set a price.*$/, '')} Set a price in settings ("prices"), or run "studio generate ${name} --confirm-unpriced".`);
       if (!(err instanceof LostResultsRefused)) throw err;
       const which = err.steps.map((s) => `${s.key} (task ${s.lost!.taskId}, ${money(s.lost!.cost, s.lost!.currency)})`).join(', ');
       throw new UsageError(`paid for before, result lost: ${which}; nothing was enqueued. To buy again, run "studio generate ${name} --rebuy-lost".`);

@@ -9,17 +9,22 @@ export function EstimatePanel({ project, version, stale, savedAt }: { project: s
   const [budget, setBudget] = useState('');
   const [confirming, setConfirming] = useState(false);
   const [rebuyLost, setRebuyLost] = useState(false);
+  const [confirmUnpriced, setConfirmUnpriced] = useState(false);
   const generate = useAction();
   const setBudgetAction = useAction();
   const e = estimate.data;
   const confirmAbove = settings.data?.confirmAbove ?? null;
   const lost = e?.steps.filter((s) => s.action === 'rebuy') ?? [];
+  const unpriced = e?.unpriced ?? 0;
+  // Under a budget a step of unknown price is never counted as 0: the person says so explicitly first.
+  const needsUnpricedConfirmation = unpriced > 0 && e?.budget !== null;
 
   const go = () =>
     void generate.run(async () => {
       setConfirming(false);
-      await studio.generate(project, [], { rebuyLost: lost.length > 0 && rebuyLost });
+      await studio.generate(project, [], { rebuyLost: lost.length > 0 && rebuyLost, confirmUnpriced: needsUnpricedConfirmation && confirmUnpriced });
       setRebuyLost(false);
+      setConfirmUnpriced(false);
       estimate.reload();
     });
 
@@ -36,7 +41,7 @@ export function EstimatePanel({ project, version, stale, savedAt }: { project: s
                 <tr key={s.key} className={s.action}>
                   <td>{s.key}</td>
                   <td>{s.action === 'new' ? s.provider : s.action === 'reuse' ? 'reuse' : `buy again (${s.provider})`}</td>
-                  <td className="num">{money(s.cost, s.currency)}</td>
+                  <td className="num">{s.cost === null ? <span className="warning">price unknown</span> : money(s.cost, s.currency)}</td>
                   <td className="source" title={s.source}>{s.source}</td>
                 </tr>
               ))}
@@ -60,7 +65,19 @@ export function EstimatePanel({ project, version, stale, savedAt }: { project: s
           )}
           <p className="total" data-testid="estimate-total">
             New steps: <strong>{money(e.total, e.currency)}</strong>
+            {unpriced > 0 && <> plus {unpriced} of unknown price</>}
           </p>
+          {needsUnpricedConfirmation && (
+            <section className="unpriced" data-testid="estimate-unpriced">
+              <p className="warning">
+                {unpriced === 1 ? 'One step has' : `${unpriced} steps have`} no known price, so the budget cannot be checked for {unpriced === 1 ? 'it' : 'them'}. Set a price for
+                the model in settings.json ("prices"), or confirm here.
+              </p>
+              <label>
+                <input type="checkbox" checked={confirmUnpriced} onChange={(ev) => setConfirmUnpriced(ev.target.checked)} /> Generate {unpriced === 1 ? 'it' : 'them'} without a known price
+              </label>
+            </section>
+          )}
           <p>Already spent or possibly charged: {money(e.spent, e.currency)}</p>
           <p>
             Budget: {e.budget === null ? 'none' : money(e.budget, e.currency)}
@@ -68,7 +85,10 @@ export function EstimatePanel({ project, version, stale, savedAt }: { project: s
           </p>
           {confirming ? (
             <div className="confirm">
-              <p>This Generate may cost {money(e.total, e.currency)}. Go ahead?</p>
+              <p>
+                This Generate may cost {money(e.total, e.currency)}
+                {unpriced > 0 && <>, plus {unpriced} step(s) whose price is unknown</>}. Go ahead?
+              </p>
               <button className="primary" onClick={go}>Yes, generate</button>
               <button onClick={() => setConfirming(false)}>Not now</button>
             </div>
@@ -76,8 +96,8 @@ export function EstimatePanel({ project, version, stale, savedAt }: { project: s
             <button
               className="primary"
               data-testid="generate"
-              disabled={stale || generate.busy || e.steps.every((s) => s.action === 'reuse') || (lost.length > 0 && !rebuyLost)}
-              onClick={() => (confirmAbove !== null && e.total > confirmAbove ? setConfirming(true) : go())}
+              disabled={stale || generate.busy || e.steps.every((s) => s.action === 'reuse') || (lost.length > 0 && !rebuyLost) || (needsUnpricedConfirmation && !confirmUnpriced)}
+              onClick={() => ((confirmAbove !== null && e.total > confirmAbove) || unpriced > 0 ? setConfirming(true) : go())}
             >
               Generate
             </button>

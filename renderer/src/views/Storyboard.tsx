@@ -39,6 +39,17 @@ export function StoryboardView({ project, version }: { project: string; version:
     setDirty(!saved.data);
   }, [saved.data]);
 
+  const edit = (change: (d: BoardDraft) => void, from: BoardDraft | null = draft) => {
+    const next = structuredClone(from!);
+    change(next);
+    unsaved.set(project, next);
+    setDraft(next);
+    setDirty(true);
+  };
+  // A failed first load is shown in place of the editor; once there is a draft (loaded, or started anew in
+  // place of a storyboard that could not be loaded), only a later reload's failure is worth showing.
+  const reloadError = saved.data === undefined ? null : saved.error;
+
   if (!draft) {
     if (!saved.error) return <p className="empty">Loading…</p>;
     return (
@@ -48,19 +59,11 @@ export function StoryboardView({ project, version }: { project: string; version:
         </p>
         <div className="row">
           <button onClick={saved.reload}>Try again</button>
-          <button onClick={() => (setDraft(blankBoard()), setDirty(true))}>Start a new storyboard for {project}</button>
+          <button onClick={() => edit(() => undefined, blankBoard())}>Start a new storyboard for {project}</button>
         </div>
       </section>
     );
   }
-  const edit = (change: (d: BoardDraft) => void) => {
-    const next = structuredClone(draft);
-    change(next);
-    unsaved.set(project, next);
-    setDraft(next);
-    setDirty(true);
-  };
-
   return (
     <div className="storyboard">
       <section className="scenes">
@@ -102,9 +105,9 @@ export function StoryboardView({ project, version }: { project: string; version:
             Save storyboard
           </button>
         </div>
-        {(save.error ?? saved.error) && (
+        {(save.error ?? reloadError) && (
           <p className="error" role="alert">
-            {save.error ?? saved.error}
+            {save.error ?? reloadError}
           </p>
         )}
       </section>

@@ -32,7 +32,9 @@ function Row({ task }: { task: TaskView }) {
       </div>
       <div className="cost">
         {money(task.costActual ?? task.costEstimated, task.currency)}
-        <small>{task.costActual !== null ? 'billed' : task.charged === 'maybe' ? 'possibly charged' : task.costEstimated !== null ? 'estimated' : ''}</small>
+        <small title={task.costActualSource ?? task.costEstimateSource ?? undefined} data-testid="cost-basis">
+          {task.costActual !== null ? 'billed' : task.charged === 'maybe' ? 'possibly charged' : task.costEstimated !== null ? 'estimated' : 'price unknown'}
+        </small>
         {active && (
           <button disabled={cancel.busy} onClick={() => void cancel.run(() => studio.cancel(task.id))}>
             Cancel
