@@ -16,5 +16,5 @@ export async function estimateCost(provider: ProviderAdapter, request: PreparedR
       // The catalogue below is the documented fallback.
     }
   }
-  return estimateFromCatalogue(provider.id, request.model, request.kind, request.input);
+  return estimateFromCatalogue(provider.id, request.model, request.kind, request.input, provider.prices);
 }

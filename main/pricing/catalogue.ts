@@ -2,19 +2,52 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Kind } from '../tasks/model.ts';
 import { toMicros } from '../tasks/model.ts';
+import { falPixels } from './imageSizes.ts';
 
-export type PriceUnit = 'image' | 'second' | 'character' | 'megapixel' | 'request';
+/** How a model is priced (resources/prices.json "about" says each rule in words). */
+export type Pricing =
+  | { per: 'image' | 'megapixel' | 'second' | 'character'; price: number }
+  | { per: 'clip'; price: number; seconds: number; extraSecond: number }
+  | { per: 'credit'; creditsPerCharacter: number }
+  | { per: 'quality-size'; prices: Record<string, Record<string, number>> }
+  | { per: 'unknown'; why: string };
+
+/** USD per million tokens, for the usage an answer reports. */
+export interface TokenPrices {
+  textInput: number;
+  imageInput: number;
+  imageOutput: number;
+}
 
 export interface CatalogueEntry {
   provider: string;
   /** One model's id: an entry never prices any other model. */
   model: string;
   kind: Kind;
-  unit: PriceUnit;
+  pricing: Pricing;
+  tokens?: TokenPrices;
+  currency: string;
+  /** The page the figure was read from. */
+  source: string;
+  /** Whether that page is the provider's own. */
+  official: boolean;
+  /** When it was read. */
+  date: string;
+  note?: string;
+}
+
+interface CreditPrice {
   price: number;
   currency: string;
   source: string;
+  official: boolean;
   date: string;
+}
+
+/** Prices the person set for their plan. */
+export interface PlanPrices {
+  /** USD per ElevenLabs credit. */
+  creditPrice?: number | null;
 }
 
 export interface Estimate {
@@ -26,50 +59,142 @@ export interface Estimate {
 
 const CATALOGUE_PATH = fileURLToPath(new URL('../../resources/prices.json', import.meta.url));
 
-let loaded: CatalogueEntry[] | null = null;
+let loaded: { entries: CatalogueEntry[]; creditPrice: Record<string, CreditPrice> } | null = null;
 
-export function catalogue(): CatalogueEntry[] {
-  loaded ??= (JSON.parse(readFileSync(CATALOGUE_PATH, 'utf8')) as { entries: CatalogueEntry[] }).entries;
+function load() {
+  loaded ??= JSON.parse(readFileSync(CATALOGUE_PATH, 'utf8')) as { entries: CatalogueEntry[]; creditPrice: Record<string, CreditPrice> };
   return loaded;
 }
 
-export function entryFor(provider: string, model: string, kind: Kind, entries = catalogue()): CatalogueEntry | undefined {
-  return entries.find((e) => e.provider === provider && e.kind === kind && e.model === model);
+export function catalogue(): CatalogueEntry[] {
+  return load().entries;
 }
+
+/** A pinned Replicate version (`owner/name:<hash>`) is priced as its model. */
+export function entryFor(provider: string, model: string, kind: Kind, entries = catalogue()): CatalogueEntry | undefined {
+  const find = (id: string) => entries.find((e) => e.provider === provider && e.kind === kind && e.model === id);
+  return find(model) ?? (model.includes(':') ? find(model.split(':')[0]!) : undefined);
+}
+
+/** The price of one credit at a provider that bills in credits: the person's own, else the documented default. */
+export function creditPriceOf(provider: string, plan: PlanPrices = {}): { price: number; currency: string; source: string } | null {
+  const fallback = load().creditPrice?.[provider];
+  if (typeof plan.creditPrice === 'number') return { price: plan.creditPrice, currency: fallback?.currency ?? 'USD', source: 'the price per credit set for your plan' };
+  if (!fallback) return null;
+  return {
+    price: fallback.price,
+    currency: fallback.currency,
+    source: `the default price per credit, ${fallback.source}${fallback.official ? '' : ' (a third-party figure)'}, read ${fallback.date}; set your plan's price in settings`,
+  };
+}
+
+export type PriceUnit = 'image' | 'second' | 'character' | 'megapixel';
 
 const DEFAULT_SECONDS: Partial<Record<Kind, number>> = { clip: 5 };
 
-/**
- * How many priced units an input asks for, read from the fields generative APIs commonly use: fal's
- * num_images, OpenAI's n, Replicate's num_outputs (billed per output image, replicate.com/black-forest-labs/flux-schnell).
- */
+function imageCount(input: Record<string, unknown>): number {
+  for (const key of ['num_images', 'num_outputs', 'n']) if (typeof input[key] === 'number') return input[key] as number;
+  return 1;
+}
+
+function secondsOf(kind: Kind, input: Record<string, unknown>, fallback = DEFAULT_SECONDS[kind] ?? 1): number {
+  const d = typeof input.duration === 'string' ? Number(input.duration) : input.duration;
+  return typeof d === 'number' && Number.isFinite(d) ? d : fallback;
+}
+
+function characters(input: Record<string, unknown>): number {
+  return String(input.text ?? input.input ?? '').length;
+}
+
+/** Megapixels of 10^6 pixels, rounded up per image: 10^6 rather than 1024², so no image is priced below its bill. */
+function megapixels(input: Record<string, unknown>): number {
+  return Math.ceil(falPixels(input.image_size) / 1_000_000) * imageCount(input);
+}
+
+/** How many priced units an input asks for, read from the fields the adapters send. */
 export function unitsOf(unit: PriceUnit, kind: Kind, input: Record<string, unknown>): number {
-  const asked = [input.num_images, input.n, input.num_outputs].find((v) => typeof v === 'number');
-  const count = typeof asked === 'number' ? asked : 1;
   switch (unit) {
     case 'image':
-      return count;
+      return imageCount(input);
     case 'second':
-      return typeof input.duration === 'number' ? input.duration : (DEFAULT_SECONDS[kind] ?? 1);
+      return secondsOf(kind, input);
     case 'character':
-      return String(input.text ?? input.input ?? '').length;
-    case 'megapixel': {
-      const w = typeof input.width === 'number' ? input.width : 1024;
-      const h = typeof input.height === 'number' ? input.height : 1024;
-      return ((w * h) / 1_000_000) * count;
-    }
-    case 'request':
-      return 1;
+      return characters(input);
+    case 'megapixel':
+      return megapixels(input);
   }
 }
 
-/** The catalogue's estimate for one task, naming the entry it came from and how old that entry is. */
-export function estimateFromCatalogue(provider: string, model: string, kind: Kind, input: unknown): Estimate | null {
+/** The most any cell of a quality-by-size table can cost, for a quality or size left to the model (`auto`). */
+function tablePrice(prices: Record<string, Record<string, number>>, quality: unknown, size: unknown): { price: number; how: string } | null {
+  const qualities = typeof quality === 'string' && quality !== 'auto' ? [quality] : Object.keys(prices);
+  const cells = qualities.flatMap((q) => {
+    const row = prices[q] ?? {};
+    const sizes = typeof size === 'string' && size !== 'auto' ? [size] : Object.keys(row);
+    return sizes.flatMap((s) => (row[s] === undefined ? [] : [{ price: row[s]!, how: `${q} ${s}` }]));
+  });
+  if (cells.length === 0) return null;
+  const top = cells.reduce((a, b) => (b.price > a.price ? b : a));
+  const left = [quality === undefined || quality === 'auto' ? 'quality' : '', size === undefined || size === 'auto' ? 'size' : ''].filter(Boolean);
+  return left.length ? { price: top.price, how: `${top.how}, the most an image can cost with ${left.join(' and ')} left to the model` } : top;
+}
+
+/** The amount and a sentence on how, or null where the entry gives no way to estimate. */
+function priced(entry: CatalogueEntry, input: Record<string, unknown>, plan: PlanPrices): { amount: number; how: string } | null {
+  const p = entry.pricing;
+  const c = entry.currency;
+  switch (p.per) {
+    case 'image': {
+      const n = imageCount(input);
+      return { amount: p.price * n, how: `${n} image${n === 1 ? '' : 's'} at ${p.price} ${c} each` };
+    }
+    case 'megapixel': {
+      const mp = megapixels(input);
+      return { amount: p.price * mp, how: `${mp} megapixel${mp === 1 ? '' : 's'} (each image rounded up to whole megapixels of 1,000,000 pixels) at ${p.price} ${c} per megapixel` };
+    }
+    case 'second': {
+      const s = secondsOf(entry.kind, input);
+      return { amount: p.price * s, how: `${s} seconds at ${p.price} ${c} per second` };
+    }
+    case 'clip': {
+      const s = secondsOf(entry.kind, input, p.seconds);
+      const extra = Math.max(0, s - p.seconds);
+      return { amount: p.price + extra * p.extraSecond, how: `${s} seconds: ${p.price} ${c} for the first ${p.seconds} and ${p.extraSecond} ${c} for each second beyond` };
+    }
+    case 'character': {
+      const n = characters(input);
+      return { amount: p.price * n, how: `${n} characters at ${p.price} ${c} each` };
+    }
+    case 'credit': {
+      const credit = creditPriceOf(entry.provider, plan);
+      if (!credit) return null;
+      const credits = characters(input) * p.creditsPerCharacter;
+      return { amount: credits * credit.price, how: `${credits} credits (${p.creditsPerCharacter} a character) at ${credit.price} ${credit.currency} per credit, ${credit.source}` };
+    }
+    case 'quality-size': {
+      const cell = tablePrice(p.prices, input.quality, input.size);
+      if (!cell) return null;
+      const n = imageCount(input);
+      return { amount: cell.price * n, how: `${n} image${n === 1 ? '' : 's'} at ${cell.price} ${c} (${cell.how})` };
+    }
+    case 'unknown':
+      return null;
+  }
+}
+
+/** Where an entry's figures come from, for a source line. */
+export function citation(entry: CatalogueEntry): string {
+  return `${entry.source}${entry.official ? '' : ' (a third-party figure)'}, read ${entry.date}`;
+}
+
+/**
+ * The catalogue's estimate for one task from the input as it will be sent, naming the entry it came from
+ * and how old it is; null when the catalogue has no entry for the model or no way to estimate it.
+ */
+export function estimateFromCatalogue(provider: string, model: string, kind: Kind, input: unknown, plan: PlanPrices = {}): Estimate | null {
   const entry = entryFor(provider, model, kind);
   if (!entry || !input || typeof input !== 'object') return null;
-  return {
-    cost: toMicros(entry.price * unitsOf(entry.unit, kind, input as Record<string, unknown>)),
-    currency: entry.currency,
-    source: `catalogue: ${entry.source}, ${entry.price} ${entry.currency} per ${entry.unit} (read ${entry.date})`,
-  };
+  const price = priced(entry, input as Record<string, unknown>, plan);
+  if (!price) return null;
+  return { cost: toMicros(price.amount), currency: entry.currency, source: `catalogue: ${price.how}; ${citation(entry)}` };
 }

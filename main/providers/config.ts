@@ -6,4 +6,6 @@ export interface AdapterConfig {
   /** Overrides the provider's own address, to point an adapter at a local stand-in. */
   baseUrl: string | null;
   timeouts?: Partial<CallTimeouts>;
+  /** USD per credit on the person's plan, for a provider that bills in credits (ElevenLabs). */
+  creditPrice?: number | null;
 }

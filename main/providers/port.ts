@@ -122,6 +122,19 @@ export interface ProviderAdapter {
   cancel?(remote: RemoteRef): Promise<CancelOutcome>;
   /** Requests created in a time window (ms since the epoch), compared with the request that was sent. */
   lookup?(window: { from: number; to: number }, request: PreparedRequest, signal?: AbortSignal): Promise<Candidate[]>;
+  /** What the account has used and may use this period, and what these requests need, where the provider tells an API key. */
+  allowance?(requests: PreparedRequest[], signal?: AbortSignal): Promise<Allowance>;
+}
+
+/** An account's allowance for the period, in the provider's own unit (ElevenLabs: characters). */
+export interface Allowance {
+  unit: string;
+  used: number;
+  limit: number;
+  /** What the requests asked about would use of it. */
+  needed: number;
+  /** When the count starts again (ms since the epoch), if the provider says. */
+  resetsAt: number | null;
 }
 
 /**

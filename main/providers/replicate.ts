@@ -38,7 +38,7 @@ export class ReplicateAdapter implements ProviderAdapter {
     pollById: true,
     cancel: true,
     quote: 'catalogue',
-    billing: null,
+    billing: 'the output images of an official model\'s prediction, at its price per image',
     neverBilled: null,
     models: MODELS,
   };

@@ -4,15 +4,71 @@ import { InvalidInput } from './port.ts';
 export type Field =
   | { type: 'string'; required?: boolean; maxLength?: number; oneOf?: readonly string[]; hint?: string }
   | { type: 'number' | 'integer'; required?: boolean; min?: number; max?: number; hint?: string }
-  | { type: 'boolean'; required?: boolean; hint?: string };
+  | { type: 'boolean'; required?: boolean; hint?: string }
+  /** An object whose own fields are checked in turn (fal's `image_size: {width, height}`). */
+  | { type: 'object'; required?: boolean; fields: InputSchema; hint?: string }
+  /** Any one of several shapes (a named size, or a width and height). */
+  | { type: 'either'; required?: boolean; of: readonly Field[]; hint?: string };
 
 export type InputSchema = Record<string, Field>;
 
-function describe(name: string, f: Field): string {
-  if (f.type === 'string') return f.oneOf ? `"${name}" must be one of ${f.oneOf.join(', ')}` : `"${name}" must be text`;
-  if (f.type === 'boolean') return `"${name}" must be true or false`;
-  const range = f.min !== undefined && f.max !== undefined ? ` from ${f.min} to ${f.max}` : f.min !== undefined ? ` of at least ${f.min}` : '';
-  return `"${name}" must be ${f.type === 'integer' ? 'a whole number' : 'a number'}${range}`;
+function expected(f: Field): string {
+  switch (f.type) {
+    case 'string':
+      return f.oneOf ? `one of ${f.oneOf.join(', ')}` : 'text';
+    case 'boolean':
+      return 'true or false';
+    case 'object':
+      return `an object with ${Object.keys(f.fields).join(', ')}`;
+    case 'either':
+      return f.of.map(expected).join(', or ');
+    default: {
+      const range = f.min !== undefined && f.max !== undefined ? ` from ${f.min} to ${f.max}` : f.min !== undefined ? ` of at least ${f.min}` : '';
+      return `${f.type === 'integer' ? 'a whole number' : 'a number'}${range}`;
+    }
+  }
+}
+
+/** What is wrong with one value, or null when it fits the field. */
+function problem(name: string, f: Field, v: unknown): string | null {
+  switch (f.type) {
+    case 'string':
+      if (typeof v === 'string' && f.maxLength !== undefined && v.length > f.maxLength) return `"${name}" is too long (at most ${f.maxLength} characters)`;
+      return typeof v === 'string' && v.trim() !== '' && (!f.oneOf || f.oneOf.includes(v)) ? null : `"${name}" must be ${expected(f)}`;
+    case 'boolean':
+      return typeof v === 'boolean' ? null : `"${name}" must be ${expected(f)}`;
+    case 'object':
+      if (!v || typeof v !== 'object' || Array.isArray(v)) return `"${name}" must be ${expected(f)}`;
+      return fieldsProblem(f.fields, v as Record<string, unknown>, `${name}.`);
+    case 'either': {
+      if (f.of.some((alt) => problem(name, alt, v) === null)) return null;
+      // An object given where an object is one of the shapes: say which of its fields is wrong.
+      const object = f.of.find((alt) => alt.type === 'object');
+      return object && v && typeof v === 'object' && !Array.isArray(v) ? problem(name, object, v) : `"${name}" must be ${expected(f)}`;
+    }
+    default: {
+      const ok =
+        typeof v === 'number' &&
+        Number.isFinite(v) &&
+        (f.type === 'number' || Number.isInteger(v)) &&
+        (f.min === undefined || v >= f.min) &&
+        (f.max === undefined || v <= f.max);
+      return ok ? null : `"${name}" must be ${expected(f)}`;
+    }
+  }
+}
+
+function fieldsProblem(schema: InputSchema, obj: Record<string, unknown>, prefix = ''): string | null {
+  for (const [name, f] of Object.entries(schema)) {
+    const v = obj[name];
+    if (v === undefined || v === null) {
+      if (f.required) return `"${prefix}${name}" is required${f.hint ? ` (${f.hint})` : ''}`;
+      continue;
+    }
+    const wrong = problem(`${prefix}${name}`, f, v);
+    if (wrong) return wrong;
+  }
+  return null;
 }
 
 /** Checks an input object field by field; unknown fields pass through to the provider as they are. */
@@ -21,26 +77,7 @@ export function checkInput(schema: InputSchema, input: unknown): Record<string, 
     throw new InvalidInput('the input must be a JSON object, for example {"prompt": "a red fox"}');
   }
   const obj = input as Record<string, unknown>;
-  for (const [name, f] of Object.entries(schema)) {
-    const v = obj[name];
-    if (v === undefined || v === null) {
-      if (f.required) throw new InvalidInput(`"${name}" is required${f.hint ? ` (${f.hint})` : ''}`);
-      continue;
-    }
-    const ok =
-      f.type === 'string'
-        ? typeof v === 'string' && v.trim() !== '' && (f.maxLength === undefined || v.length <= f.maxLength) && (!f.oneOf || f.oneOf.includes(v))
-        : f.type === 'boolean'
-          ? typeof v === 'boolean'
-          : typeof v === 'number' &&
-            Number.isFinite(v) &&
-            (f.type === 'number' || Number.isInteger(v)) &&
-            (f.min === undefined || v >= f.min) &&
-            (f.max === undefined || v <= f.max);
-    if (!ok) {
-      const tooLong = f.type === 'string' && typeof v === 'string' && f.maxLength !== undefined && v.length > f.maxLength;
-      throw new InvalidInput(tooLong ? `"${name}" is too long (at most ${f.maxLength} characters)` : describe(name, f));
-    }
-  }
+  const wrong = fieldsProblem(schema, obj);
+  if (wrong) throw new InvalidInput(wrong);
   return obj;
 }

@@ -33,14 +33,29 @@ const elevenlabs: Route = (req, res) => {
 const task = { kind: 'speech' as const, model: MODEL, input: { text: 'Hello fox', voice_id: VOICE } };
 
 describe('ElevenLabs adapter', () => {
-  it('bills the character-cost header at the catalogue price per character', async () => {
+  it('bills the credits of the character-cost header at the default price per credit, or the plan\'s own', async () => {
     const fake = await startFake(elevenlabs);
     const el = new ElevenLabsAdapter({ key: KEY, baseUrl: fake.url });
     const sent = await el.submit(el.prepare(task), { idempotencyKey: 'k' });
     expect(sent.requestId).toBe('req-xyz');
-    expect(sent.result!.costActual).toEqual({ amount: 2_700, currency: 'USD' });
+    // 9 credits at the default $0.30 per 1,000 credits (resources/prices.json, a third-party figure).
+    expect(sent.result!.costActual).toMatchObject({ amount: 2_700, currency: 'USD', source: expect.stringMatching(/^9 credits billed \(the character-cost header\) at 0.0003 USD per credit, the default/) });
     expect(fake.seen[0]!.headers['xi-api-key']).toBe(KEY);
     expect(JSON.parse(fake.seen[0]!.body)).toEqual({ text: 'Hello fox', model_id: MODEL });
+
+    const own = new ElevenLabsAdapter({ key: KEY, baseUrl: fake.url, creditPrice: 0.00012 });
+    const mine = await own.submit(own.prepare(task), { idempotencyKey: 'k' });
+    expect(mine.result!.costActual).toMatchObject({ amount: 1_080, source: expect.stringContaining('the price per credit set for your plan') });
+    // The history item's change in the account's count is the same figure, for a request collected later.
+    const later = await own.poll({ requestId: 'hist-1', model: MODEL, handle: null });
+    expect(later).toMatchObject({ state: 'succeeded', result: { costActual: { amount: 1_080 } } });
+  });
+
+  it('takes as much text as each model does in one request', () => {
+    const el = new ElevenLabsAdapter({ key: KEY, baseUrl: null });
+    // elevenlabs-docs fern/docs/pages/models.mdx: eleven_v3 3,000 characters, Flash v2.5 40,000.
+    expect(() => el.prepare({ ...task, model: 'eleven_v3', input: { text: 'a'.repeat(3_001), voice_id: VOICE } })).toThrow('"text" is too long (at most 3000 characters)');
+    expect(() => el.prepare({ ...task, model: 'eleven_flash_v2_5', input: { text: 'a'.repeat(40_000), voice_id: VOICE } })).not.toThrow();
   });
 
   it('finds a request again in the history, by its request id or by an adopted history item id', async () => {

@@ -154,9 +154,28 @@ describe('fal adapter', () => {
     expect(refused.message).not.toContain(KEY);
   });
 
-  it('quotes from fal pricing, per megapixel of the asked size', async () => {
+  it('quotes from fal pricing, per megapixel of the asked size rounded up per image, times num_images', async () => {
     const { fal } = await adapterFor(falQueue());
-    expect(await fal.quote(fal.prepare({ ...task, input: { prompt: 'x', width: 1000, height: 1000 } } as never))).toEqual({ amount: 25_000, currency: 'USD' });
+    expect(await fal.quote(fal.prepare({ ...task, input: { prompt: 'x', image_size: { width: 1000, height: 1000 } } }))).toEqual({ amount: 25_000, currency: 'USD' });
+    // 1024x1024 is 1,048,576 pixels: 2 megapixels of 10^6 rounded up, as fal's megapixel is not defined and 10^6 never bills low.
+    expect(await fal.quote(fal.prepare({ ...task, input: { prompt: 'x', image_size: 'square_hd', num_images: 2 } }))).toEqual({ amount: 100_000, currency: 'USD' });
+  });
+
+  it('takes image_size as one of fal\'s named sizes or a width and height, and refuses anything else before sending', () => {
+    const fal = new FalAdapter({ key: KEY, baseUrl: null });
+    expect(fal.prepare({ ...task, input: { prompt: 'x', image_size: 'portrait_16_9', output_format: 'png' } }).input).toMatchObject({ image_size: 'portrait_16_9' });
+    expect(() => fal.prepare({ ...task, input: { prompt: 'x', image_size: 'huge' } })).toThrow(/"image_size" must be one of square_hd, .*, or an object with width, height/);
+    expect(() => fal.prepare({ ...task, input: { prompt: 'x', image_size: { width: 20_000, height: 512 } } })).toThrow('"image_size.width" must be a whole number from 1 to 14142');
+    expect(() => fal.prepare({ ...task, input: { prompt: 'x', num_images: 5 } })).toThrow('"num_images" must be a whole number from 1 to 4');
+  });
+
+  it('sends Kling the shortest of its durations, "5" or "10", that covers the seconds asked, and no seed', () => {
+    const fal = new FalAdapter({ key: KEY, baseUrl: null });
+    const clip = (duration: unknown) =>
+      fal.prepare({ kind: 'clip', model: 'fal-ai/kling-video/v2.1/standard/image-to-video', input: { prompt: 'x', image_url: 'https://x/a.png', duration, seed: 3 } });
+    expect([3, 5, 5.5, 10, 14, '10'].map((d) => clip(d).input.duration)).toEqual(['5', '5', '10', '10', '10', '10']);
+    expect(JSON.parse(clip(7).body as string)).toEqual({ prompt: 'x', image_url: 'https://x/a.png', duration: '10' });
+    expect(() => clip('7')).toThrow('"duration" must be a number from 0.1 to 3600, or one of 5, 10');
   });
 
   it('finds past requests with the same input for reconciliation', async () => {

@@ -98,6 +98,45 @@ describe('OpenAI adapter (synchronous)', () => {
     expect(err.message).toContain('[key]');
   });
 
+  it('works out a GPT image\'s cost from the usage tokens of its answer; dall-e-3 reports none', async () => {
+    // ImagesResponse.usage (openai-node src/resources/images.ts); token prices from the gpt-image-1 model page.
+    const usage = { input_tokens: 50, input_tokens_details: { text_tokens: 40, image_tokens: 10 }, output_tokens: 4160, total_tokens: 4210 };
+    const fake = await startFake((_req, res) => send(res, 200, { created: 1, data: [{ b64_json: 'aW1n' }], usage }, { 'x-request-id': 'req_u' }));
+    const openai = new OpenAiAdapter({ key: KEY, baseUrl: fake.url });
+    const sent = await openai.submit(openai.prepare({ kind: 'image', model: 'gpt-image-1', input: { prompt: 'x', quality: 'high' } }), { idempotencyKey: 'k' });
+    // 40 x $5 + 10 x $10 + 4160 x $40, per million tokens = $0.1667
+    expect(sent.result!.costActual).toMatchObject({ amount: 166_700, currency: 'USD', source: expect.stringContaining('4160 output tokens at 40 USD per million') });
+    const mini = await openai.submit(openai.prepare({ kind: 'image', model: 'gpt-image-1-mini', input: { prompt: 'x' } }), { idempotencyKey: 'k' });
+    // 40 x $2 + 10 x $2.50 + 4160 x $8, per million tokens
+    expect(mini.result!.costActual?.amount).toBe(33_385);
+    const dalle = await openai.submit(openai.prepare({ kind: 'image', model: 'dall-e-3', input: { prompt: 'x' } }), { idempotencyKey: 'k' });
+    expect(dalle.result!.costActual).toBeNull();
+  });
+
+  it('takes each image model\'s own inputs: dall-e-3 one image and 4,000 characters, GPT image models 32,000', () => {
+    const openai = new OpenAiAdapter({ key: KEY, baseUrl: null });
+    const image = (model: string, input: Record<string, unknown>) => openai.prepare({ kind: 'image', model, input });
+    expect(() => image('dall-e-3', { prompt: 'x', n: 2 })).toThrow('"n" must be a whole number from 1 to 1');
+    expect(() => image('dall-e-3', { prompt: 'a'.repeat(4001) })).toThrow('"prompt" is too long (at most 4000 characters)');
+    expect(() => image('gpt-image-1', { prompt: 'a'.repeat(32_000), n: 10 })).not.toThrow();
+    expect(() => image('gpt-image-1', { prompt: 'a'.repeat(32_001) })).toThrow('at most 32000 characters');
+    expect(() => image('dall-e-3', { prompt: 'x', quality: 'high' })).toThrow('"quality" must be one of standard, hd');
+    expect(() => image('gpt-image-1', { prompt: 'x', background: 'transparent', output_format: 'jpeg' })).toThrow(/png or webp/);
+    const sent = JSON.parse((image('gpt-image-1-mini', { prompt: 'x', background: 'transparent', output_format: 'webp', seed: 4 }).body as { json: string }).json);
+    expect(sent).toEqual({ model: 'gpt-image-1-mini', prompt: 'x', n: 1, quality: 'medium', size: '1024x1024', background: 'transparent', output_format: 'webp' });
+    expect(JSON.parse((image('dall-e-3', { prompt: 'x', style: 'natural' }).body as { json: string }).json)).toEqual({ model: 'dall-e-3', prompt: 'x', n: 1, quality: 'standard', size: '1024x1024', style: 'natural', response_format: 'b64_json' });
+  });
+
+  it('takes every voice OpenAI lists, and instructions only for gpt-4o-mini-tts', () => {
+    const openai = new OpenAiAdapter({ key: KEY, baseUrl: null });
+    const speech = (model: string, input: Record<string, unknown>) => openai.prepare({ kind: 'speech', model, input: { text: 'hi', ...input } });
+    for (const voice of ['ballad', 'verse', 'marin', 'cedar', 'fable', 'onyx']) expect(() => speech('tts-1', { voice })).not.toThrow();
+    expect(JSON.parse((speech('gpt-4o-mini-tts', { voice: 'marin', instructions: 'calmly', speed: 1.5 }).body as { json: string }).json)).toEqual({
+      model: 'gpt-4o-mini-tts', input: 'hi', voice: 'marin', speed: 1.5, instructions: 'calmly', response_format: 'mp3',
+    });
+    expect(() => speech('tts-1', { instructions: 'calmly' })).toThrow('"instructions" works only with gpt-4o-mini-tts, not tts-1');
+  });
+
   it('refuses an unknown voice before sending', () => {
     const openai = new OpenAiAdapter({ key: KEY, baseUrl: null });
     expect(() => openai.prepare({ kind: 'speech', model: 'tts-1', input: { text: 'hi', voice: 'gandalf' } })).toThrow(/"voice" must be one of/);

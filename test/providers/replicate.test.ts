@@ -114,6 +114,8 @@ describe('Replicate adapter', () => {
     const done = await r.poll({ requestId: 'gm3qorzdhgbfurvjtvhg6dckhu', model: MODEL, handle: null });
     if (done.state !== 'succeeded') throw new Error(`expected success, got ${done.state}`);
     expect(done.result.outputs.map((o) => o.url?.replace(/^.*\/delivery\//, ''))).toEqual(['out-0.webp', 'out-1.webp']);
+    // An official model is "charged by output" (replicate.com/changelog/2025-01-29-official-models): 2 images at $0.003.
+    expect(done.result.costActual).toMatchObject({ amount: 6_000, currency: 'USD', source: expect.stringMatching(/^2 output images returned, at 0.003 USD each/) });
   });
 
   it('calls a 5xx or a 408 answer to the create maybe applied, since it may follow the prediction being made', async () => {
