@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { estimateCost } from '../engine/estimator.ts';
 import type { Project } from '../projects/repository.ts';
-import { InvalidInput } from '../providers/port.ts';
+import { InvalidInput, type PreparedRequest } from '../providers/port.ts';
+import { titleOf } from '../providers/registry.ts';
 import type { Studio } from '../studio.ts';
 import { inputHash } from '../tasks/inputHash.ts';
 import { toMicros, type Task } from '../tasks/model.ts';
@@ -53,7 +54,18 @@ export interface GenerateEstimate {
   budget: number | null;
   /** How far past the budget this Generate would go, or 0. */
   overBy: number;
+  /** Per provider of the new steps: what its account has left, where it tells an API key, or that it does not. */
+  balances: BalanceNote[];
 }
+
+export interface BalanceNote {
+  provider: string;
+  text: string;
+  /** This Generate would pass the account's limit for the period. */
+  over: boolean;
+}
+
+const ALLOWANCE_TIMEOUT_MS = 5_000;
 
 export class GenerateRefused extends Error {}
 
@@ -174,22 +186,53 @@ export class Pipeline {
     const spend = this.deps.studio.tasks.spend(project.id)[0]!;
     const spent = spend.actual + spend.estimated + spend.possiblyCharged + spend.queued;
     const overBy = project.budget === null ? 0 : Math.max(0, spent + total - project.budget);
-    return { project, steps, total, unpriced, spent, budget: project.budget, overBy };
+    return { project, steps, total, unpriced, spent, budget: project.budget, overBy, balances: [] };
   }
 
   /** Prices every step that is not reused (a network call for some providers). */
   private async walk(project: Project, board: Storyboard, options: GenerateOptions): Promise<GenerateEstimate> {
     const steps: StepEstimate[] = [];
+    const requests = new Map<string, PreparedRequest[]>();
     for (const { step, verdict } of this.decide(project, board, options)) {
-      const price = verdict.action === 'reuse' ? reusedPrice(verdict.task, verdict.why, project.currency) : await this.price(step);
+      if (verdict.action === 'reuse') {
+        steps.push(stepEstimate(step, verdict, reusedPrice(verdict.task, verdict.why, project.currency)));
+        continue;
+      }
+      const { price, request } = await this.price(step);
       steps.push(stepEstimate(step, verdict, price));
+      if (request) requests.set(step.provider, [...(requests.get(step.provider) ?? []), request]);
     }
-    return this.summed(project, steps);
+    return { ...this.summed(project, steps), balances: await this.balances(requests) };
+  }
+
+  /** Asks each provider of the new steps what its account has left, where it tells an API key. */
+  private async balances(requests: Map<string, PreparedRequest[]>): Promise<BalanceNote[]> {
+    const notes: BalanceNote[] = [];
+    for (const [provider, sent] of requests) {
+      const adapter = this.deps.provider(provider)!;
+      if (!adapter.allowance) {
+        if (provider !== 'simulator') notes.push({ provider, text: `${titleOf(provider)} tells an API key nothing of its balance; check it on its own site`, over: false });
+        continue;
+      }
+      try {
+        const a = await adapter.allowance(sent, AbortSignal.timeout(ALLOWANCE_TIMEOUT_MS));
+        const over = a.used + a.needed > a.limit;
+        const resets = a.resetsAt === null ? '' : `, counted afresh on ${new Date(a.resetsAt).toISOString().slice(0, 10)}`;
+        notes.push({
+          provider,
+          text: `${a.used} of ${a.limit} ${a.unit} used this period${resets}; these steps need about ${a.needed}${over ? `, ${a.used + a.needed - a.limit} more than is left` : ''}`,
+          over,
+        });
+      } catch (err) {
+        notes.push({ provider, text: `${titleOf(provider)} could not be asked what the account has left (${(err as Error).message})`, over: false });
+      }
+    }
+    return notes;
   }
 
   /** Validates a step's input as its adapter will, and prices it: the provider's quote, else the catalogue. */
-  private async price(step: PlannedStep): Promise<Price> {
-    if (step.provider === RENDER_PROVIDER) return { cost: 0, currency: 'USD', source: 'made on this machine: no charge' };
+  private async price(step: PlannedStep): Promise<{ price: Price; request: PreparedRequest | null }> {
+    if (step.provider === RENDER_PROVIDER) return { price: { cost: 0, currency: 'USD', source: 'made on this machine: no charge' }, request: null };
     const adapter = this.deps.provider(step.provider);
     if (!adapter) throw new GenerateRefused(`step ${step.key}: there is no provider "${step.provider}"`);
     let request;
@@ -201,7 +244,8 @@ export class Pipeline {
       throw err;
     }
     const estimate = (await estimateCost(adapter, request)) ?? ownPrice(this.deps.prices, step);
-    return estimate ?? { cost: null, currency: 'USD', source: `price unknown: no documented price for ${step.provider} ${step.model}; set one in settings ("prices")` };
+    const price = estimate ?? { cost: null, currency: 'USD', source: `price unknown: no documented price for ${step.provider} ${step.model}; set one in settings ("prices")` };
+    return { price, request };
   }
 
   /** What a Generate would do and cost, step by step, without doing it. */
@@ -244,7 +288,7 @@ export class Pipeline {
         }
         return stepEstimate(step, verdict, { cost: before.cost, currency: before.currency, source: before.source });
       });
-      const estimate = this.summed(project, steps);
+      const estimate = { ...this.summed(project, steps), balances: priced.balances };
       const lost = steps.filter((s) => s.action === 'rebuy');
       if (lost.length > 0 && !options.rebuyLost) throw new LostResultsRefused(lost);
       if (project.budget !== null && estimate.unpriced.length > 0 && !options.confirmUnpriced) throw new UnpricedRefused(estimate.unpriced);

@@ -1,8 +1,8 @@
 import { ProviderHttp } from '../http/providerHttp.ts';
-import { creditPriceOf, type PlanPrices } from '../pricing/catalogue.ts';
+import { creditPriceOf, entryFor, type PlanPrices } from '../pricing/catalogue.ts';
 import { toMicros, type RemoteRef, type Task } from '../tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
-import { PollError, type Candidate, type ReportedCost, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
+import { PollError, type Allowance, type Candidate, type ReportedCost, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
 import { modelFor, type ModelSpec } from './models.ts';
 import { checkInput, type InputSchema } from './schema.ts';
 import { header, localRequestId, obj, readAll, requireKey } from './shared.ts';
@@ -143,6 +143,25 @@ export class ElevenLabsAdapter implements ProviderAdapter {
 
   download(output: ProviderOutput, signal?: AbortSignal): Promise<AsyncIterable<Uint8Array>> {
     return this.http.download(output, signal, true);
+  }
+
+  /**
+   * The subscription's count against its limit for the period (GET /v1/user/subscription: character_count,
+   * character_limit, next_character_count_reset_unix; elevenlabs-docs fern/apis/api/openapi.json,
+   * SubscriptionResponseModel), and what these requests need of it: their characters at the model's credits
+   * a character, as the count is kept in credits (see billed above).
+   */
+  async allowance(requests: PreparedRequest[], signal?: AbortSignal): Promise<Allowance> {
+    const sub = obj((await this.http.get('/v1/user/subscription', signal)).json);
+    const used = sub.character_count;
+    const limit = sub.character_limit;
+    if (typeof used !== 'number' || typeof limit !== 'number') throw new PollError('ElevenLabs sent no character count for the subscription');
+    const needed = requests.reduce((sum, r) => {
+      const pricing = entryFor(this.id, r.model, 'speech')?.pricing;
+      return sum + String(r.input.text ?? '').length * (pricing?.per === 'credit' ? pricing.creditsPerCharacter : 1);
+    }, 0);
+    const reset = sub.next_character_count_reset_unix;
+    return { unit: 'characters', used, limit, needed: Math.ceil(needed), resetsAt: typeof reset === 'number' ? reset * 1000 : null };
   }
 
   async lookup(window: { from: number; to: number }, request: PreparedRequest, signal?: AbortSignal): Promise<Candidate[]> {

@@ -47,6 +47,11 @@ function entryOf(id: string): ProviderEntry | undefined {
   return Object.hasOwn(PROVIDERS, id) ? PROVIDERS[id] : undefined;
 }
 
+/** The name a person knows a provider by ("OpenAI", "fal"). */
+export function titleOf(id: string): string {
+  return entryOf(id)?.title ?? id;
+}
+
 export function isProviderId(id: string): boolean {
   return entryOf(id) !== undefined;
 }

@@ -79,6 +79,11 @@ export function EstimatePanel({ project, version, stale, savedAt }: { project: s
             </section>
           )}
           <p>Already spent or possibly charged: {money(e.spent, e.currency)}</p>
+          {e.balances.map((b) => (
+            <p key={b.provider} className={b.over ? 'warning' : 'note'} data-testid={`balance-${b.provider}`}>
+              {b.provider}: {b.text}
+            </p>
+          ))}
           <p>
             Budget: {e.budget === null ? 'none' : money(e.budget, e.currency)}
             {e.budget !== null && (e.overBy > 0 ? <strong className="error"> · {money(e.overBy, e.currency)} over</strong> : <> · {money(e.budget - e.spent - e.total, e.currency)} left after this</>)}
