@@ -152,6 +152,19 @@ export interface SpendReport {
   currency: string;
   totals: SpendTotals;
   rows: SpendRowView[];
+  /** Per provider and model: billed against what the same requests had been estimated at. */
+  byModel: ModelSpendView[];
+}
+
+export interface ModelSpendView {
+  provider: string;
+  model: string;
+  tasks: number;
+  billed: number;
+  estimatedForBilled: number;
+  billedUnestimated: number;
+  estimatedOnly: number;
+  possiblyCharged: number;
 }
 
 /** Where a provider's key comes from; 'unreadable': kept encrypted here, but this machine's keyring cannot decrypt it. */

@@ -231,6 +231,13 @@ export class StudioService implements StudioApi {
       currency: p.currency,
       totals: { actual: money(total.actual)!, estimated: money(total.estimated)!, possiblyCharged: money(total.possiblyCharged)! },
       rows: this.studio.tasks.spendByDay(p.id).map((r) => ({ ...r, actual: money(r.actual)!, estimated: money(r.estimated)!, possiblyCharged: money(r.possiblyCharged)! })),
+      byModel: this.studio.tasks.spendByModel(p.id).map((m) => ({
+        ...m,
+        billed: money(m.billed)!,
+        estimatedForBilled: money(m.estimatedForBilled)!,
+        estimatedOnly: money(m.estimatedOnly)!,
+        possiblyCharged: money(m.possiblyCharged)!,
+      })),
     };
   }
 

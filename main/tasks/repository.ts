@@ -6,6 +6,21 @@ import type { Actor, Charged, Kind, NewTask, RemoteRef, Status, Task, TaskEvent,
 import { inputHash } from './inputHash.ts';
 import { rowToEvent, rowToOutput, rowToTask, type EventRow, type OutputRow, type TaskRow } from './rows.ts';
 
+/** Spend of one provider's model within a project; amounts in micro-units. */
+export interface ModelSpend {
+  provider: string;
+  model: string;
+  tasks: number;
+  billed: number;
+  /** What the billed requests had been estimated at. */
+  estimatedForBilled: number;
+  /** Billed requests that had no estimate (a price the studio did not know). */
+  billedUnestimated: number;
+  /** Charged, with no bill from the provider: the estimate stands. */
+  estimatedOnly: number;
+  possiblyCharged: number;
+}
+
 /** A result saved whole, as the row records it. */
 export interface CompletedResult {
   outputs: SavedOutput[];
@@ -574,6 +589,23 @@ export class TaskRepository {
          FROM tasks WHERE project_id = ? AND (charged <> 'no' OR cost_abandoned > 0)
         GROUP BY day, provider ORDER BY day, provider`,
     ).all(projectId) as never;
+  }
+
+  /**
+   * Spend of one project per provider and model: what was billed, what those same requests had been estimated
+   * at (so the estimates can be judged), what was charged with no bill, and what was possibly charged.
+   */
+  spendByModel(projectId: number): ModelSpend[] {
+    return this.stmt(
+      `SELECT provider, model, count(*) AS tasks,
+              coalesce(sum(CASE WHEN charged = 'yes' THEN cost_actual END), 0) AS billed,
+              coalesce(sum(CASE WHEN charged = 'yes' AND cost_actual IS NOT NULL THEN cost_estimated END), 0) AS estimatedForBilled,
+              count(CASE WHEN charged = 'yes' AND cost_actual IS NOT NULL AND cost_estimated IS NULL THEN 1 END) AS billedUnestimated,
+              coalesce(sum(CASE WHEN charged = 'yes' AND cost_actual IS NULL THEN cost_estimated END), 0) AS estimatedOnly,
+              coalesce(sum(CASE WHEN charged = 'maybe' THEN cost_estimated END), 0) + sum(cost_abandoned) AS possiblyCharged
+         FROM tasks WHERE project_id = ? AND kind <> 'render' AND (charged <> 'no' OR cost_abandoned > 0)
+        GROUP BY provider, model ORDER BY provider, model`,
+    ).all(projectId) as ModelSpend[];
   }
 
   /** One page of a project's tasks, newest first, for a list that shows thousands. */

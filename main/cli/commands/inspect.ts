@@ -87,7 +87,8 @@ export async function unknown(argv: string[], ctx: CliContext) {
 export async function spend(argv: string[], ctx: CliContext) {
   const { values } = parse(argv, { json: { type: 'boolean' }, project: { type: 'string' } });
   withStudio(ctx, (studio) => {
-    const rows = studio.tasks.spend(projectId(studio, values.project) ?? null);
+    const only = projectId(studio, values.project);
+    const rows = studio.tasks.spend(only ?? null);
     const json = rows.map((r) => ({
       project: r.project,
       currency: r.currency,
@@ -111,6 +112,24 @@ export async function spend(argv: string[], ctx: CliContext) {
           money(r.actual + r.estimated, r.currency),
           money(r.possiblyCharged, r.currency),
         ]),
+      ]),
+    );
+    if (only === undefined) return;
+    const c = rows[0]!.currency;
+    ctx.out('');
+    ctx.out(
+      table([
+        ['MODEL', 'TASKS', 'BILLED', 'ESTIMATED FOR THOSE', 'CHARGED, NO BILL', 'POSSIBLY CHARGED'],
+        ...studio.tasks
+          .spendByModel(only)
+          .map((m) => [
+            `${m.provider} ${m.model}`,
+            String(m.tasks),
+            money(m.billed, c),
+            `${money(m.estimatedForBilled, c)}${m.billedUnestimated ? ` (${m.billedUnestimated} had no estimate)` : ''}`,
+            money(m.estimatedOnly, c),
+            money(m.possiblyCharged, c),
+          ]),
       ]),
     );
   });

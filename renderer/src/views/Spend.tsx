@@ -74,6 +74,37 @@ export function SpendView({ project, version }: { project: string; version: numb
           <p className="legend">
             <span className="actual">■</span> billed <span className="estimated">■</span> estimated <span className="possiblyCharged">■</span> possibly charged
           </p>
+          {r.byModel.length > 0 && (
+            <table className="by-model" data-testid="spend-by-model">
+              <thead>
+                <tr>
+                  <th>Model</th>
+                  <th>Tasks</th>
+                  <th>Billed</th>
+                  <th>Estimated for those</th>
+                  <th>Charged, no bill (estimate)</th>
+                  <th>Possibly charged</th>
+                </tr>
+              </thead>
+              <tbody>
+                {r.byModel.map((m) => (
+                  <tr key={`${m.provider} ${m.model}`}>
+                    <td>
+                      {m.provider} {m.model}
+                    </td>
+                    <td className="num">{m.tasks}</td>
+                    <td className="num">{money(m.billed, r.currency)}</td>
+                    <td className="num">
+                      {money(m.estimatedForBilled, r.currency)}
+                      {m.billedUnestimated > 0 && <small> ({m.billedUnestimated} had no estimate)</small>}
+                    </td>
+                    <td className="num">{money(m.estimatedOnly, r.currency)}</td>
+                    <td className="num">{money(m.possiblyCharged, r.currency)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
           <button onClick={download}>Export CSV</button>
           {exporting.error && <p className="error">{exporting.error}</p>}
         </>
