@@ -2,54 +2,87 @@ import type { Candidate, ProviderAdapter } from '../providers/port.ts';
 import type { Task } from '../tasks/model.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
 import { DecisionRefused } from './decisions.ts';
+import { SKEW_MS, type LookupFacts } from './lookupVerdict.ts';
 import { prepareRequest } from './prepare.ts';
-
-/** Clocks differ between this machine and the provider; look a little either side of the send window. */
-const SKEW_MS = 2 * 60_000;
 
 export interface Reconciliation {
   task: Task;
   candidates: (Candidate & { why: string })[];
+  /** Which requests the provider's listing shows, in words from its docs, or null where it says nothing. */
+  lists: string | null;
 }
 
-/**
- * For a task whose outcome is unknown, the requests at the provider that could be the one it sent:
- * made in its send window, with the same input, not already another task's. It only looks: adopting one
- * is a person's decision (`resolve --adopt`), and nothing here ever sends anything.
- */
-export async function reconcile(
-  repo: Pick<TaskRepository, 'get' | 'events' | 'requestIdsInUse'>,
-  provider: ProviderAdapter | undefined,
-  id: number,
-  now: number,
-): Promise<Reconciliation> {
-  const task = repo.get(id);
-  if (!task) throw new DecisionRefused(`there is no task ${id}`);
-  if (task.status !== 'OUTCOME_UNKNOWN') throw new DecisionRefused(`task ${id} is ${task.status}; only an unknown outcome is reconciled`);
+type LookupRepo = Pick<TaskRepository, 'get' | 'events' | 'requestIdsInUse'>;
 
-  // A worker that received a request id after losing the task said so in the task's history.
+/** Request ids saved on the task, or reported in its history by a worker that received one after it lost the task. */
+function reportedIds(repo: LookupRepo, task: Task): { requestId: string; createdAt: number; status: string; inputMatches: true; why: string }[] {
   const reported = task.remoteRequestId
-    ? [{ requestId: task.remoteRequestId, createdAt: task.submittedAt ?? task.submitStartedAt ?? 0, status: 'saved on the task', inputMatches: true, why: 'the request id saved on this task' }]
+    ? [{ requestId: task.remoteRequestId, createdAt: task.submittedAt ?? task.submitStartedAt ?? 0, status: 'saved on the task', inputMatches: true as const, why: 'the request id saved on this task' }]
     : [];
-  for (const e of repo.events(id)) {
+  for (const e of repo.events(task.id)) {
     const late = (e.detail as { requestId?: unknown } | null)?.requestId;
     if (typeof late === 'string' && e.fromStatus === e.toStatus && !reported.some((r) => r.requestId === late)) {
       reported.push({ requestId: late, createdAt: e.at, status: 'reported by a worker', inputMatches: true, why: 'a worker received this id after it lost the task' });
     }
   }
+  return reported;
+}
+
+/** When the send started and when the task was parked: the request, if the provider made it, was made in between. */
+export function sendWindow(task: Task, now: number): { from: number; to: number } {
+  return { from: task.submitStartedAt ?? task.createdAt, to: task.finishedAt ?? now };
+}
+
+/**
+ * Asks the provider for the requests of the task's endpoint or model from the start of its send until now (a
+ * request still queued may be listed by its end), each marked when it already belongs to another task, by
+ * any of the ids the provider gives it. Only looks; nothing here sends anything.
+ */
+export async function lookUp(
+  repo: LookupRepo,
+  provider: ProviderAdapter & Required<Pick<ProviderAdapter, 'lookup'>>,
+  task: Task,
+  now: number,
+  signal?: AbortSignal,
+): Promise<Pick<LookupFacts, 'window' | 'found' | 'known'>> {
+  const window = sendWindow(task, now);
+  const request = await prepareRequest(task, provider, (i) => repo.get(i));
+  const found = await provider.lookup({ from: window.from - SKEW_MS, to: Math.max(now, window.to) + SKEW_MS }, request, signal);
+  const taken = repo.requestIdsInUse(task.provider, found.flatMap((c) => [c.requestId, ...(c.aliases ?? [])]), task.id);
+  return {
+    window,
+    found: found.map((c) => ({ ...c, taken: [c.requestId, ...(c.aliases ?? [])].some((id) => taken.has(id)) })),
+    known: reportedIds(repo, task).map((r) => r.requestId),
+  };
+}
+
+/**
+ * For a task whose outcome is unknown, the requests at the provider that could be the one it sent, for a
+ * person: made in its send window with the same input and not already another task's, and those of the same
+ * model whose input the provider no longer keeps, each with its time and why it is offered.
+ */
+export async function reconcile(repo: LookupRepo, provider: ProviderAdapter | undefined, id: number, now: number): Promise<Reconciliation> {
+  const task = repo.get(id);
+  if (!task) throw new DecisionRefused(`there is no task ${id}`);
+  if (task.status !== 'OUTCOME_UNKNOWN') throw new DecisionRefused(`task ${id} is ${task.status}; only an unknown outcome is reconciled`);
+
+  const reported = reportedIds(repo, task);
   if (!provider?.lookup) {
-    if (reported.length > 0) return { task, candidates: reported };
+    if (reported.length > 0) return { task, candidates: reported, lists: null };
     throw new DecisionRefused(
       `${task.provider} cannot list past requests; look for a request made at ${new Date(task.submitStartedAt ?? task.createdAt).toISOString()} in its dashboard`,
     );
   }
-  const request = await prepareRequest(task, provider, (i) => repo.get(i));
-  const sentAt = task.submitStartedAt ?? task.createdAt;
-  const found = await provider.lookup({ from: sentAt - SKEW_MS, to: (task.finishedAt ?? now) + SKEW_MS }, request);
-  const taken = repo.requestIdsInUse(task.provider, found.map((c) => c.requestId), id);
-  const matching = found
-    .filter((c) => c.inputMatches && !taken.has(c.requestId) && !reported.some((r) => r.requestId === c.requestId))
-    .sort((a, b) => Math.abs(a.createdAt - sentAt) - Math.abs(b.createdAt - sentAt))
-    .map((c) => ({ ...c, why: `same input, made ${Math.round((c.createdAt - sentAt) / 1000)} s after the send started` }));
-  return { task, candidates: [...reported, ...matching] };
+  const { window, found } = await lookUp(repo, provider as ProviderAdapter & Required<Pick<ProviderAdapter, 'lookup'>>, task, now);
+  const after = (c: Candidate) => `made ${Math.round((c.createdAt - window.from) / 1000)} s after the send started`;
+  const inWindow = (c: Candidate) => c.createdAt >= window.from - SKEW_MS && c.createdAt <= window.to + SKEW_MS;
+  const offered = found
+    .filter((c) => !c.taken && !reported.some((r) => r.requestId === c.requestId))
+    .filter((c) => c.inputMatches || (c.inputGone && inWindow(c)))
+    .sort((a, b) => Math.abs(a.createdAt - window.from) - Math.abs(b.createdAt - window.from))
+    .map(({ taken: _, ...c }) => ({
+      ...c,
+      why: c.inputMatches ? `same input, ${after(c)}` : `same model, ${after(c)}; its input could not be compared: ${c.inputGone}`,
+    }));
+  return { task, candidates: [...reported, ...offered], lists: provider.capabilities.lookupLists ?? null };
 }

@@ -13,12 +13,15 @@ import type { PollOptions } from './poller.ts';
 import { recoveryFor } from './recovery.ts';
 import { recoverExpired } from './recoverySweep.ts';
 import { SleepDetector } from './sleepDetector.ts';
+import { DEFAULT_LOOKUP, UnknownLookups, type LookupOptions } from './unknownLookups.ts';
 
 export interface EngineOptions {
   leaseMs: number;
   tickMs: number;
   concurrency: Record<Kind, number>;
   poll: PollOptions;
+  /** Lookups of unknown outcomes at providers that list their requests (DEFAULT_LOOKUP when absent). */
+  lookup?: LookupOptions;
 }
 
 export const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
@@ -78,6 +81,7 @@ export class Supervisor {
   private readonly log: (message: string) => void;
   private readonly random: () => number;
   readonly health: EngineHealth;
+  private readonly lookups: UnknownLookups;
   private timer: NodeJS.Timeout | null = null;
   private registered = false;
   private nextProbe = 0;
@@ -94,6 +98,7 @@ export class Supervisor {
     this.log = deps.log ?? (() => undefined);
     this.random = deps.random ?? Math.random;
     this.health = new EngineHealth(this.log, (paused) => deps.waitForLocks?.(paused ? PAUSED_BUSY_MS : null));
+    this.lookups = new UnknownLookups({ repo: deps.repo, providers: deps.providers, clock: deps.clock, log: this.log }, options.lookup ?? DEFAULT_LOOKUP);
     this.sleep = new SleepDetector(Math.max(2_000, options.leaseMs / 3));
     this.heartbeat = new Heartbeat(
       deps.repo,
@@ -215,6 +220,12 @@ export class Supervisor {
         this.log,
       );
     }
+    // Off the path of any task's run: a bounded pass in the background, awaited by stop.
+    const lookups = this.lookups.tick();
+    if (lookups) {
+      const pass: Promise<void> = lookups.catch((err: unknown) => this.trouble(err)).finally(() => this.background.delete(pass));
+      this.background.add(pass);
+    }
     if (clock.now() - this.lastSettle > SETTLE_EVERY_MS) {
       this.deps.receipts.settle((r) => repo.receiptSettled(r));
       this.lastSettle = clock.now();
@@ -301,6 +312,7 @@ export class Supervisor {
       if (this.timer) clearInterval(this.timer);
       this.timer = null;
       for (const { controller } of this.inFlight.values()) controller.abort();
+      this.lookups.stop();
       const grace = setTimeout(() => this.cutSends.abort(), STOP_GRACE_MS);
       await Promise.all([...this.inFlight.values()].map((f) => f.done));
       await Promise.all(this.background);

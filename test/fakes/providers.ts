@@ -56,6 +56,10 @@ export interface FalOptions {
   resultUnauthorizedOnce?: boolean;
   images?: number;
   polls?: number;
+  /** Whether to drop this submit's answer once the request is queued: the connection is cut before any byte of it. */
+  dropAnswer?: () => boolean;
+  /** Requests end this long after they were queued, polled or not (else after `polls` status calls). */
+  jobMs?: number;
 }
 
 /**
@@ -66,12 +70,20 @@ export function falQueue(ledger: Ledger, png: Media, opts: FalOptions = {}): Rou
   let next = 0;
   const polls = new Map<string, number>();
   const refused = new Set<string>();
+  const queued = new Map<string, { at: number; input: unknown; endedAt: number | null }>();
+  const ended = (id: string) => {
+    const q = queued.get(id)!;
+    if (q.endedAt === null && opts.jobMs !== undefined && Date.now() >= q.at + opts.jobMs) q.endedAt = q.at + opts.jobMs;
+    return q.endedAt;
+  };
   return async (req, res) => {
     const host = `http://${req.headers.host}`;
     if (req.method === 'POST' && req.path === `/${FAL_MODEL}`) {
       const id = `fal-req-${++next}`;
       ledger.charged.push(id);
+      queued.set(id, { at: Date.now(), input: JSON.parse(req.body), endedAt: null });
       if (opts.submitDelayMs) await new Promise((r) => setTimeout(r, opts.submitDelayMs));
+      if (opts.dropAnswer?.()) return void res.socket?.destroy();
       const base = `${host}/fal-ai/flux/requests/${id}`;
       if (opts.submitStatus && opts.submitStatus >= 500) return send(res, opts.submitStatus, { detail: 'upstream timed out' }, { 'x-fal-request-id': id });
       const accepted = { request_id: id, status: 'IN_QUEUE', status_url: `${base}/status`, response_url: base, cancel_url: `${base}/cancel` };
@@ -91,7 +103,8 @@ export function falQueue(ledger: Ledger, png: Media, opts: FalOptions = {}): Rou
       if (tail === '/status') {
         const n = (polls.get(id!) ?? 0) + 1;
         polls.set(id!, n);
-        if (n <= (opts.polls ?? 1)) return send(res, 202, { status: 'IN_QUEUE', queue_position: 0, request_id: id });
+        if (opts.jobMs === undefined && n > (opts.polls ?? 1)) queued.get(id!)!.endedAt ??= Date.now();
+        if (ended(id!) === null) return send(res, 202, { status: 'IN_QUEUE', queue_position: 0, request_id: id });
         return send(res, 200, { status: 'COMPLETED', request_id: id, logs: [], metrics: { inference_time: 1 } });
       }
       if (opts.resultUnauthorizedOnce && !refused.has(req.path)) {
@@ -104,6 +117,32 @@ export function falQueue(ledger: Ledger, png: Media, opts: FalOptions = {}): Rou
     if (req.path.startsWith('/files/')) {
       if (opts.badFile !== undefined && req.path.endsWith(`-${opts.badFile}.png`)) return send(res, 200, { error: 'not an image' });
       return send(res, 200, png.bytes, { 'content-type': 'image/png' });
+    }
+    if (req.path.startsWith('/v1/models/requests/by-endpoint')) {
+      // fal's request history (fal.ai/docs/platform-apis/v1/models/requests/by-endpoint.md): sorted by end time,
+      // statuses success|error|user_error only. Its docs do not say whether a queued request is listed; the
+      // stand-in takes the narrow reading, listing a request only once it has ended, and filters on end time.
+      const q = new URL(req.path, host).searchParams;
+      const [from, to] = [Date.parse(q.get('start') ?? ''), Date.parse(q.get('end') ?? '')];
+      const items = [...queued.entries()]
+        .filter(([id]) => q.get('endpoint_id') === FAL_MODEL && ended(id) !== null)
+        .map(([id, r]) => ({ id, r, end: r.endedAt! }))
+        .filter(({ end }) => end >= from && end <= to)
+        .sort((a, b) => b.end - a.end)
+        .map(({ id, r, end }) => ({
+          request_id: id,
+          endpoint_id: FAL_MODEL,
+          sent_at: new Date(r.at).toISOString(),
+          started_at: new Date(r.at).toISOString(),
+          ended_at: new Date(end).toISOString(),
+          status_code: 200,
+          duration: (end - r.at) / 1000,
+          ...(q.get('expand') === 'payloads' ? { json_input: r.input } : {}),
+        }));
+      const limit = Number(q.get('limit') ?? 50);
+      const offset = Number(Buffer.from(q.get('cursor') ?? 'MA==', 'base64').toString());
+      const more = offset + limit < items.length;
+      return send(res, 200, { items: items.slice(offset, offset + limit), has_more: more, next_cursor: more ? Buffer.from(String(offset + limit)).toString('base64') : null });
     }
     if (req.path.startsWith('/v1/models/pricing')) return send(res, 200, { prices: [{ endpoint_id: FAL_MODEL, unit_price: 0.025, unit: 'megapixels', currency: 'USD' }] });
   };

@@ -63,11 +63,12 @@ export async function reconcileCommand(argv: string[], ctx: CliContext) {
   try {
     recordJournaledRequests(studio);
     const task = studio.tasks.get(id);
-    const { candidates } = await reconcile(studio.tasks, task && providers.get(task.provider), id, studio.clock.now());
+    const { candidates, lists } = await reconcile(studio.tasks, task && providers.get(task.provider), id, studio.clock.now());
     if (values.json) {
       ctx.out(JSON.stringify(candidates.map((c) => ({ ...c, createdAt: iso(c.createdAt) })), null, 2));
       return;
     }
+    if (lists) ctx.out(`What the lookup sees: ${lists}.`);
     if (candidates.length === 0) {
       ctx.out(`No request at ${task!.provider} matches task ${id}: it was probably never accepted.`);
       ctx.out(`Decide: studio resolve ${id} --resubmit (or --give-up)`);

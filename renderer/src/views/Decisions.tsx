@@ -22,6 +22,11 @@ function Unknown({ task, onDone }: { task: UnknownTask; onDone: () => void }) {
       <p>
         <strong>Why nobody knows the outcome:</strong> {task.unknownReason}
       </p>
+      {task.lookup && (
+        <p>
+          <strong>The studio's own lookup:</strong> {task.lookup}
+        </p>
+      )}
       <p>
         <strong>May have cost:</strong> {money(task.costEstimated, task.currency)} {task.costEstimateSource && <small>({task.costEstimateSource})</small>}
       </p>
@@ -41,6 +46,7 @@ function Unknown({ task, onDone }: { task: UnknownTask; onDone: () => void }) {
         <button onClick={() => decide('Send it again? You may pay twice for this step.', () => studio.resolve(task.id, { resubmit: true }))}>Resubmit</button>
         <button onClick={() => decide('Give up on it? It stays counted as possibly charged.', () => studio.resolve(task.id, { giveUp: true }))}>Give up</button>
       </div>
+      {candidates && task.lookupLists && <p className="note">What the lookup sees: {task.lookupLists}.</p>}
       {candidates &&
         (candidates.length === 0 ? (
           <p className="note">{task.provider} has no request like this one: it was most likely never accepted.</p>
@@ -48,7 +54,7 @@ function Unknown({ task, onDone }: { task: UnknownTask; onDone: () => void }) {
           <ul className="candidates">
             {candidates.map((c) => (
               <li key={c.requestId}>
-                <code>{c.requestId}</code> {c.status} — {c.why}{' '}
+                <code>{c.requestId}</code> {new Date(c.createdAt).toLocaleString()} {c.status} — {c.why}{' '}
                 <button onClick={() => decide(`Adopt request ${c.requestId}? Its result will be collected, not bought again.`, () => studio.resolve(task.id, { adopt: c.requestId }))}>Adopt</button>
               </li>
             ))}

@@ -1,0 +1,69 @@
+import type { Candidate } from '../providers/port.ts';
+
+/** Clocks differ between this machine and the provider; a request is looked for a little either side of the send window. */
+export const SKEW_MS = 2 * 60_000;
+
+/** What one lookup at the provider found for a task whose outcome is unknown, with what the studio knows about it. */
+export interface LookupFacts {
+  /** From the start of the send to the moment the task was parked as unknown: the request, if made, was made then. */
+  window: { from: number; to: number };
+  /** Requests of the same endpoint or model found at the provider; `taken`: it already belongs to another task. */
+  found: (Candidate & { taken: boolean })[];
+  /** Request ids saved on this task or reported by one of its workers. */
+  known: string[];
+  /** Other tasks that sent this same input in a window overlapping this one's. */
+  sameInputOverlapping: number[];
+  /** This lookup's number (from 1), and how many are made before the person is asked. */
+  tries: number;
+  maxTries: number;
+}
+
+export type LookupVerdict =
+  /** Exactly the request that was sent: the studio adopts it and says so. */
+  | { action: 'adopt'; requestId: string; why: string }
+  /** Nothing yet: a queued request may be listed only once it starts or ends, so look again later. */
+  | { action: 'again'; why: string }
+  /** Anything less than certain: the person decides. */
+  | { action: 'ask'; why: string };
+
+const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
+const ids = (c: Candidate) => [c.requestId, ...(c.aliases ?? [])];
+
+/**
+ * Whether a lookup found exactly the request the studio sent: the same endpoint or model (the adapter lists
+ * only those), an identical input, made inside the task's send window, belonging to no other task, with no
+ * other task having sent that input in an overlapping window, and nothing else in the window that could be it.
+ */
+export function lookupVerdict(f: LookupFacts): LookupVerdict {
+  const inWindow = (c: Candidate) => c.createdAt >= f.window.from - SKEW_MS && c.createdAt <= f.window.to + SKEW_MS;
+  const listed = f.found.filter(inWindow);
+  const same = listed.filter((c) => c.inputMatches && !c.taken);
+  const uncompared = listed.filter((c) => !c.inputMatches && c.inputGone && !c.taken);
+
+  if (f.sameInputOverlapping.length > 0) {
+    return {
+      action: 'ask',
+      why: `task ${f.sameInputOverlapping.join(', ')} sent the same input while this one was being sent, so which request is whose cannot be told`,
+    };
+  }
+  if (same.length > 1) return { action: 'ask', why: `${same.length} requests with this input were made while it was being sent` };
+  if (uncompared.length > 0) {
+    return {
+      action: 'ask',
+      why: `${uncompared.length} request(s) of this model made while it was being sent could not be compared: ${uncompared[0]!.inputGone}`,
+    };
+  }
+  const [match] = same;
+  if (match) {
+    if (f.known.length > 0 && !ids(match).some((id) => f.known.includes(id))) {
+      return { action: 'ask', why: `the request found (${match.requestId}) is not the one whose id was saved on the task (${f.known.join(', ')})` };
+    }
+    return {
+      action: 'adopt',
+      requestId: match.requestId,
+      why: `the only request with this exact input, made ${seconds(match.createdAt - f.window.from)} after the send started and belonging to no other task`,
+    };
+  }
+  if (f.tries < f.maxTries) return { action: 'again', why: `nothing with this input is listed yet (lookup ${f.tries} of ${f.maxTries})` };
+  return { action: 'ask', why: `no request with this input was listed after ${f.tries} lookups: it was most likely never accepted` };
+}
