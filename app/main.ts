@@ -13,7 +13,7 @@ import { electronBinding, electronBindingDir } from './nativeBinding.ts';
 import { allowPermission } from './permissions.ts';
 import { wirePower } from './power.ts';
 import { quitOnSessionEnd, wireQuit } from './quit.ts';
-import { claimDataFolder, startOrExplain } from './startup.ts';
+import { launch } from './startup.ts';
 import { APP_CSP, isAppUrl, windowOptions } from './window.ts';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -27,8 +27,7 @@ protocol.registerSchemesAsPrivileged([
 // Notifications on Windows need the AppUserModelID the installer stamps on its shortcuts (electron-builder's appId).
 if (process.platform === 'win32') app.setAppUserModelId(APP_ID);
 
-const dataDir = claimDataFolder(app);
-if (dataDir) void startOrExplain(app, dialog, () => start(dataDir), log);
+void launch(app, dialog, start, log);
 
 let window: BrowserWindow | null = null;
 

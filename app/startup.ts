@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { accessSync, constants, mkdirSync } from 'node:fs';
 import { defaultDataDir } from '../main/config/paths.ts';
 import { APP_NAME } from './identity.ts';
 import { NativeBindingMissing } from './nativeBinding.ts';
@@ -12,6 +12,9 @@ export interface StartingApp {
   quit(): void;
   exit(code: number): void;
 }
+
+/** A data folder that cannot be made, or written to. */
+export class DataFolderRefused extends Error {}
 
 export interface ErrorDialog {
   showErrorBox(title: string, content: string): void;
@@ -27,17 +30,39 @@ export interface ErrorDialog {
 export function claimDataFolder(app: StartingApp, env: NodeJS.ProcessEnv = process.env): string | null {
   app.setName(APP_NAME);
   const dir = defaultDataDir(env);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    // The lock is made in this folder; where it cannot be, requestSingleInstanceLock answers false
+    // (LOCK_ERROR, electron_api_app.cc) exactly as when another run holds it, and the app would quit unexplained.
+    accessSync(dir, constants.W_OK);
+  } catch (err) {
+    throw new DataFolderRefused(`${dir} cannot be used as the data folder (${(err as Error).message}). Make it a folder you can write to, or set STUDIO_DATA_DIR to one.`);
+  }
   app.setPath('userData', dir);
   if (app.requestSingleInstanceLock()) return dir;
   app.quit();
   return null;
 }
 
+/**
+ * Claims the data folder, then starts once Electron is ready. A folder that cannot be claimed is explained
+ * like any failed start: thrown from the entry module it would reach Electron's own uncaughtException
+ * handler, which shows a dialog but does not quit (lib/browser/init.ts), leaving a process with no window.
+ */
+export function launch(app: StartingApp, dialog: ErrorDialog, start: (dataDir: string) => Promise<void>, log: (m: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  let dataDir: string | null;
+  try {
+    dataDir = claimDataFolder(app, env);
+  } catch (err) {
+    return startOrExplain(app, dialog, () => Promise.reject(err), log);
+  }
+  return dataDir === null ? Promise.resolve() : startOrExplain(app, dialog, () => start(dataDir), log);
+}
+
 /** What a person is told when the app cannot start: what went wrong, and what to do. */
 export function explainStartFailure(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
-  if (err instanceof NativeBindingMissing) return message;
+  if (err instanceof NativeBindingMissing || err instanceof DataFolderRefused) return message;
   if (/NODE_MODULE_VERSION|was compiled against a different Node\.js version|ERR_DLOPEN_FAILED/.test(message)) {
     return `The database driver was built for another runtime (${message.split('\n')[0]}). Run "npm start" again, which builds the desktop app's own, or reinstall Take Studio.`;
   }

@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { copyFileSync, cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { APP_ID, APP_NAME } from '../app/identity.ts';
 import { electronBinding, electronBindingDir, NativeBindingMissing } from '../app/nativeBinding.ts';
 import { allowPermission } from '../app/permissions.ts';
 import { quitOnSessionEnd, wireQuit } from '../app/quit.ts';
-import { claimDataFolder, explainStartFailure, startOrExplain, type StartingApp } from '../app/startup.ts';
+import { claimDataFolder, DataFolderRefused, explainStartFailure, launch, startOrExplain, type StartingApp } from '../app/startup.ts';
 import { DatabaseRefused, openDatabase } from '../main/db/database.ts';
 import { useNativeBinding } from '../main/db/nativeBinding.ts';
 import { startRuntime } from '../main/runtime.ts';
@@ -58,6 +58,20 @@ describe('start-up', () => {
     const app = startingApp(false);
     expect(claimDataFolder(app, { STUDIO_DATA_DIR: tempDir() })).toBeNull();
     expect(app.calls.at(-1)).toBe('quit');
+  });
+
+  it('explains a data folder that cannot be made, then exits, never asking for the lock', async () => {
+    const file = join(tempDir(), 'not-a-folder');
+    writeFileSync(file, 'x');
+    for (const dir of [file, join(file, 'below')]) {
+      expect(() => claimDataFolder(startingApp(), { STUDIO_DATA_DIR: dir })).toThrow(DataFolderRefused);
+      // Thrown from the entry module, Electron would only show its own dialog and keep running (lib/browser/init.ts).
+      const app = startingApp();
+      const shown: [string, string][] = [];
+      await launch(app, { showErrorBox: (t, c) => shown.push([t, c]) }, async () => undefined, () => undefined, { STUDIO_DATA_DIR: dir });
+      expect(shown).toEqual([['Take Studio could not start', expect.stringMatching(new RegExp(`^${dir} cannot be used as the data folder \\(E(EXIST|NOTDIR).*\\)\\. Make it a folder you can write to, or set STUDIO_DATA_DIR to one\\.$`))]]);
+      expect(app.calls).toEqual([`setName ${APP_NAME}`, 'exit 1']);
+    }
   });
 
   it('shows a failed start in a dialog that says what to do, then exits and frees the lock', async () => {
@@ -203,7 +217,7 @@ describe('permissions', () => {
 });
 
 /** The built bundle run under Node, in a folder laid out as a checkout, with the stand-in `electron`. */
-async function runBundle(options: { native: boolean; env?: Record<string, string> }) {
+async function runBundle(options: { native: boolean; env?: Record<string, string>; before?: (root: string) => void; running?: (child: ChildProcess) => Promise<void> }) {
   execFileSync(process.execPath, ['scripts/build-app.mjs'], { cwd: ROOT });
   const root = tempDir();
   mkdirSync(join(root, 'dist'));
@@ -217,6 +231,7 @@ async function runBundle(options: { native: boolean; env?: Record<string, string
     copyFileSync(NODE_BUILD, join(native, 'better_sqlite3.node'));
     writeFileSync(join(native, 'abi'), `${process.versions.modules}\n`);
   }
+  options.before?.(root);
   const child = spawn(process.execPath, ['--import', join(ROOT, 'test', 'fakes', 'electron', 'loader.mjs'), 'dist/app/main.mjs'], {
     cwd: root,
     env: { ...process.env, STUDIO_DATA_DIR: 'data', STUDIO_SIMULATOR_BASE_URL: 'http://127.0.0.1:9', ...options.env },
@@ -224,7 +239,9 @@ async function runBundle(options: { native: boolean; env?: Record<string, string
   });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  await options.running?.(child);
+  const code = await exited;
   const events = [...stderr.matchAll(/^electron-standin: (\w+) (.*)$/gm)].map((m) => ({ event: m[1]!, detail: JSON.parse(m[2]!) as Record<string, unknown> }));
   return { code, events, root, stderr };
 }
@@ -259,6 +276,44 @@ describe('the built desktop bundle under Node, with a stand-in electron', () => 
       content: `the database driver for this Electron (ABI ${process.versions.modules}) is not built. Run "npm start" again, which builds it, or reinstall Take Studio`,
     });
     expect(events.some((e) => e.event === 'BrowserWindow')).toBe(false);
+  });
+
+  it('explains a data folder that is a file, and exits 1 with no lock asked for and nothing written', async () => {
+    const { code, events, root } = await runBundle({ native: true, env: { STUDIO_DATA_DIR: 'data' }, before: (dir) => writeFileSync(join(dir, 'data'), 'x') });
+    expect(code).toBe(1);
+    expect(events.map((e) => e.event)).toEqual(['registerSchemesAsPrivileged', 'setName', 'showErrorBox', 'exit']);
+    expect(events.find((e) => e.event === 'showErrorBox')!.detail.content).toMatch(/^\/.*\/data cannot be used as the data folder \(EEXIST/);
+    expect(readFileSync(join(root, 'data'), 'utf8')).toBe('x');
+  });
+
+  it('quits through the engine stop on SIGTERM, as Electron does, so a request being sent ends with its id saved', async () => {
+    const ledger: Ledger = { charged: [] };
+    const fake = await startFake(falQueue(ledger, (await realMedia()).png, { submitDelayMs: 1_500 }));
+    let taskId = 0;
+    const { code, events, root } = await runBundle({
+      native: true,
+      before: (dir) => {
+        const dataDir = join(dir, 'data');
+        mkdirSync(dataDir);
+        writeSettings(dataDir, { engine: { tickMs: 50 }, providers: { fal: { baseUrl: fake.url, key: 'fal-test-key' } } });
+        const studio = openStudio(dataDir);
+        const project = studio.projects.ensure('Quit', Date.now());
+        taskId = studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'fal', model: FAL_MODEL, input: { prompt: 'a fox' } }, Date.now()).id;
+        studio.close();
+      },
+      running: async (child) => {
+        await until(() => ledger.charged.length === 1, 15_000);
+        child.kill('SIGTERM');
+      },
+    });
+    expect(code).toBe(0);
+    expect(events.map((e) => e.event).slice(-3)).toEqual(['quit', 'quit', 'exit']);
+    const studio = openStudio(join(root, 'data'));
+    try {
+      expect(studio.tasks.get(taskId)).toMatchObject({ remoteRequestId: 'fal-req-1', status: 'SUBMITTED' });
+    } finally {
+      studio.close();
+    }
   });
 
   it('quits before making a window when another run holds the data folder', async () => {

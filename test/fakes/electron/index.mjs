@@ -50,6 +50,10 @@ class App extends EventEmitter {
   }
 }
 export const app = new App();
+// Electron quits gracefully on the first SIGTERM, SIGINT or SIGHUP and restores the default action for the
+// next (GracefulShutdownHandler and InstallShutdownSignalHandlers, which binds Browser::Quit, in
+// shell/browser/electron_browser_main_parts_posix.cc and electron_browser_main_parts.cc).
+for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.once(signal, () => app.quit());
 
 const handlers = new Map();
 export const protocol = {
