@@ -99,6 +99,9 @@ async function start(dataDir: string): Promise<void> {
   });
   window.webContents.on('will-attach-webview', (event) => event.preventDefault());
   window.once('ready-to-show', () => window?.show());
+  // A closed window throws on every call ("Object has been destroyed"), and the process lives on while the
+  // engine stops; so it is let go here (docs/api/browser-window.md, 'closed').
+  window.on('closed', () => (window = null));
   await window.loadURL('app://studio/index.html');
 
   app.on('second-instance', () => {

@@ -316,6 +316,12 @@ describe('the built desktop bundle under Node, with a stand-in electron', () => 
     }
   });
 
+  it('lets go of a closed window: a launch while the engine stops reaches no destroyed window, and the app quits', async () => {
+    const { code, events, stderr } = await runBundle({ native: true, env: { STANDIN_CLOSE_AFTER_LOAD: '1' } });
+    expect(code, stderr).toBe(0);
+    expect(events.map((e) => e.event).slice(-4)).toEqual(['closed', 'quit', 'quit', 'exit']);
+  });
+
   it('quits before making a window when another run holds the data folder', async () => {
     const { code, events } = await runBundle({ native: true, env: { STANDIN_LOCK_TAKEN: '1' } });
     expect(code).toBe(0);

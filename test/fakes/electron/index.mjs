@@ -141,6 +141,22 @@ export class BrowserWindow extends EventEmitter {
     });
     this.emit('ready-to-show');
     if (process.env.STANDIN_QUIT_AFTER_LOAD === '1') setImmediate(() => app.quit());
+    if (process.env.STANDIN_CLOSE_AFTER_LOAD === '1') setImmediate(() => this.close());
+  }
+  /** The person closes the window: it is destroyed, then the app is told; a launch meanwhile reaches this one. */
+  close() {
+    for (const method of ['show', 'isMinimized', 'restore', 'focus']) {
+      this[method] = () => {
+        throw new TypeError('Object has been destroyed');
+      };
+    }
+    this.webContents.send = () => {
+      throw new TypeError('Object has been destroyed');
+    };
+    report('closed');
+    this.emit('closed');
+    app.emit('second-instance', {}, [], process.cwd());
+    app.emit('window-all-closed');
   }
   show() {}
   isMinimized() {
