@@ -5,8 +5,19 @@ import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
+let running = null;
 const run = (cmd, args) =>
-  new Promise((resolve) => spawn(cmd, args, { stdio: 'inherit' }).on('exit', (code) => resolve(code ?? 1)));
+  new Promise((resolve) => {
+    running = spawn(cmd, args, { stdio: 'inherit' }).on('exit', (code) => resolve(code ?? 1));
+  });
+// A SIGTERM sent to this script alone (a process manager, `kill`) is passed on, so the app or the host it
+// started stops through its own quit instead of running on orphaned. Ctrl+C and a closed terminal already
+// reach the child with this whole process group; passing those on would be a second signal, which Electron
+// takes as a hard kill (GracefulShutdownHandler, shell/browser/electron_browser_main_parts_posix.cc), so this
+// script only waits for the child to end.
+const live = () => running !== null && running.exitCode === null && running.signalCode === null;
+process.on('SIGTERM', () => (live() ? running.kill('SIGTERM') : process.exit(1)));
+for (const signal of ['SIGINT', 'SIGHUP']) process.on(signal, () => live() || process.exit(1));
 
 /** The path of the Electron binary, or null; require('electron') throws until its binary is installed. */
 function electronBinary() {

@@ -344,12 +344,17 @@ describe('installing and packaging', () => {
     });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     try {
       await until(() => /Open http:\/\/127\.0\.0\.1:\d+/.test(out), 60_000);
       expect(out).toContain('The Electron binary is not installed on this machine, so the studio opens in your browser instead.');
     } finally {
       child.kill('SIGTERM');
     }
+    // The host it started stops with it, not left running orphaned.
+    await exited;
+    const url = /Open (http:\/\/127\.0\.0\.1:\d+)/.exec(out)![1]!;
+    await expect(fetch(url)).rejects.toThrow();
   }, 90_000);
 
   it('packages with a configuration electron-builder accepts, item by item', async () => {
