@@ -67,7 +67,13 @@ export function safeKeyStore(dataDir: string, crypto: Encryptor, settings: () =>
     set: (provider, value) => {
       const all = read();
       if (value === null) delete all[provider];
-      else all[provider] = crypto.encryptString(value).toString('base64');
+      else {
+        try {
+          all[provider] = crypto.encryptString(value).toString('base64');
+        } catch (err) {
+          throw new ApiError(`the system's key store would not encrypt the key (${(err as Error).message}); nothing was saved. Unlock the keyring, or set ${provider}'s key in its environment variable`);
+        }
+      }
       writeFileSync(`${file}.tmp`, JSON.stringify(all), { mode: 0o600 });
       renameSync(`${file}.tmp`, file);
     },

@@ -4,7 +4,7 @@
 // through better-sqlite3's nativeBinding option.
 //   node scripts/electron-native.mjs [--platform linux|darwin|win32] [--arch x64|arm64]
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, sep } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -60,8 +60,12 @@ if (platform === process.platform && arch === process.arch) {
     process.exit(1);
   }
 }
+// The stamp goes first and comes back last, and the file arrives whole by a rename: a run killed halfway
+// leaves nothing the next run (or the app) would trust.
 mkdirSync(out, { recursive: true });
-copyFileSync(built, join(out, 'better_sqlite3.node'));
+rmSync(stamp, { force: true });
+copyFileSync(built, join(out, 'better_sqlite3.node.part'));
+renameSync(join(out, 'better_sqlite3.node.part'), join(out, 'better_sqlite3.node'));
 writeFileSync(stamp, `${abi}\n`);
 rmSync(stage, { recursive: true, force: true });
 console.log(`Built the database driver for Electron ${version} (ABI ${abi}) in ${out}.`);

@@ -148,6 +148,14 @@ describe('keys', () => {
     expect(safeKeyStore(dir, fake('gnome_libsecret'), () => loadSettings(dir), {}).get('fal')).toBe('fal-new-secret-987654');
   });
 
+  it('refuses in words, saving nothing, when the system key store will not encrypt', () => {
+    const dir = tempDir();
+    const locked = { ...fake('gnome_libsecret'), encryptString: (): Buffer => { throw new Error('Encryption is not available.'); } };
+    const keys = safeKeyStore(dir, locked, () => loadSettings(dir), {});
+    expect(() => keys.set('fal', 'fal-secret-123456')).toThrow("the system's key store would not encrypt the key (Encryption is not available.); nothing was saved");
+    expect(keys.source('fal')).toBeNull();
+  });
+
   it('opts into plain-text encryption where Linux has no keyring, so a key can be saved, and says keys are readable', () => {
     const dir = tempDir();
     // Under basic_text, encryption is available only after setUsePlainTextEncryption(true) (docs/api/safe-storage.md).
