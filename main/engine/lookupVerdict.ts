@@ -13,6 +13,11 @@ export interface LookupFacts {
   known: string[];
   /** Other tasks that sent this same input in a window overlapping this one's. */
   sameInputOverlapping: number[];
+  /**
+   * When earlier attempts of this task that may have been accepted (parked as unknown, then resubmitted) ended,
+   * where that is inside this one's window with its margin: their request has this same input.
+   */
+  earlierAttempts?: number[];
   /** This lookup's number (from 1), and how many are made before the person is asked. */
   tries: number;
   maxTries: number;
@@ -47,6 +52,15 @@ export function lookupVerdict(f: LookupFacts): LookupVerdict {
     };
   }
   if (same.length > 1) return { action: 'ask', why: `${same.length} requests with this input were made while it was being sent` };
+  const earlier = f.earlierAttempts ?? [];
+  if (same.length > 0 && earlier.length > 0) {
+    return {
+      action: 'ask',
+      why:
+        `an earlier attempt of this task, which may also have been accepted, ended ${seconds(f.window.from - Math.max(...earlier))} before this one was sent, ` +
+        `so whether request ${same[0]!.requestId} is this attempt's or that one's cannot be told`,
+    };
+  }
   if (uncompared.length > 0) {
     return {
       action: 'ask',

@@ -1,6 +1,6 @@
 import type { Clock } from '../ports.ts';
 import type { ProviderAdapter } from '../providers/port.ts';
-import type { Task } from '../tasks/model.ts';
+import type { Task, TaskEvent } from '../tasks/model.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
 import { lookupVerdict, SKEW_MS } from './lookupVerdict.ts';
 import { lookUp } from './reconciler.ts';
@@ -29,6 +29,13 @@ export interface LookupPorts {
   providers: (id: string) => ProviderAdapter | undefined;
   clock: Clock;
   log: (message: string) => void;
+}
+
+/** When this task's earlier attempts were parked as unknown: events before the one that started the attempt `attempt`. */
+function earlierParkings(events: TaskEvent[], attempt: string | null): number[] {
+  let started = events.length;
+  while (started > 0 && (events[started - 1]!.detail as { idempotencyKey?: unknown } | null)?.idempotencyKey !== attempt) started--;
+  return events.slice(0, Math.max(0, started - 1)).filter((e) => e.toStatus === 'OUTCOME_UNKNOWN' && e.fromStatus !== 'OUTCOME_UNKNOWN').map((e) => e.at);
 }
 
 type Lookable = ProviderAdapter & Required<Pick<ProviderAdapter, 'lookup'>>;
@@ -87,13 +94,14 @@ export class UnknownLookups {
     } catch (err) {
       if (this.stopped.signal.aborted) return;
       const why = `the lookup at ${task.provider} failed (${(err as Error).message}); lookup ${n} of ${this.options.tries}`;
-      repo.lookupNoted(task.id, last ? `${why}; it needs your decision` : why, { lookup: n, verdict: last ? 'ask' : 'again' }, clock.now());
+      repo.lookupNoted(task.id, task.idempotencyKey, last ? `${why}; it needs your decision` : why, { lookup: n, verdict: last ? 'ask' : 'again' }, clock.now());
       return;
     }
     const { window } = facts;
     const verdict = lookupVerdict({
       ...facts,
       sameInputOverlapping: repo.sameInputOverlapping(task, window.from - SKEW_MS, window.to + SKEW_MS),
+      earlierAttempts: earlierParkings(repo.events(task.id), task.idempotencyKey).filter((at) => at >= window.from - SKEW_MS),
       tries: n,
       maxTries: this.options.tries,
     });
@@ -110,13 +118,13 @@ export class UnknownLookups {
         found: { id: match.requestId, createdAt: new Date(match.createdAt).toISOString(), status: match.status },
         listed: facts.found.length,
       };
-      if (repo.adoptFound(task.id, verdict.requestId, verdict.why, evidence, clock.now())) {
+      if (repo.adoptFound(task.id, task.idempotencyKey, verdict.requestId, verdict.why, evidence, clock.now())) {
         log(`task ${task.id}: adopted request ${verdict.requestId} found at ${task.provider} (${verdict.why})`);
       }
       return;
     }
     const reason = `looked for the request at ${task.provider}: ${verdict.why}${verdict.action === 'ask' ? '; it needs your decision' : ''}`;
-    repo.lookupNoted(task.id, reason, { lookup: n, verdict: verdict.action, listed: facts.found.length, close }, clock.now());
+    repo.lookupNoted(task.id, task.idempotencyKey, reason, { lookup: n, verdict: verdict.action, listed: facts.found.length, close }, clock.now());
     if (verdict.action === 'ask') log(`task ${task.id}: ${reason}`);
   }
 }

@@ -655,9 +655,16 @@ export class TaskRepository {
     return this.stmt(`SELECT DISTINCT provider FROM tasks WHERE status = 'OUTCOME_UNKNOWN'`).pluck().all() as string[];
   }
 
-  /** A lookup made for an unknown outcome, in its history: `detail.lookup` is its number, `detail.verdict` what came of it. */
-  lookupNoted(id: number, reason: string, detail: { lookup: number; verdict: 'again' | 'ask' } & Record<string, unknown>, now: number): void {
-    this.note(id, reason, detail, now);
+  /**
+   * A lookup made for an unknown outcome, in its history: `detail.lookup` is its number, `detail.verdict` what came
+   * of it. Kept only while the row is still that attempt's unknown outcome, so a lookup that outlived a resubmit
+   * neither counts as one of the next parking's lookups nor asks the person about it.
+   */
+  lookupNoted(id: number, attempt: string | null, reason: string, detail: { lookup: number; verdict: 'again' | 'ask' } & Record<string, unknown>, now: number): void {
+    this.tx(() => {
+      const row = this.stmt(`SELECT 1 FROM tasks WHERE id = ? AND status = 'OUTCOME_UNKNOWN' AND idempotency_key IS ?`).get(id, attempt);
+      if (row) this.event(id, now, 'OUTCOME_UNKNOWN', 'OUTCOME_UNKNOWN', { actor: 'engine', reason, detail });
+    });
   }
 
   /**
@@ -676,15 +683,17 @@ export class TaskRepository {
   /**
    * The engine adopts the request a lookup found to be exactly the one sent (see lookupVerdict), as a person's
    * adoption does and under the same conditions, recording why and the evidence, and telling the person on the row.
+   * Only for the attempt the lookup was made for (`attempt`, its idempotency key): a person may have resubmitted
+   * while the lookup was under way, and what it found for the earlier send is no proof about the next one.
    */
-  adoptFound(id: number, requestId: string, why: string, evidence: Record<string, unknown>, now: number) {
+  adoptFound(id: number, attempt: string | null, requestId: string, why: string, evidence: Record<string, unknown>, now: number) {
     return this.change(
       id,
-      `status = 'OUTCOME_UNKNOWN' AND NOT ${HELD_ELSEWHERE}`,
+      `status = 'OUTCOME_UNKNOWN' AND idempotency_key IS @attempt AND NOT ${HELD_ELSEWHERE}`,
       `status = 'SUBMITTED', remote_request_id = @requestId, remote_handle = NULL, submitted_at = @now, next_attempt_at = @now,
        charged = 'yes', unknown_reason = NULL, finished_at = NULL, lease_owner = NULL, lease_expires_at = NULL,
        note = @note`,
-      { now, requestId, note: `adopted by the studio after a lookup: request ${requestId}, ${why}` },
+      { now, attempt, requestId, note: `adopted by the studio after a lookup: request ${requestId}, ${why}` },
       { from: 'OUTCOME_UNKNOWN', actor: 'engine', reason: `adopted by the studio after a lookup: ${why}`, detail: { ...evidence, adopted: requestId } },
     );
   }
