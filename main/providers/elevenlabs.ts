@@ -27,6 +27,15 @@ const MODELS: ModelSpec[] = [
 ];
 
 /**
+ * A count of characters (credits) as ElevenLabs reports one, or null: an empty, blank or malformed value says
+ * nothing about the bill (`Number('')` and `Number(null)` would read as 0).
+ */
+function count(value: unknown): number | null {
+  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value : null;
+  return typeof value === 'string' && /^\d+(\.\d+)?$/.test(value) ? Number(value) : null;
+}
+
+/**
  * `quota_exceeded` (HTTP 400 or 401): "You have insufficient quota to complete the request. You can purchase
  * Pay As You Go credits, or ... enable usage based billing from your Subscription page"
  * (help.elevenlabs.io/hc/en-us/articles/19572237925521, elevenlabs-docs developer-guides/error-messages.mdx),
@@ -105,13 +114,13 @@ export class ElevenLabsAdapter implements ProviderAdapter {
     const { path, json } = request.body as { path: string; json: string };
     const res = await this.http.submit(path, json, { 'content-type': 'application/json', accept: 'audio/mpeg' }, options);
     const requestId = header(res, REQUEST_ID_HEADER);
-    const characters = Number(header(res, 'character-cost'));
+    const characters = count(header(res, 'character-cost'));
     const bytes = await readAll(res, AUDIO_LIMIT, 'ElevenLabs', requestId);
     return {
       requestId: requestId ?? localRequestId(options.idempotencyKey),
       handle: null,
       quote: null,
-      result: { outputs: [{ url: null, bytes, contentType: 'audio/mpeg' }], costActual: Number.isFinite(characters) ? this.billed(characters, 'the character-cost header') : null },
+      result: { outputs: [{ url: null, bytes, contentType: 'audio/mpeg' }], costActual: characters === null ? null : this.billed(characters, 'the character-cost header') },
     };
   }
 
@@ -131,12 +140,13 @@ export class ElevenLabsAdapter implements ProviderAdapter {
     const item = await this.historyItem(remote, signal);
     if (!item) throw new PollError('ElevenLabs has no history item for this request yet (history may be off for this account)');
     if (item.state && item.state !== 'created') throw new PollError(`ElevenLabs history item is ${item.state}`);
-    const characters = Number(item.character_count_change_to) - Number(item.character_count_change_from);
+    const [from, to] = [count(item.character_count_change_from), count(item.character_count_change_to)];
+    const characters = from === null || to === null ? null : to - from;
     return {
       state: 'succeeded',
       result: {
         outputs: [{ url: this.http.url(`/v1/history/${encodeURIComponent(item.history_item_id)}/audio`), contentType: 'audio/mpeg' }],
-        costActual: Number.isFinite(characters) ? this.billed(characters, 'the change in the account\'s character count on its history item') : null,
+        costActual: characters === null ? null : this.billed(characters, 'the change in the account\'s character count on its history item'),
       },
     };
   }
