@@ -27,7 +27,7 @@ const elevenlabs: Route = (req, res) => {
   if (req.path === '/v1/history/hist-1') return send(res, 200, item);
   if (req.path === '/v1/history/hist-1/audio') return send(res, 200, Buffer.from('mp3'), { 'content-type': 'audio/mpeg' });
   if (req.path.startsWith('/v1/history/')) return send(res, 404, { detail: { status: 'history_item_not_found', message: 'not found' } });
-  if (req.path.startsWith('/v1/history')) return send(res, 200, { history: [item, { ...item, history_item_id: 'hist-2', text: 'Other' }], has_more: false });
+  if (req.path.startsWith('/v1/history')) return send(res, 200, { history: [item, { ...item, history_item_id: 'hist-2', request_id: 'req-other', text: 'Other' }], has_more: false });
 };
 
 const task = { kind: 'speech' as const, model: MODEL, input: { text: 'Hello fox', voice_id: VOICE } };
@@ -135,12 +135,12 @@ describe('ElevenLabs adapter', () => {
     expect(Buffer.from(sent.result!.outputs[0]!.bytes!).toString()).toBe('mp3');
   });
 
-  it('offers history items with the same text, voice and model for reconciliation', async () => {
+  it('offers history items with the same text, voice and model for reconciliation, named by their request id as a task stores it', async () => {
     const el = new ElevenLabsAdapter({ key: KEY, baseUrl: (await startFake(elevenlabs)).url });
     const found = await el.lookup({ from: 0, to: Date.now() }, el.prepare(task));
     expect(found.map((c) => [c.requestId, c.inputMatches])).toEqual([
-      ['hist-1', true],
-      ['hist-2', false],
+      ['req-xyz', true],
+      ['req-other', false],
     ]);
   });
 });
