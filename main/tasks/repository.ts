@@ -66,9 +66,13 @@ const PROJECT_SPEND = `(SELECT coalesce(sum(CASE WHEN s.charged <> 'no' THEN coa
                                    + sum(s.cost_abandoned), 0)
                          FROM tasks s WHERE s.project_id = tasks.project_id)`;
 
-/** This task's estimate still fits in its project's budget (or the project has none). */
+/**
+ * This task's estimate still fits in its project's budget (or the project has none). A task of unknown price (the
+ * person confirmed it) is never counted as 0: it goes only while something of the budget is left.
+ */
 const WITHIN_BUDGET = `(SELECT CASE WHEN p.budget IS NULL THEN 1
-                                    ELSE ${PROJECT_SPEND} + coalesce(tasks.cost_estimated, 0) <= p.budget END
+                                    WHEN tasks.cost_estimated IS NULL THEN ${PROJECT_SPEND} < p.budget
+                                    ELSE ${PROJECT_SPEND} + tasks.cost_estimated <= p.budget END
                           FROM projects p WHERE p.id = tasks.project_id)`;
 // Ownership is the fence: a takeover or a recovery changes lease_owner, and recovery writes are themselves
 // conditioned on the exact lease they saw, so an owner that was only asleep may renew and carry on.
