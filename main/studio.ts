@@ -110,6 +110,7 @@ export function createSupervisor(
       waitForLocks: (ms) => studio.db.pragma(`busy_timeout = ${ms ?? BUSY_TIMEOUT_MS}`),
       dataDir: studio.dataDir,
       media: { ffmpegPath: ffmpegPath(studio.settings.media.ffmpegPath), ffprobePath: ffprobePath(studio.settings.media.ffprobePath) },
+      prices: () => studio.settings.prices,
       ...extra,
     },
     studio.settings.engine,

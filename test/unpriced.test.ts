@@ -3,7 +3,9 @@ import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { estimateCost } from '../main/engine/estimator.ts';
 import { estimateFromCatalogue } from '../main/pricing/catalogue.ts';
+import { OpenAiAdapter } from '../main/providers/openai.ts';
 import { cli } from './helpers/cli.ts';
 import { writeSettings } from './helpers/processes.ts';
 import { tempDir } from './helpers/tmp.ts';
@@ -62,6 +64,8 @@ describe('a step whose price is unknown', () => {
     const confirmed = await cli(dir, 'generate', 'Film', '--confirm-unpriced');
     expect(confirmed.code).toBe(0);
     expect(unpricedTasks()).toEqual([{ cost_estimated: null }, { cost_estimated: null }]);
+    // The next estimate says that what the project has spent leaves those two out.
+    expect((await cli(dir, 'estimate', 'Film')).out).toMatch(/Already spent or possibly charged: \d+\.\d\d USD \(and 2 earlier step\(s\) of unknown price, not in that figure\)\./);
   });
 
   it('takes the price the person sets for the model, and says so', async () => {
@@ -73,6 +77,17 @@ describe('a step whose price is unknown', () => {
     expect(estimate.out).toContain('your price for openai gpt-4o-mini-tts: 0.02 USD per request (settings)');
     expect(estimate.out).not.toContain('unknown price');
     expect((await cli(dir, 'generate', 'Film')).code).toBe(0);
+  });
+
+  it('is priced by the engine too, at the price the person set, when the task reaches the boundary', async () => {
+    const openai = new OpenAiAdapter({ key: 'sk-test-not-sent', baseUrl: 'http://127.0.0.1:9' });
+    const request = openai.prepare({ kind: 'speech', model: UNPRICED.model, input: { text: 'At dawn.' } });
+    expect(await estimateCost(openai, request)).toBeNull();
+    expect(await estimateCost(openai, request, { 'openai gpt-4o-mini-tts': 0.02 })).toEqual({
+      cost: 20_000,
+      currency: 'USD',
+      source: 'your price for openai gpt-4o-mini-tts: 0.02 USD per request (settings)',
+    });
   });
 
   it('refuses a price that is not an amount, naming it', async () => {

@@ -132,6 +132,8 @@ export interface EstimateView {
   total: number;
   /** How many new steps have no known price, left out of `total`. */
   unpriced: number;
+  /** Earlier steps of the project, spent or enqueued, whose price is unknown: not in `spent`. */
+  spentUnpriced: number;
   /** Per provider of the new steps: what its account has left (where it tells an API key), and whether this Generate would pass it. */
   balances: { provider: string; text: string; over: boolean }[];
   spent: number;

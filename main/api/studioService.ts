@@ -161,6 +161,7 @@ export class StudioService implements StudioApi {
       steps: e.steps.map((s) => ({ ...s, cost: money(s.cost), lost: s.lost && { ...s.lost, cost: money(s.lost.cost)! } })),
       total: money(e.total)!,
       unpriced: e.unpriced.length,
+      spentUnpriced: e.spentUnpriced,
       balances: e.balances,
       spent: money(e.spent)!,
       budget: money(e.budget),

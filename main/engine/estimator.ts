@@ -1,13 +1,18 @@
 import { estimateFromCatalogue, type Estimate } from '../pricing/catalogue.ts';
 import type { PreparedRequest, ProviderAdapter } from '../providers/port.ts';
+import { toMicros } from '../tasks/model.ts';
 
 const QUOTE_TIMEOUT_MS = 5_000;
 
+/** "provider model" to a price per request in USD, as the person set it in settings for a model with no documented price. */
+export type OwnPrices = Record<string, number>;
+
 /**
  * The estimate written on the row before the boundary: the provider's quote where it has an endpoint
- * for one, else the catalogue. A quote that fails is no reason to stop; the catalogue answers instead.
+ * for one, else the catalogue, else the price the person set; null when no price is known. A quote that
+ * fails is no reason to stop; the catalogue answers instead.
  */
-export async function estimateCost(provider: ProviderAdapter, request: PreparedRequest): Promise<Estimate | null> {
+export async function estimateCost(provider: ProviderAdapter, request: PreparedRequest, own: OwnPrices = {}): Promise<Estimate | null> {
   if (provider.capabilities.quote === 'endpoint' && provider.quote) {
     try {
       const quote = await provider.quote(request, AbortSignal.timeout(QUOTE_TIMEOUT_MS));
@@ -16,5 +21,9 @@ export async function estimateCost(provider: ProviderAdapter, request: PreparedR
       // The catalogue below is the documented fallback.
     }
   }
-  return estimateFromCatalogue(provider.id, request.model, request.kind, request.input, provider.prices);
+  const catalogued = estimateFromCatalogue(provider.id, request.model, request.kind, request.input, provider.prices);
+  if (catalogued) return catalogued;
+  const key = `${provider.id} ${request.model}`;
+  const price = Object.hasOwn(own, key) ? own[key] : undefined;
+  return price === undefined ? null : { cost: toMicros(price), currency: 'USD', source: `your price for ${key}: ${price} USD per request (settings)` };
 }

@@ -3,7 +3,7 @@ import type { Task } from '../tasks/model.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
 import type { Clock, OutputStore, ReceiptLog, ResultRecord } from '../ports.ts';
 import { untilWritten } from './durableWrite.ts';
-import { estimateCost } from './estimator.ts';
+import { estimateCost, type OwnPrices } from './estimator.ts';
 import type { EngineHealth } from './health.ts';
 import { prepareRequest } from './prepare.ts';
 import { pollUntilDone, type PollOptions } from './poller.ts';
@@ -52,13 +52,18 @@ export interface ExecutorOptions {
    * as it is for the next start to recover (its receipt, if the provider named it; else an unknown outcome).
    */
   stopping?: AbortSignal;
+  /** Prices the person set for models with no documented one (settings "prices"). */
+  prices?: () => OwnPrices;
 }
 
 /** How long a request still running at the provider after the poll deadline waits between looks. */
 export const SLOW_POLL_MS = 60_000;
 
 function overBudget(task: Task): string {
-  const cost = task.costEstimated === null ? 'it' : `its estimated ${(task.costEstimated / 1e6).toFixed(2)} ${task.currency}`;
+  if (task.costEstimated === null) {
+    return 'not sent: its price is unknown and the project has no budget left for it; raise the budget, then generate again (nothing was charged)';
+  }
+  const cost = `its estimated ${(task.costEstimated / 1e6).toFixed(2)} ${task.currency}`;
   return `not sent: ${cost} would take the project past its budget; raise the budget, then generate again (nothing was charged)`;
 }
 
@@ -106,7 +111,7 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
     repo.fail(task.id, err instanceof InvalidInput ? `invalid input: ${err.message}` : (err as Error).message, 'no', lease());
     return;
   }
-  const estimate = await estimateCost(provider, request);
+  const estimate = await estimateCost(provider, request, options.prices?.());
   if (estimate && !repo.setEstimate(task.id, estimate.cost, estimate.source, estimate.currency, lease())) return lost('estimating');
   if (signal.aborted) return;
 

@@ -4,6 +4,7 @@ import { KINDS, type Kind, type Task } from '../tasks/model.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
 import { runRemoteTask } from './executor.ts';
 import { runRenderTask } from './renderExecutor.ts';
+import type { OwnPrices } from './estimator.ts';
 import { databaseUnavailable, EngineHealth } from './health.ts';
 import { Heartbeat } from './heartbeat.ts';
 import { cancelLateRequest } from './lateCancel.ts';
@@ -63,6 +64,8 @@ export interface SupervisorDeps {
   random?: () => number;
   log?: (message: string) => void;
   owner?: OwnerIdentity;
+  /** Prices the person set for models with no documented one (settings "prices"). */
+  prices?: () => OwnPrices;
 }
 
 /**
@@ -258,7 +261,7 @@ export class Supervisor {
           ? runRemoteTask(
               task,
               { repo, provider, clock, outputs: this.deps.outputs, receipts: this.deps.receipts, health: this.health, random: this.random, log: this.log },
-              { owner: this.owner.id, leaseMs: this.options.leaseMs, poll: this.options.poll, stopping: this.cutSends.signal },
+              { owner: this.owner.id, leaseMs: this.options.leaseMs, poll: this.options.poll, stopping: this.cutSends.signal, prices: this.deps.prices },
               controller.signal,
             )
           : Promise.resolve().then(() => this.withoutProvider(task));

@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
-import { estimateCost } from '../engine/estimator.ts';
+import { estimateCost, type OwnPrices } from '../engine/estimator.ts';
 import type { Project } from '../projects/repository.ts';
 import { InvalidInput, type PreparedRequest } from '../providers/port.ts';
 import { titleOf } from '../providers/registry.ts';
 import type { Studio } from '../studio.ts';
 import { inputHash } from '../tasks/inputHash.ts';
-import { toMicros, type Task } from '../tasks/model.ts';
+import type { Task } from '../tasks/model.ts';
 import { bindStepRefs, planStoryboard, RENDER_PROVIDER, stepRefsAs, type PlannedStep } from './planner.ts';
 import { decidePlan, judgeStep, type Decided, type Verdict } from './reuse.ts';
 import { sceneById, type StepChoice, type StepKind, type Storyboard } from './storyboard.ts';
@@ -51,6 +51,8 @@ export interface GenerateEstimate {
   unpriced: StepEstimate[];
   /** What the project has spent, may have spent, or has enqueued and not sent yet. */
   spent: number;
+  /** Earlier steps of the project, spent or enqueued, whose price is unknown: not in `spent`. */
+  spentUnpriced: number;
   budget: number | null;
   /** How far past the budget this Generate would go, or 0. */
   overBy: number;
@@ -95,13 +97,6 @@ export interface PipelineDeps {
   prices?: () => OwnPrices;
 }
 
-/** "provider model" to a price per request in USD, as the person set it. */
-export type OwnPrices = Record<string, number>;
-
-function ownPrice(prices: (() => OwnPrices) | undefined, step: PlannedStep): Price | null {
-  const price = prices?.()[`${step.provider} ${step.model}`];
-  return price === undefined ? null : { cost: toMicros(price), currency: 'USD', source: `your price for ${step.provider} ${step.model}: ${price} USD per request (settings)` };
-}
 
 export interface GenerateOptions {
   newTakes?: string[];
@@ -186,7 +181,7 @@ export class Pipeline {
     const spend = this.deps.studio.tasks.spend(project.id)[0]!;
     const spent = spend.actual + spend.estimated + spend.possiblyCharged + spend.queued;
     const overBy = project.budget === null ? 0 : Math.max(0, spent + total - project.budget);
-    return { project, steps, total, unpriced, spent, budget: project.budget, overBy, balances: [] };
+    return { project, steps, total, unpriced, spent, spentUnpriced: spend.unpriced, budget: project.budget, overBy, balances: [] };
   }
 
   /** Prices every step that is not reused (a network call for some providers). */
@@ -243,7 +238,7 @@ export class Pipeline {
       if (err instanceof InvalidInput) throw new GenerateRefused(`step ${step.key} (${step.provider} ${step.model}): ${err.message}`);
       throw err;
     }
-    const estimate = (await estimateCost(adapter, request)) ?? ownPrice(this.deps.prices, step);
+    const estimate = await estimateCost(adapter, request, this.deps.prices?.());
     const price = estimate ?? { cost: null, currency: 'USD', source: `price unknown: no documented price for ${step.provider} ${step.model}; set one in settings ("prices")` };
     return { price, request };
   }

@@ -23,6 +23,7 @@ function expected(f: Field): string {
     case 'either':
       return f.of.map(expected).join(', or ');
     default: {
+      if (f.min !== undefined && f.min === f.max) return String(f.min);
       const range = f.min !== undefined && f.max !== undefined ? ` from ${f.min} to ${f.max}` : f.min !== undefined ? ` of at least ${f.min}` : '';
       return `${f.type === 'integer' ? 'a whole number' : 'a number'}${range}`;
     }

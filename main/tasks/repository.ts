@@ -47,6 +47,8 @@ export interface SpendRow {
   possiblyCharged: number;
   /** Enqueued work not sent yet, at its estimate: committed by a Generate, so a budget counts it. */
   queued: number;
+  /** Tasks spent, possibly charged or enqueued whose price is unknown: in none of the figures above. */
+  unpriced: number;
 }
 
 interface Transition {
@@ -548,7 +550,9 @@ export class TaskRepository {
               coalesce(sum(CASE WHEN t.charged = 'yes' AND t.cost_actual IS NULL THEN t.cost_estimated END), 0) AS estimated,
               coalesce(sum(CASE WHEN t.charged = 'maybe' THEN t.cost_estimated END), 0)
                 + coalesce(sum(t.cost_abandoned), 0) AS possiblyCharged,
-              coalesce(sum(CASE WHEN t.charged = 'no' AND t.status IN ('PENDING', 'RUNNING') THEN t.cost_estimated END), 0) AS queued
+              coalesce(sum(CASE WHEN t.charged = 'no' AND t.status IN ('PENDING', 'RUNNING') THEN t.cost_estimated END), 0) AS queued,
+              count(CASE WHEN t.kind <> 'render' AND t.cost_actual IS NULL AND t.cost_estimated IS NULL
+                          AND (t.charged <> 'no' OR t.status IN ('PENDING', 'RUNNING')) THEN 1 END) AS unpriced
          FROM projects p LEFT JOIN tasks t ON t.project_id = p.id
         WHERE @projectId IS NULL OR p.id = @projectId
         GROUP BY p.id ORDER BY p.id`,
@@ -635,6 +639,8 @@ export class TaskRepository {
    * Unknown outcomes of these providers due for a lookup: fewer than `maxTries` made since the task was parked,
    * none of them ending in a question for the person, the last one (or the parking) at least `intervalMs` ago.
    * Lookups are events whose detail has `lookup` (see lookupNoted); `tries` counts those of this parking.
+   * A task whose request id is known is not looked up: it was parked because the provider stopped answering
+   * about that request, and adopting it again would only start the same polling over, without end.
    */
   dueForLookup(providers: readonly string[], maxTries: number, intervalMs: number, now: number, limit: number): { task: Task; tries: number }[] {
     const rows = this.stmt(
@@ -647,7 +653,7 @@ export class TaskRepository {
                 (SELECT count(*) FROM task_events e WHERE e.task_id = t.id AND e.at >= t.finished_at
                     AND json_extract(e.detail_json, '$.verdict') = 'ask') AS lookup_asked
            FROM tasks t
-          WHERE t.status = 'OUTCOME_UNKNOWN' AND t.provider IN (SELECT value FROM json_each(@providers)))
+          WHERE t.status = 'OUTCOME_UNKNOWN' AND t.remote_request_id IS NULL AND t.provider IN (SELECT value FROM json_each(@providers)))
         WHERE lookup_asked = 0 AND lookup_tries < @maxTries AND coalesce(lookup_last, finished_at) + @intervalMs <= @now
         ORDER BY coalesce(lookup_last, finished_at) LIMIT @limit`,
     ).all({ providers: JSON.stringify(providers), maxTries, intervalMs, now, limit }) as (TaskRow & { lookup_tries: number })[];

@@ -116,7 +116,7 @@ describe('OpenAI adapter (synchronous)', () => {
   it('takes each image model\'s own inputs: dall-e-3 one image and 4,000 characters, GPT image models 32,000', () => {
     const openai = new OpenAiAdapter({ key: KEY, baseUrl: null });
     const image = (model: string, input: Record<string, unknown>) => openai.prepare({ kind: 'image', model, input });
-    expect(() => image('dall-e-3', { prompt: 'x', n: 2 })).toThrow('"n" must be a whole number from 1 to 1');
+    expect(() => image('dall-e-3', { prompt: 'x', n: 2 })).toThrow('"n" must be 1');
     expect(() => image('dall-e-3', { prompt: 'a'.repeat(4001) })).toThrow('"prompt" is too long (at most 4000 characters)');
     expect(() => image('gpt-image-1', { prompt: 'a'.repeat(32_000), n: 10 })).not.toThrow();
     expect(() => image('gpt-image-1', { prompt: 'a'.repeat(32_001) })).toThrow('at most 32000 characters');

@@ -64,7 +64,8 @@ function printEstimate(ctx: CliContext, e: GenerateEstimate, lostNote: string): 
   );
   for (const s of e.steps) if (s.lost) ctx.out(`${s.key}: ${describeLost(s.lost)}; ${lostNote}.`);
   const unknown = e.unpriced.length ? `, plus ${e.unpriced.length} step(s) of unknown price, not counted` : '';
-  ctx.out(`\nNew steps: about ${money(e.total, c)}${unknown}. Already spent or possibly charged: ${money(e.spent, c)}.`);
+  const earlier = e.spentUnpriced ? ` (and ${e.spentUnpriced} earlier step(s) of unknown price, not in that figure)` : '';
+  ctx.out(`\nNew steps: about ${money(e.total, c)}${unknown}. Already spent or possibly charged: ${money(e.spent, c)}${earlier}.`);
   for (const b of e.balances) ctx.out(`${b.over ? 'Warning: ' : ''}${b.provider}: ${b.text}.`);
   if (e.budget !== null) {
     ctx.out(

@@ -78,7 +78,10 @@ export function EstimatePanel({ project, version, stale, savedAt }: { project: s
               </label>
             </section>
           )}
-          <p>Already spent or possibly charged: {money(e.spent, e.currency)}</p>
+          <p>
+            Already spent or possibly charged: {money(e.spent, e.currency)}
+            {e.spentUnpriced > 0 && <>, and {e.spentUnpriced} earlier step(s) of unknown price, not in that figure</>}
+          </p>
           {e.balances.map((b) => (
             <p key={b.provider} className={b.over ? 'warning' : 'note'} data-testid={`balance-${b.provider}`}>
               {b.provider}: {b.text}
