@@ -41,18 +41,19 @@ export function App() {
   const projects = useLoad(() => studio.listProjects(), [version]);
   const paused = useEnginePause();
 
-  useEffect(
-    () =>
-      onChange((e) => {
-        setVersion(e.version);
-        setNeedsDecision(e.needsDecision);
-      }),
-    [],
-  );
-  // At start-up, anything waiting for a decision is put in front of the person.
   useEffect(() => {
-    if (needsDecision > 0 && version <= 1) setDecisionsOpen(true);
-  }, [needsDecision, version]);
+    // The first state this page hears of (version 0 is the host's placeholder before its first look) is its
+    // start-up: anything waiting for a decision is put in front of the person then, however much the engine
+    // did before the page connected.
+    let first = true;
+    return onChange((e) => {
+      setVersion(e.version);
+      setNeedsDecision(e.needsDecision);
+      if (!first || e.version === 0) return;
+      first = false;
+      if (e.needsDecision > 0) setDecisionsOpen(true);
+    });
+  }, []);
   useEffect(() => {
     if (!project && projects.data?.[0]) setProject(projects.data[0].name);
   }, [project, projects.data]);
