@@ -1,21 +1,16 @@
 import { mkdirSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../main/simulator/server.ts';
-import { CHROMIUM, CHROMIUM_ARGS, hasChromium, serve } from '../helpers/browser.ts';
+import { CHROMIUM, hasChromium, serve, useBrowser } from '../helpers/browser.ts';
 import { writeSettings } from '../helpers/processes.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 const SHOTS = 'test-results/screenshots';
 if (!hasChromium) console.warn(`browser tests skipped: no Chromium at ${CHROMIUM} (install chromium or set CHROMIUM_PATH)`);
 
-let browser: Browser;
-beforeAll(async () => {
-  if (!hasChromium) return;
-  mkdirSync(SHOTS, { recursive: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-});
-afterAll(async () => browser?.close());
+const browser = useBrowser();
+beforeAll(() => mkdirSync(SHOTS, { recursive: true }));
 
 const shot = (page: Page, name: string) => page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
 
@@ -35,7 +30,7 @@ describe.skipIf(!hasChromium)('the studio in Chromium, through the loopback host
     // other requests may be inside their own send windows. (A request the provider has named by then is recorded
     // from the receipt journal at the next start, so it needs no decision.)
     const first = await serve(dataDir, { STUDIO_STOP_AT: 'after-mark:4' });
-    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const page = await browser().newPage({ viewport: { width: 1400, height: 900 } });
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(first.url);

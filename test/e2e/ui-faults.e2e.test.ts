@@ -1,38 +1,22 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, CHROMIUM_ARGS, hasChromium, serve } from '../helpers/browser.ts';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { EXAMPLE_STORYBOARD, hasChromium, NO_PROVIDER, serve, storedStoryboard, useBrowser } from '../helpers/browser.ts';
 import { cli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
-const EXAMPLE = join(import.meta.dirname, '..', '..', 'examples', 'fox.storyboard.json');
-// Nothing here generates: the simulator address is a closed port, so no paid request could leave.
-const ENV = { STUDIO_SIMULATOR_BASE_URL: 'http://127.0.0.1:9' };
-
-let browser: Browser;
-beforeAll(async () => {
-  if (hasChromium) browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-});
-afterAll(async () => browser?.close());
+const browser = useBrowser();
 
 /** A data folder with "Fox film" (the example storyboard) and "Heron", whose saved storyboard no longer passes the checks. */
 async function twoProjects(): Promise<{ dataDir: string; storyboardOf: (project: string) => string }> {
   const dataDir = tempDir();
-  expect((await cli(dataDir, 'storyboard', 'create', 'Fox film', '--file', EXAMPLE)).code).toBe(0);
-  expect((await cli(dataDir, 'storyboard', 'create', 'Heron', '--file', EXAMPLE)).code).toBe(0);
+  expect((await cli(dataDir, 'storyboard', 'create', 'Fox film', '--file', EXAMPLE_STORYBOARD)).code).toBe(0);
+  expect((await cli(dataDir, 'storyboard', 'create', 'Heron', '--file', EXAMPLE_STORYBOARD)).code).toBe(0);
   const db = new Database(join(dataDir, 'studio.db'));
   db.prepare(`UPDATE storyboards SET json = '{"scenes": []}' WHERE project_id = (SELECT id FROM projects WHERE name = 'Heron')`).run();
   db.close();
-  const storyboardOf = (project: string) => {
-    const read = new Database(join(dataDir, 'studio.db'), { readonly: true });
-    try {
-      return (read.prepare(`SELECT json FROM storyboards JOIN projects ON projects.id = project_id WHERE name = ?`).get(project) as { json: string }).json;
-    } finally {
-      read.close();
-    }
-  };
-  return { dataDir, storyboardOf };
+  return { dataDir, storyboardOf: (project) => storedStoryboard(dataDir, project) };
 }
 
 const select = (page: Page, project: string) => page.locator('.projects li', { hasText: project }).click();
@@ -41,8 +25,8 @@ describe.skipIf(!hasChromium)('the UI when a project or an answer cannot be used
   it('a project whose storyboard cannot be loaded shows its own error and nothing of the previous project; Save writes only to it', async () => {
     const { dataDir, storyboardOf } = await twoProjects();
     const fox = storyboardOf('Fox film');
-    const { host, url } = await serve(dataDir, ENV);
-    const page = await browser.newPage();
+    const { host, url } = await serve(dataDir, NO_PROVIDER);
+    const page = await browser().newPage();
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     try {
@@ -86,8 +70,8 @@ describe.skipIf(!hasChromium)('the UI when a project or an answer cannot be used
   it('a 500, an unreadable answer and a studio that is gone are shown as messages, and what was typed stays', async () => {
     const { dataDir, storyboardOf } = await twoProjects();
     const fox = storyboardOf('Fox film');
-    const { host, url } = await serve(dataDir, ENV);
-    const page = await browser.newPage();
+    const { host, url } = await serve(dataDir, NO_PROVIDER);
+    const page = await browser().newPage();
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     try {

@@ -1,35 +1,17 @@
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, CHROMIUM_ARGS, hasChromium, serve } from '../helpers/browser.ts';
+import { expect, it, describe } from 'vitest';
+import { EXAMPLE_STORYBOARD, hasChromium, NO_PROVIDER, serve, storedStoryboard, useBrowser } from '../helpers/browser.ts';
 import { cli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
-const EXAMPLE = join(import.meta.dirname, '..', '..', 'examples', 'fox.storyboard.json');
-// Nothing here generates: the simulator address is a closed port, so no paid request could leave.
-const ENV = { STUDIO_SIMULATOR_BASE_URL: 'http://127.0.0.1:9' };
-
-let browser: Browser;
-beforeAll(async () => {
-  if (hasChromium) browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-});
-afterAll(async () => browser?.close());
+const browser = useBrowser();
 
 describe.skipIf(!hasChromium)('a storyboard edited while its save is on its way', () => {
   it('keeps what was typed during the save on screen, unsaved, and saves it with the next Save', async () => {
     const dataDir = tempDir();
-    expect((await cli(dataDir, 'storyboard', 'create', 'Fox film', '--file', EXAMPLE)).code).toBe(0);
-    const stored = () => {
-      const db = new Database(join(dataDir, 'studio.db'), { readonly: true });
-      try {
-        return (db.prepare(`SELECT json FROM storyboards`).get() as { json: string }).json;
-      } finally {
-        db.close();
-      }
-    };
-    const { host, url } = await serve(dataDir, ENV);
-    const page = await browser.newPage();
+    expect((await cli(dataDir, 'storyboard', 'create', 'Fox film', '--file', EXAMPLE_STORYBOARD)).code).toBe(0);
+    const stored = () => storedStoryboard(dataDir, 'Fox film');
+    const { host, url } = await serve(dataDir, NO_PROVIDER);
+    const page = await browser().newPage();
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     try {
