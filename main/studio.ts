@@ -13,6 +13,7 @@ import type { Clock } from './ports.ts';
 import type { ProviderAdapter } from './providers/port.ts';
 import { pollsById } from './providers/registry.ts';
 import { StoryboardRepository } from './pipeline/storyboardRepository.ts';
+import { TakeRepository } from './pipeline/takeRepository.ts';
 import { ProjectRepository } from './projects/repository.ts';
 import { TaskRepository } from './tasks/repository.ts';
 
@@ -24,6 +25,8 @@ export interface Studio {
   owners: OwnerRegistry;
   projects: ProjectRepository;
   storyboards: StoryboardRepository;
+  /** Every take of every scene, and which one each scene renders. */
+  takes: TakeRepository;
   /** This process's receipt journal of request ids, and the reader of every other's. */
   receipts: ReceiptJournal;
   /** Why `studio.db` at its path is no longer the file this process opened (deleted, replaced), or null. */
@@ -63,6 +66,7 @@ export function openStudio(dataDir: string, clock: Clock = systemClock, options:
     owners: new OwnerRegistry(db),
     projects: new ProjectRepository(db),
     storyboards: new StoryboardRepository(db),
+    takes: new TakeRepository(db),
     receipts: new ReceiptJournal(dataDir),
     databaseMoved: () => movedSince(dbPath, opened),
     settings,

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { estimateCost, type OwnPrices } from '../engine/estimator.ts';
 import type { Project } from '../projects/repository.ts';
 import { InvalidInput, type PreparedRequest } from '../providers/port.ts';
@@ -6,9 +5,11 @@ import { titleOf } from '../providers/registry.ts';
 import type { Studio } from '../studio.ts';
 import { inputHash } from '../tasks/inputHash.ts';
 import type { Task } from '../tasks/model.ts';
-import { bindStepRefs, planStoryboard, RENDER_PROVIDER, stepRefsAs, type PlannedStep } from './planner.ts';
+import { bindStepRefs, planRender, planScenes, RENDER_PROVIDER, sceneSeed, stepRefsAs, type PlannedStep } from './planner.ts';
 import { decidePlan, judgeStep, type Decided, type Verdict } from './reuse.ts';
 import { sceneById, type StepChoice, type StepKind, type Storyboard } from './storyboard.ts';
+import type { TakeRecord } from './takeRepository.ts';
+import { hasOutput, keptTakes, pickedTakes, recordTakes, renderSources, TakeRefused } from './takes.ts';
 
 /** An earlier purchase of a step whose result is lost. */
 export interface LostResult {
@@ -58,6 +59,8 @@ export interface GenerateEstimate {
   overBy: number;
   /** Per provider of the new steps: what its account has left, where it tells an API key, or that it does not. */
   balances: BalanceNote[];
+  /** The takes this Generate added, one per scene it made anew; each is now the one its scene renders. */
+  takes: { scene: string; take: number }[];
 }
 
 export interface BalanceNote {
@@ -106,6 +109,8 @@ export interface GenerateOptions {
   rebuyLost?: boolean;
   /** The person confirmed, for a budgeted project, the steps whose price is unknown. */
   confirmUnpriced?: boolean;
+  /** Only a render, of each scene's picked take; a scene with no take yet is made from the storyboard, if all of it exists. */
+  renderOnly?: boolean;
 }
 
 /** A budgeted Generate with steps of unknown price, which a budget cannot be checked against. */
@@ -118,9 +123,6 @@ export class UnpricedRefused extends GenerateRefused {
     );
   }
 }
-
-/** A finished result whose file is gone is no result to build on. */
-const hasOutput = (task: Task) => !!task.outputPath && existsSync(task.outputPath);
 
 type Price = Pick<StepEstimate, 'cost' | 'currency' | 'source'>;
 
@@ -164,14 +166,37 @@ export class Pipeline {
     return { project, board };
   }
 
-  /** Judges every step of the plan by the tasks the project has now; reads only, with no network. */
+  /**
+   * Judges every step of the plan by the tasks the project has now; reads only, with no network. The render
+   * uses each scene's picked take: a render alone plans no scene that has one, and a Generate renders what it
+   * makes anew (a new take, picked) and, for a scene it makes nothing new for, the picked take as it is.
+   */
   private decide(project: Project, board: Storyboard, options: GenerateOptions): Decided[] {
     const { studio } = this.deps;
-    return decidePlan(planStoryboard(board, this.deps.defaults), (step, input) => {
+    const judge = (step: PlannedStep, input: unknown): Verdict => {
       if (options.freshRender && step.kind === 'render') return { action: 'new' };
       const earlier = studio.tasks.withSameInput(project.id, inputHash(step.provider, step.model, input));
       return judgeStep(earlier, hasOutput, step.provider !== RENDER_PROVIDER);
-    });
+    };
+    const picked = pickedTakes(studio, project.id);
+    const alone = new Map(options.renderOnly ? [...picked].filter(([scene]) => board.scenes.some((s) => s.id === scene)) : []);
+    const decided = decidePlan([...planScenes(board, this.deps.defaults, new Set(alone.keys())), planRender(board, this.sources(alone))], judge);
+    const kept = options.renderOnly ? new Map<string, TakeRecord>() : keptTakes(studio, project.id, board, decided, picked);
+    if (kept.size === 0) return decided;
+    const render = planRender(board, this.sources(kept));
+    const ids = new Map(decided.flatMap(({ step, verdict }) => (verdict.action === 'reuse' ? [[step.key, verdict.task.id] as const] : [])));
+    const input = bindStepRefs(render.input, ids);
+    return [...decided.slice(0, -1), { step: render, verdict: input === undefined ? { action: 'new' } : judge(render, input) }];
+  }
+
+  /** What the render takes from each picked take; one whose result is gone is refused, saying which. */
+  private sources(takes: ReadonlyMap<string, TakeRecord>) {
+    try {
+      return renderSources(this.deps.studio, takes);
+    } catch (err) {
+      if (err instanceof TakeRefused) throw new GenerateRefused(err.message);
+      throw err;
+    }
   }
 
   private summed(project: Project, steps: StepEstimate[]): GenerateEstimate {
@@ -181,7 +206,7 @@ export class Pipeline {
     const spend = this.deps.studio.tasks.spend(project.id)[0]!;
     const spent = spend.actual + spend.estimated + spend.possiblyCharged + spend.queued;
     const overBy = project.budget === null ? 0 : Math.max(0, spent + total - project.budget);
-    return { project, steps, total, unpriced, spent, spentUnpriced: spend.unpriced, budget: project.budget, overBy, balances: [] };
+    return { project, steps, total, unpriced, spent, spentUnpriced: spend.unpriced, budget: project.budget, overBy, balances: [], takes: [] };
   }
 
   /** Prices every step that is not reused (a network call for some providers). */
@@ -243,16 +268,37 @@ export class Pipeline {
     return { price, request };
   }
 
+  /** The storyboard's steps, each judged by the tasks the project has now, as a Generate would; reads only, no network. */
+  current(project: Project): Decided[] | null {
+    const board = this.deps.studio.storyboards.get(project.id);
+    return board ? this.decide(project, board, {}) : null;
+  }
+
   /** What a Generate would do and cost, step by step, without doing it. */
   async estimate(projectName: string, newTakes: string[] = []): Promise<GenerateEstimate> {
     const { project, board } = this.storyboardOf(projectName);
-    return this.walk(project, this.withNewTakes(board, newTakes), {});
+    return this.walk(project, this.withNewTakes(project, board, newTakes), {});
   }
 
-  private withNewTakes(board: Storyboard, scenes: string[]): Storyboard {
+  /** A new take's number varies the seed: past every take the scene has had, so nothing of them is reused. */
+  private withNewTakes(project: Project, board: Storyboard, scenes: string[]): Storyboard {
     if (scenes.length === 0) return board;
     for (const id of scenes) sceneById(board, id);
-    return { ...board, scenes: board.scenes.map((s) => (scenes.includes(s.id) ? { ...s, take: s.take + 1 } : s)) };
+    const takes = this.deps.studio.takes.list(project.id);
+    const next = (scene: string, take: number) => Math.max(take, ...takes.filter((t) => t.scene === scene).map((t) => t.variant)) + 1;
+    return { ...board, scenes: board.scenes.map((s) => (scenes.includes(s.id) ? { ...s, take: next(s.id, s.take) } : s)) };
+  }
+
+  /**
+   * Renders each scene's picked take again, even when an identical render exists; buys nothing. A scene with no
+   * take yet is rendered from the storyboard only if all of its steps are made.
+   */
+  async render(projectName: string): Promise<GenerateEstimate> {
+    const { project, board } = this.storyboardOf(projectName);
+    const options: GenerateOptions = { freshRender: true, renderOnly: true };
+    const missing = this.decide(project, board, options).filter((d) => d.step.kind !== 'render' && d.verdict.action !== 'reuse');
+    if (missing.length > 0) throw new GenerateRefused(`${missing.map((d) => d.step.key).join(', ')} not made yet: generate them first`);
+    return this.generate(projectName, options);
   }
 
   /**
@@ -263,7 +309,7 @@ export class Pipeline {
   async generate(projectName: string, options: GenerateOptions = {}): Promise<GenerateEstimate> {
     const { studio } = this.deps;
     const { project, board: saved } = this.storyboardOf(projectName);
-    const board = this.withNewTakes(saved, options.newTakes ?? []);
+    const board = this.withNewTakes(project, saved, options.newTakes ?? []);
     const priced = await this.walk(project, board, options);
     const now = studio.clock.now();
     // Pricing awaited the network, so another Generate (in this process or another) may have enqueued the same
@@ -309,7 +355,7 @@ export class Pipeline {
             provider: step.provider,
             model: step.model,
             input,
-            dependsOn: step.dependsOn.map((k) => ids.get(k)!),
+            dependsOn: [...step.dependsOn.map((k) => ids.get(k)!), ...(step.dependsOnTasks ?? [])],
             estimate: { cost: steps[i]!.cost, source: steps[i]!.source, currency: steps[i]!.currency },
           },
           now,
@@ -317,6 +363,8 @@ export class Pipeline {
         ids.set(step.key, task.id);
         steps[i]!.taskId = task.id;
       });
+      const seeds = new Map(board.scenes.map((s) => [s.id, sceneSeed(s)]));
+      estimate.takes = recordTakes(studio, project.id, board, seeds, ids, now).map((t) => ({ scene: t.scene, take: t.take }));
       return estimate;
     });
   }

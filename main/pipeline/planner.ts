@@ -1,5 +1,5 @@
 import type { Kind } from '../tasks/model.ts';
-import type { StepChoice, StepKind, Storyboard } from './storyboard.ts';
+import type { Scene, StepChoice, StepKind, Storyboard } from './storyboard.ts';
 
 /** One step of the graph a Generate makes. `{"$step": key}` in its input names another step's output. */
 export interface PlannedStep {
@@ -10,6 +10,16 @@ export interface PlannedStep {
   model: string;
   input: Record<string, unknown>;
   dependsOn: string[];
+  /** Tasks made before this plan that it uses as they are (the clips of a picked earlier take). */
+  dependsOnTasks?: number[];
+}
+
+/** What the render takes of a scene made earlier (its picked take), by task: used as it is, not planned again. */
+export interface TakeSource {
+  clip: number;
+  narration: number | null;
+  /** Seconds, as the take's clip was made. */
+  duration: number;
 }
 
 export const RENDER_PROVIDER = 'local';
@@ -17,21 +27,28 @@ export const RENDER_MODEL = 'ffmpeg';
 
 const ref = (key: string) => ({ $step: key });
 
+// A new take changes the seed, so its input (and so its identity) differs from every earlier take.
+export const sceneSeed = (scene: Pick<Scene, 'seed' | 'take'>) => scene.seed + (scene.take - 1) * 7_919;
+
 /**
  * The task graph of a storyboard: each scene's image, then its clip from that image, and its narration;
  * then one render of them all. Pure: which steps are reused or new is decided by the caller.
  */
 export function planStoryboard(board: Storyboard, defaults: Record<StepKind, StepChoice>): PlannedStep[] {
+  return [...planScenes(board, defaults), planRender(board, new Map())];
+}
+
+/** Each scene's image, its clip from that image, and its narration; scenes in `skip` are left out. */
+export function planScenes(board: Storyboard, defaults: Record<StepKind, StepChoice>, skip: ReadonlySet<string> = new Set()): PlannedStep[] {
   const steps: PlannedStep[] = [];
   const choose = (kind: StepKind, own: Partial<Record<StepKind, StepChoice>>) => own[kind] ?? board.steps[kind] ?? defaults[kind];
-  // A new take changes the seed, so its input (and so its identity) differs from every earlier take.
-  const seedFor = (seed: number, take: number) => seed + (take - 1) * 7_919;
 
   for (const scene of board.scenes) {
+    if (skip.has(scene.id)) continue;
     const image = choose('image', scene.steps);
     const clip = choose('clip', scene.steps);
     const speech = choose('speech', scene.steps);
-    const seed = seedFor(scene.seed, scene.take);
+    const seed = sceneSeed(scene);
     const imageKey = `${scene.id}:image`;
     steps.push({
       key: imageKey,
@@ -63,8 +80,14 @@ export function planStoryboard(board: Storyboard, defaults: Record<StepKind, Ste
       });
     }
   }
-  const sceneSteps = steps.filter((s) => s.kind !== 'image').map((s) => s.key);
-  steps.push({
+  return steps;
+}
+
+/** The render of every scene: a scene in `made` by the tasks of that earlier take, any other by its planned steps. */
+export function planRender(board: Storyboard, made: ReadonlyMap<string, TakeSource>): PlannedStep {
+  const output = (id: number) => ({ $output: id });
+  const planned = board.scenes.filter((s) => !made.has(s.id));
+  return {
     key: 'render',
     kind: 'render',
     scene: null,
@@ -74,16 +97,15 @@ export function planStoryboard(board: Storyboard, defaults: Record<StepKind, Ste
       width: board.width,
       height: board.height,
       fps: board.fps,
-      scenes: board.scenes.map((s) => ({
-        id: s.id,
-        duration: s.duration,
-        clip: ref(`${s.id}:clip`),
-        narration: s.narration ? ref(`${s.id}:speech`) : null,
-      })),
+      scenes: board.scenes.map((s) => {
+        const take = made.get(s.id);
+        if (take) return { id: s.id, duration: take.duration, clip: output(take.clip), narration: take.narration === null ? null : output(take.narration) };
+        return { id: s.id, duration: s.duration, clip: ref(`${s.id}:clip`), narration: s.narration ? ref(`${s.id}:speech`) : null };
+      }),
     },
-    dependsOn: sceneSteps,
-  });
-  return steps;
+    dependsOn: planned.flatMap((s) => [`${s.id}:clip`, ...(s.narration ? [`${s.id}:speech`] : [])]),
+    dependsOnTasks: [...made.values()].flatMap((t) => [t.clip, ...(t.narration === null ? [] : [t.narration])]),
+  };
 }
 
 /** Replaces `{"$step": key}` with `{"$output": taskId}`; undefined if a referenced step has no task yet. */

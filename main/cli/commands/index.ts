@@ -5,6 +5,7 @@ import { events, spend, tasks, unknown } from './inspect.ts';
 import { budget, estimate, generate, render, storyboard } from './pipeline.ts';
 import { serve } from './serve.ts';
 import { simulator } from './simulator.ts';
+import { pick, takes } from './takes.ts';
 import { worker } from './worker.ts';
 
 export type Command = (args: string[], ctx: CliContext) => Promise<number | void>;
@@ -24,6 +25,8 @@ export const COMMANDS: Record<string, Command> = {
   estimate,
   generate,
   render,
+  takes,
+  pick,
   budget,
   serve,
 };
@@ -54,8 +57,13 @@ usage: studio [--data DIR] <command> [options]
                             enqueue what the storyboard needs that the project does not have;
                             --rebuy-lost buys again a step whose paid result was lost;
                             --confirm-unpriced goes ahead, under a budget, with steps of unknown price
-  render PROJECT            render again from the scenes as they are
+  render PROJECT            render again, each scene from its picked take
+  takes PROJECT [SCENE] [--json]
+                            every take of each scene: prompt, provider, seed, cost, and which is picked
+  pick PROJECT SCENE TAKE   the take of a scene that goes into the render (buys nothing)
   budget PROJECT AMOUNT|none
-  serve [--port N]          run the studio for a browser on 127.0.0.1 (prints the address to open)
+  serve [--port N] [--no-open]
+                            run the studio for a browser on 127.0.0.1; prints the address, and opens
+                            it in your browser where there is a desktop (not with --no-open)
 
 --data DIR defaults to the desktop app's data folder; STUDIO_DATA_DIR overrides it.`;

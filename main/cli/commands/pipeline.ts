@@ -145,19 +145,17 @@ export async function generate(argv: string[], ctx: CliContext) {
     }
     printEstimate(ctx, e, 'bought again, as --rebuy-lost asked');
     const added = e.steps.filter((s) => s.action !== 'reuse').length;
+    for (const t of e.takes) ctx.out(`${t.scene}: take ${t.take}, picked for the render ("studio takes ${name}" lists every take).`);
     ctx.out(added ? `\nEnqueued ${added} step(s); run "studio worker" to make them.` : '\nNothing new to make: every step is already in the project.');
   });
 }
 
-/** Renders again from the scenes as they are, even when an identical render exists. */
+/** Renders again, each scene from its picked take, even when an identical render exists. */
 export async function render(argv: string[], ctx: CliContext) {
   const { positionals } = parse(argv, {}, 1);
   const name = projectArg(positionals, 'studio render PROJECT');
   await withPipeline(ctx, async (pipeline) => {
-    const e = await pipeline.estimate(name);
-    const missing = e.steps.filter((s) => s.kind !== 'render' && s.action !== 'reuse');
-    if (missing.length > 0) throw new UsageError(`${missing.map((s) => s.key).join(', ')} not made yet; run "studio generate ${name}" first`);
-    const done = await pipeline.generate(name, { freshRender: true });
+    const done = await pipeline.render(name);
     ctx.out(`render enqueued as task ${done.steps.find((s) => s.kind === 'render')!.taskId}`);
   });
 }

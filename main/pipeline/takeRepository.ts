@@ -1,0 +1,96 @@
+import type { Db } from '../db/database.ts';
+
+/** One take of a scene as it was made: its prompts and seed, and the tasks that made its image, clip and speech. */
+export interface TakeRecord {
+  projectId: number;
+  scene: string;
+  take: number;
+  /** The storyboard's take number that varied the seed. */
+  variant: number;
+  imagePrompt: string;
+  motionPrompt: string;
+  narration: string | null;
+  duration: number;
+  seed: number;
+  imageTaskId: number;
+  clipTaskId: number;
+  speechTaskId: number | null;
+  createdAt: number;
+}
+
+interface TakeRow {
+  project_id: number;
+  scene: string;
+  take: number;
+  variant: number;
+  image_prompt: string;
+  motion_prompt: string;
+  narration: string | null;
+  duration: number;
+  seed: number;
+  image_task_id: number;
+  clip_task_id: number;
+  speech_task_id: number | null;
+  created_at: number;
+}
+
+const toTake = (r: TakeRow): TakeRecord => ({
+  projectId: r.project_id,
+  scene: r.scene,
+  take: r.take,
+  variant: r.variant,
+  imagePrompt: r.image_prompt,
+  motionPrompt: r.motion_prompt,
+  narration: r.narration,
+  duration: r.duration,
+  seed: r.seed,
+  imageTaskId: r.image_task_id,
+  clipTaskId: r.clip_task_id,
+  speechTaskId: r.speech_task_id,
+  createdAt: r.created_at,
+});
+
+/** The takes of each scene and which one goes into the render. Rows are added, never replaced by a later take. */
+export class TakeRepository {
+  constructor(private readonly db: Db) {}
+
+  /** A project's takes (of one scene, or all), in scene and take order. */
+  list(projectId: number, scene?: string): TakeRecord[] {
+    const rows =
+      scene === undefined
+        ? this.db.prepare(`SELECT * FROM takes WHERE project_id = ? ORDER BY scene, take`).all(projectId)
+        : this.db.prepare(`SELECT * FROM takes WHERE project_id = ? AND scene = ? ORDER BY take`).all(projectId, scene);
+    return (rows as TakeRow[]).map(toTake);
+  }
+
+  /** The picked take number of each scene that has one. */
+  picks(projectId: number): Map<string, number> {
+    const rows = this.db.prepare(`SELECT scene, take FROM take_picks WHERE project_id = ?`).all(projectId) as { scene: string; take: number }[];
+    return new Map(rows.map((r) => [r.scene, r.take]));
+  }
+
+  /** Adds the scene's next take, numbered after its last one, and returns it. */
+  add(take: Omit<TakeRecord, 'take'>): TakeRecord {
+    const { next } = this.db.prepare(`SELECT coalesce(max(take), 0) + 1 AS next FROM takes WHERE project_id = ? AND scene = ?`).get(take.projectId, take.scene) as {
+      next: number;
+    };
+    this.db
+      .prepare(
+        `INSERT INTO takes (project_id, scene, take, variant, image_prompt, motion_prompt, narration, duration, seed,
+                            image_task_id, clip_task_id, speech_task_id, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(take.projectId, take.scene, next, take.variant, take.imagePrompt, take.motionPrompt, take.narration, take.duration, take.seed, take.imageTaskId, take.clipTaskId, take.speechTaskId, take.createdAt);
+    return { ...take, take: next };
+  }
+
+  /** Makes `take` the one its scene renders. */
+  pick(projectId: number, scene: string, take: number, now: number): void {
+    this.db
+      .prepare(
+        `INSERT INTO take_picks (project_id, scene, take, picked_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (project_id, scene) DO UPDATE SET take = excluded.take, picked_at = excluded.picked_at`,
+      )
+      .run(projectId, scene, take, now);
+  }
+}

@@ -1,0 +1,213 @@
+import { existsSync } from 'node:fs';
+import type { Studio } from '../studio.ts';
+import type { Status, Task } from '../tasks/model.ts';
+import type { Decided } from './reuse.ts';
+import type { TakeSource } from './planner.ts';
+import type { TakeRecord } from './takeRepository.ts';
+import { StoryboardError, type Storyboard } from './storyboard.ts';
+
+/** A finished result whose file is gone is no result to build on. */
+export const hasOutput = (task: Task) => !!task.outputPath && existsSync(task.outputPath);
+
+/** Picking a take that cannot go into a render, or one that does not exist: what to do instead. */
+export class TakeRefused extends Error {}
+
+export type TakeKind = 'image' | 'clip' | 'speech';
+export type TakeState = 'ready' | 'making' | 'needs your decision' | 'lost' | 'failed' | 'cancelled';
+
+export interface TakeSummary {
+  take: TakeRecord;
+  picked: boolean;
+  /** Its steps with their tasks; `bought` is false for a task an earlier take of the scene made first (reused). */
+  steps: { kind: TakeKind; task: Task; bought: boolean }[];
+  /** What this take bought, estimated, in micro-units of `currency`; null when no price is known for any of it. */
+  costEstimated: number | null;
+  /** What this take bought, as billed from the providers' reports; null until a bought step has a billed figure. */
+  costBilled: number | null;
+  currency: string;
+  state: TakeState;
+  /** Why it cannot go into a render, or null. */
+  problem: string | null;
+  /** When its clip and narration were both made, or null. */
+  finishedAt: number | null;
+}
+
+const UNDER_WAY: ReadonlySet<Status> = new Set(['PENDING', 'RUNNING', 'SUBMITTED']);
+
+/** What keeps one task of a take out of a render, or null when it has its result or is still making it. */
+function problemOf(task: Task): { state: TakeState; why: string } | null {
+  if (task.status === 'SUCCEEDED') return hasOutput(task) ? null : { state: 'lost', why: 'its output file is gone' };
+  if (UNDER_WAY.has(task.status) || task.status === 'OUTCOME_UNKNOWN') return null;
+  if (task.status === 'FAILED') return { state: 'failed', why: `it failed (${task.error ?? 'no reason given'})` };
+  return { state: 'cancelled', why: 'it was cancelled' };
+}
+
+function stepsOf(take: TakeRecord): { kind: TakeKind; id: number }[] {
+  return [
+    { kind: 'image', id: take.imageTaskId },
+    { kind: 'clip', id: take.clipTaskId },
+    ...(take.speechTaskId === null ? [] : [{ kind: 'speech' as const, id: take.speechTaskId }]),
+  ];
+}
+
+function summarize(studio: Studio, take: TakeRecord, earlier: readonly TakeRecord[], picked: boolean): TakeSummary {
+  const before = new Set(earlier.flatMap((t) => stepsOf(t).map((s) => s.id)));
+  const steps = stepsOf(take).map((s) => ({ kind: s.kind, task: studio.tasks.get(s.id)!, bought: !before.has(s.id) }));
+  const bought = steps.filter((s) => s.bought).map((s) => s.task);
+  const estimates = bought.filter((t) => t.costEstimated !== null);
+  const billed = bought.filter((t) => t.costActual !== null);
+  // The render needs the clip and the narration; the image only until the clip is made from it.
+  const rendered = steps.filter((s) => s.kind !== 'image');
+  const problem = rendered.map((s) => ({ s, p: problemOf(s.task) })).find((x) => x.p !== null);
+  const done = rendered.every((s) => s.task.status === 'SUCCEEDED');
+  const state: TakeState = problem
+    ? problem.p!.state
+    : done
+      ? 'ready'
+      : rendered.some((s) => s.task.status === 'OUTCOME_UNKNOWN')
+        ? 'needs your decision'
+        : 'making';
+  return {
+    take,
+    picked,
+    steps,
+    costEstimated: bought.length > 0 && estimates.length === 0 ? null : estimates.reduce((sum, t) => sum + t.costEstimated!, 0),
+    costBilled: billed.length === 0 ? null : billed.reduce((sum, t) => sum + t.costActual!, 0),
+    currency: steps[0]!.task.currency,
+    state,
+    problem: problem ? `its ${problem.s.kind} (task ${problem.s.task.id}) ${problem.p!.why}` : null,
+    finishedAt: done ? Math.max(...rendered.map((s) => s.task.finishedAt ?? 0)) : null,
+  };
+}
+
+/** A project's takes, of one scene or all, each with its tasks, what it cost and whether it can go into a render. */
+export function describeTakes(studio: Studio, projectId: number, scene?: string): TakeSummary[] {
+  const all = studio.takes.list(projectId, scene);
+  const picks = studio.takes.picks(projectId);
+  return all.map((take) => {
+    const earlier = all.filter((t) => t.scene === take.scene && t.take < take.take);
+    return summarize(studio, take, earlier, picks.get(take.scene) === take.take);
+  });
+}
+
+/** The picked take of each scene that has one. */
+export function pickedTakes(studio: Studio, projectId: number): Map<string, TakeRecord> {
+  const picks = studio.takes.picks(projectId);
+  return new Map(studio.takes.list(projectId).filter((t) => picks.get(t.scene) === t.take).map((t) => [t.scene, t]));
+}
+
+/** What the render uses of each of these takes, refusing one whose clip or narration is gone. */
+export function renderSources(studio: Studio, takes: ReadonlyMap<string, TakeRecord>): Map<string, TakeSource> {
+  const sources = new Map<string, TakeSource>();
+  for (const [scene, take] of takes) {
+    const all = studio.takes.list(take.projectId, scene);
+    const { problem } = summarize(studio, take, all.filter((t) => t.take < take.take), true);
+    if (problem) throw new TakeRefused(`scene "${scene}" take ${take.take}, picked for the render, cannot go into it: ${problem}. Pick another take of it, or make a new take`);
+    sources.set(scene, { clip: take.clipTaskId, narration: take.speechTaskId, duration: take.duration });
+  }
+  return sources;
+}
+
+/** The task each step of a decided plan stands for, so far as it is known without enqueueing. */
+function knownIds(decided: readonly Decided[]): Map<string, number> {
+  const ids = new Map<string, number>();
+  for (const { step, verdict } of decided) {
+    if (verdict.action === 'reuse') ids.set(step.key, verdict.task.id);
+  }
+  return ids;
+}
+
+/** The take of a scene with exactly these tasks, if it has one. */
+function takeWith(takes: readonly TakeRecord[], scene: string, ids: ReadonlyMap<string, number>): TakeRecord | undefined {
+  const image = ids.get(`${scene}:image`);
+  const clip = ids.get(`${scene}:clip`);
+  const speech = ids.get(`${scene}:speech`) ?? null;
+  return takes.find((t) => t.scene === scene && t.imageTaskId === image && t.clipTaskId === clip && t.speechTaskId === speech);
+}
+
+/**
+ * The picked takes a Generate renders as they are: a scene whose steps are all made already, as an earlier take
+ * other than the picked one, keeps its picked take. A scene the Generate makes anew is a new take, picked.
+ */
+export function keptTakes(studio: Studio, projectId: number, board: Storyboard, decided: readonly Decided[], picked: ReadonlyMap<string, TakeRecord>): Map<string, TakeRecord> {
+  const ids = knownIds(decided);
+  const takes = studio.takes.list(projectId);
+  const kept = new Map<string, TakeRecord>();
+  for (const scene of board.scenes) {
+    const pick = picked.get(scene.id);
+    const keys = decided.filter((d) => d.step.scene === scene.id).map((d) => d.step.key);
+    if (!pick || keys.length === 0 || !keys.every((k) => ids.has(k))) continue;
+    const same = takeWith(takes, scene.id, ids);
+    if (same && same.take !== pick.take) kept.set(scene.id, pick);
+  }
+  return kept;
+}
+
+/**
+ * Records as a new take, and picks, each scene of the storyboard whose tasks (`ids`, by step key) are no take
+ * of it yet. Called in the transaction that enqueued them; returns the takes added.
+ */
+export function recordTakes(studio: Studio, projectId: number, board: Storyboard, seeds: ReadonlyMap<string, number>, ids: ReadonlyMap<string, number>, now: number): TakeRecord[] {
+  const takes = studio.takes.list(projectId);
+  const added: TakeRecord[] = [];
+  for (const scene of board.scenes) {
+    const image = ids.get(`${scene.id}:image`);
+    const clip = ids.get(`${scene.id}:clip`);
+    if (image === undefined || clip === undefined || takeWith(takes, scene.id, ids)) continue;
+    const take = studio.takes.add({
+      projectId,
+      scene: scene.id,
+      variant: scene.take,
+      imagePrompt: scene.imagePrompt,
+      motionPrompt: scene.motionPrompt,
+      narration: scene.narration,
+      duration: scene.duration,
+      seed: seeds.get(scene.id)!,
+      imageTaskId: image,
+      clipTaskId: clip,
+      speechTaskId: ids.get(`${scene.id}:speech`) ?? null,
+      createdAt: now,
+    });
+    studio.takes.pick(projectId, scene.id, take.take, now);
+    added.push(take);
+  }
+  return added;
+}
+
+/** The storyboard, or undefined when there is none or it no longer passes the checks (then it is left as it is). */
+function storedBoard(studio: Studio, projectId: number): Storyboard | undefined {
+  try {
+    return studio.storyboards.get(projectId);
+  } catch (err) {
+    if (err instanceof StoryboardError) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * Makes `take` the one of its scene that goes into the render. Buys nothing. The storyboard's take number
+ * follows it, so a Generate that changes nothing else in the scene makes nothing new for it.
+ */
+export function pickTake(studio: Studio, projectName: string, scene: string, take: number): TakeSummary {
+  const project = studio.projects.byName(projectName);
+  if (!project) throw new TakeRefused(`there is no project "${projectName}"`);
+  return studio.tasks.batch(() => {
+    const takes = studio.takes.list(project.id, scene);
+    if (takes.length === 0) {
+      const scenes = [...new Set(studio.takes.list(project.id).map((t) => t.scene))];
+      throw new TakeRefused(`scene "${scene}" of "${projectName}" has no takes${scenes.length ? `; the scenes with takes are ${scenes.join(', ')}` : ' yet: run a Generate first'}`);
+    }
+    const chosen = takes.find((t) => t.take === take);
+    if (!chosen) throw new TakeRefused(`scene "${scene}" has no take ${take}; its takes are ${takes.map((t) => t.take).join(', ')}`);
+    const summary = summarize(studio, chosen, takes.filter((t) => t.take < take), true);
+    if (summary.problem) throw new TakeRefused(`scene "${scene}" take ${take} cannot go into the render: ${summary.problem}. Pick another take, or make a new one`);
+    const now = studio.clock.now();
+    studio.takes.pick(project.id, scene, take, now);
+    const board = storedBoard(studio, project.id);
+    const at = board?.scenes.findIndex((s) => s.id === scene) ?? -1;
+    if (board && at >= 0 && board.scenes[at]!.take !== chosen.variant) {
+      studio.storyboards.save(project.id, { ...board, scenes: board.scenes.map((s, i) => (i === at ? { ...s, take: chosen.variant } : s)) }, now);
+    }
+    return summary;
+  });
+}
