@@ -10,6 +10,15 @@ const int = (v: unknown) => Number.isInteger(v) && (v as number) >= 0;
 const obj = (v: unknown) => !!v && typeof v === 'object' && !Array.isArray(v);
 const takes = (v: unknown) => v === undefined || (Array.isArray(v) && v.length <= 100 && v.every((x) => str(x)));
 
+const optionalStr = (v: unknown, max = 200) => v === undefined || v === null || v === '' || str(v, max);
+const libraryQuery = (q: Record<string, unknown>) =>
+  int(q.offset) &&
+  int(q.limit) &&
+  (q.limit as number) <= 200 &&
+  ['project', 'provider', 'from', 'to'].every((k) => optionalStr(q[k])) &&
+  optionalStr(q.search, 500) &&
+  (q.kind === undefined || q.kind === null || ['image', 'clip', 'speech', 'render'].includes(q.kind as string));
+
 /** What each method accepts from the page; anything else is refused before it reaches the engine. */
 const CHECKS: Record<(typeof API_METHODS)[number], Check> = {
   listProjects: (a) => a.length === 0,
@@ -28,10 +37,19 @@ const CHECKS: Record<(typeof API_METHODS)[number], Check> = {
   resolve: ([id, d]) => int(id) && obj(d) && (str((d as { adopt?: unknown }).adopt) || (d as { resubmit?: unknown }).resubmit === true || (d as { giveUp?: unknown }).giveUp === true),
   cancel: ([id]) => int(id),
   spend: ([p]) => str(p),
-  spendCsv: ([p]) => str(p),
+  spendCsv: ([p]) => p === null || str(p),
+  spendOverview: (a) => a.length === 0,
+  library: ([q]) => obj(q) && libraryQuery(q as Record<string, unknown>),
+  deleteOutput: ([id]) => int(id),
+  taskDetail: ([id]) => int(id),
+  cancelPreview: ([id]) => int(id),
   getSettings: (a) => a.length === 0,
   saveSettings: ([patch]) => obj(patch),
   engineStatus: (a) => a.length === 0,
+  listModels: (a) => a.length === 0,
+  scenePlan: ([p]) => str(p),
+  takes: ([p, scene]) => str(p) && (scene === undefined || str(scene)),
+  pickTake: ([p, scene, take]) => str(p) && str(scene) && Number.isInteger(take) && (take as number) >= 1,
 };
 
 /**
@@ -46,4 +64,15 @@ export function checkCall(
   if (!sender || !sender.isMainFrame || !isAppUrl(sender.url)) throw new IpcRefused('refused: the call did not come from the studio window');
   if (!(API_METHODS as readonly string[]).includes(method)) throw new IpcRefused(`refused: there is no method ${method}`);
   if (!Array.isArray(args) || !CHECKS[method as (typeof API_METHODS)[number]](args)) throw new IpcRefused(`refused: ${method} was called with arguments of the wrong shape`);
+}
+
+/** The desktop-only calls on a task's output file, over their own channel. */
+export const FILE_ACTIONS = ['saveOutputAs', 'showOutputInFolder'] as const;
+export type FileAction = (typeof FILE_ACTIONS)[number];
+
+/** A file call is checked as an API call is: the app's own page in the main frame, a known action, a task id. */
+export function checkFileCall(action: unknown, args: unknown, sender: { url: string; isMainFrame: boolean } | null): asserts action is FileAction {
+  if (!sender || !sender.isMainFrame || !isAppUrl(sender.url)) throw new IpcRefused('refused: the call did not come from the studio window');
+  if (!(FILE_ACTIONS as readonly unknown[]).includes(action)) throw new IpcRefused(`refused: there is no file action ${String(action)}`);
+  if (!Array.isArray(args) || args.length !== 1 || !int(args[0])) throw new IpcRefused(`refused: ${String(action)} takes a task id`);
 }

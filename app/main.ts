@@ -1,14 +1,16 @@
-import { app, BrowserWindow, dialog, ipcMain, net, Notification, powerMonitor, powerSaveBlocker, protocol, safeStorage, session } from 'electron';
-import { join, normalize } from 'node:path';
+import { app, BrowserWindow, dialog, ipcMain, net, Notification, powerMonitor, powerSaveBlocker, protocol, safeStorage, session, shell } from 'electron';
+import { copyFile } from 'node:fs/promises';
+import { basename, join, normalize } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ApiError } from '../main/api/studioService.ts';
 import { useNativeBinding } from '../main/db/nativeBinding.ts';
 import { RENDERER_DIR, watchChanges } from '../main/host/server.ts';
 import { startRuntime, type Runtime } from '../main/runtime.ts';
 import { APP_ID } from './identity.ts';
-import { checkCall, IpcRefused } from './ipcValidation.ts';
+import { checkCall, checkFileCall, IpcRefused } from './ipcValidation.ts';
 import { safeKeyStore } from './keys.ts';
 import { mediaResponse } from './mediaProtocol.ts';
+import { fileName, OutputFileRefused, saveOutputAs, showOutputInFolder, type OutputFileDeps } from './outputFile.ts';
 import { electronBinding, electronBindingDir } from './nativeBinding.ts';
 import { allowPermission } from './permissions.ts';
 import { wirePower } from './power.ts';
@@ -41,7 +43,7 @@ async function start(dataDir: string): Promise<void> {
     log,
   });
   wireQuit(app, runtime.stop, { limitMs: 15_000, log });
-  const outputPath = (id: number) => runtime.studio.tasks.get(id)?.outputPath ?? null;
+  const outputPath = (id: number, index: number) => runtime.studio.tasks.outputFile(id, index);
 
   // The app's pages come only from this handler, so the Content-Security-Policy header is set here.
   protocol.handle('app', async (request) => {
@@ -66,6 +68,37 @@ async function start(dataDir: string): Promise<void> {
       return { result: result ?? null };
     } catch (err) {
       if (err instanceof ApiError || err instanceof IpcRefused) return { error: err.message };
+      console.error(err);
+      return { error: 'the studio hit an internal error; it was logged' };
+    }
+  });
+
+  const files: OutputFileDeps<BrowserWindow> = {
+    dialog,
+    shell,
+    copyFile,
+    downloadsDir: () => app.getPath('downloads'),
+    window: () => window,
+    output: (id) => {
+      const task = runtime.studio.tasks.get(id);
+      if (!task?.outputPath || task.status !== 'SUCCEEDED') return null;
+      const project = runtime.studio.projects.list().find((p) => p.id === task.projectId)?.name ?? 'video';
+      return { path: task.outputPath, name: fileName(project, task.kind, id, task.outputPath) };
+    },
+  };
+  ipcMain.handle('studio:file', async (event, action: unknown, args: unknown) => {
+    try {
+      checkFileCall(action, args, event.senderFrame ? { url: event.senderFrame.url, isMainFrame: event.senderFrame === event.sender.mainFrame } : null);
+      const taskId = (args as number[])[0]!;
+      if (action === 'showOutputInFolder') {
+        showOutputInFolder(files, taskId);
+        return { result: null };
+      }
+      // Only the name goes back to the page, to say where the copy went.
+      const saved = await saveOutputAs(files, taskId);
+      return { result: saved && basename(saved) };
+    } catch (err) {
+      if (err instanceof IpcRefused || err instanceof OutputFileRefused) return { error: err.message };
       console.error(err);
       return { error: 'the studio hit an internal error; it was logged' };
     }

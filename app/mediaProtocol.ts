@@ -3,13 +3,13 @@ import { Readable } from 'node:stream';
 import { mediaType, rangeAnswer } from '../main/host/range.ts';
 
 /**
- * Answers `studio-media://task/ID` from the task's output file, honouring Range so a video can seek
+ * Answers `studio-media://task/ID` (and `/INDEX` for each file of a result of several) from the task's output file, honouring Range so a video can seek
  * (net.fetch on file: URLs ignores Range, which leaves <video> unable to seek).
  */
-export function mediaResponse(request: Request, outputPath: (taskId: number) => string | null): Response {
+export function mediaResponse(request: Request, outputPath: (taskId: number, index: number) => string | null): Response {
   const url = new URL(request.url);
-  const id = Number(url.pathname.replace(/^\//, ''));
-  const path = url.host === 'task' && Number.isInteger(id) ? outputPath(id) : null;
+  const match = /^\/(\d+)(?:\/(\d+))?$/.exec(url.pathname);
+  const path = url.host === 'task' && match ? outputPath(Number(match[1]), Number(match[2] ?? 0)) : null;
   if (!path || !existsSync(path)) return new Response('no such result', { status: 404 });
   const answer = rangeAnswer(request.headers.get('range'), statSync(path).size, mediaType(path));
   if (answer.status === 416) return new Response(null, { status: 416, headers: answer.headers });

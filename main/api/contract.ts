@@ -48,6 +48,8 @@ export interface TaskView {
   unknownReason: string | null;
   /** What the studio is waiting on: "still running at the provider after 42 min", a save that keeps failing and why. */
   note: string | null;
+  /** While it waits for other tasks: what they make ("image of dawn"), else empty. */
+  waitingFor: string[];
   /** How many files the result has (a request for several images keeps them all). */
   outputs: number;
   remoteRequestId: string | null;
@@ -203,6 +205,199 @@ export interface ChangeEvent {
   needsDecision: number;
 }
 
+/** One input field of a model, as the studio's input schema declares it, for the UI to draw an input for. */
+export type FieldShape =
+  | { type: 'string'; oneOf?: readonly string[]; maxLength?: number }
+  | { type: 'number' | 'integer'; min?: number; max?: number }
+  | { type: 'boolean' }
+  | { type: 'object'; fields: OptionView[] }
+  | { type: 'either'; of: FieldShape[] };
+
+export interface OptionView {
+  name: string;
+  required: boolean;
+  hint: string | null;
+  shape: FieldShape;
+}
+
+export type StepKindView = 'image' | 'clip' | 'speech';
+
+export interface ModelView {
+  id: string;
+  kind: StepKindView;
+  title: string;
+  /** The price in words ("0.025 USD per megapixel"), or null where no price is known. */
+  price: string | null;
+  /** Where the price comes from (the catalogue's page and date, your own price), or why it is unknown. */
+  priceSource: string;
+  /** What it takes, in words, from its input schema: "size: 1024x1024, 1536x1024", "voice: alloy, ash". */
+  takes: string[];
+  /** The inputs a storyboard step may set for it (stored in the step's `options`); prompt, text and seed come from the scene. */
+  options: OptionView[];
+}
+
+export interface ProviderView {
+  id: string;
+  title: string;
+  /** Where its key comes from; null: it has none yet ("add a key in Settings"). 'none needed' for the simulator. */
+  key: KeySource | 'none needed';
+  models: ModelView[];
+}
+
+export interface ModelCatalogueView {
+  providers: ProviderView[];
+  /** What a step uses when neither the project nor the scene chooses (settings "defaults"). */
+  defaults: Record<StepKindView, { provider: string; model: string }>;
+}
+
+/** Where one step of the current plan stands, in a creator's words. */
+export type StepState = 'not generated' | 'waiting' | 'queued' | 'sending' | 'at the provider' | 'ready' | 'needs your decision' | 'paid, result lost' | 'failed' | 'cancelled';
+
+export interface PlanStepView {
+  key: string;
+  kind: Kind;
+  scene: string | null;
+  /** "image of dawn". */
+  label: string;
+  provider: string;
+  model: string;
+  state: StepState;
+  /** The steps it waits for, by label ("image of dawn"), while it waits. */
+  waitingFor: string[];
+  /** The task standing for it now (its output, progress, costs), or null when none does. */
+  task: TaskView | null;
+  /** For a paid step whose result is lost: that purchase. */
+  lost: LostResultView | null;
+}
+
+export interface ScenePlanView {
+  scenes: { id: string; steps: PlanStepView[] }[];
+  /** The finished video's step. */
+  render: PlanStepView | null;
+}
+
+/** One file of a saved result. */
+export interface OutputFileView {
+  index: number;
+  /** Where the UI loads it (a studio-media: or /media/ URL); null once the person deleted it. */
+  url: string | null;
+  contentType: string | null;
+  bytes: number | null;
+}
+
+export interface LibraryQuery {
+  project?: string | null;
+  kind?: Kind | null;
+  provider?: string | null;
+  /** ISO 8601 instants: results finished from `from`, before `to`. */
+  from?: string | null;
+  to?: string | null;
+  /** Words of the prompt or narration, matched without case. */
+  search?: string | null;
+  offset: number;
+  limit: number;
+}
+
+export interface LibraryItem extends TaskView {
+  project: string;
+  /** The scene that used it (from the renders that did), or null. */
+  scene: string | null;
+  /** What was sent, as the provider received it. */
+  input: unknown;
+  files: OutputFileView[];
+  /** When the person deleted its files, or null while they are kept. */
+  deletedAt: string | null;
+}
+
+export interface LibraryPage {
+  total: number;
+  offset: number;
+  items: LibraryItem[];
+  /** Every project and provider with a saved result, for the filters. */
+  projects: string[];
+  providers: string[];
+}
+
+export interface TaskDetail extends LibraryItem {
+  events: TaskEventView[];
+  /** The tasks it was made from, and the ones made from it. */
+  dependsOn: TaskRefView[];
+  dependents: TaskRefView[];
+}
+
+export interface TaskRefView {
+  id: number;
+  kind: Kind;
+  status: Status;
+  summary: string;
+}
+
+export interface CancelPreview {
+  taskId: number;
+  /** Whether the request left for the provider (and so may be charged). */
+  sent: boolean;
+  /** What it may cost if charged: the billed figure, else the estimate; null when no price is known. */
+  mayCost: number | null;
+  currency: string;
+  /** In words: "already sent to fal; it may be charged (about 0.04 USD)", or that nothing was sent. */
+  message: string;
+  /** Pending steps that need it and are cancelled with it. */
+  dependents: TaskRefView[];
+}
+
+export interface ProjectSpendView {
+  name: string;
+  currency: string;
+  billed: number;
+  estimated: number;
+  possiblyCharged: number;
+  budget: number | null;
+  /** billed + estimated + possibly charged, over the budget; null without a budget (or with a budget of 0). */
+  shareUsed: number | null;
+}
+
+export interface ProviderSpendView {
+  provider: string;
+  currency: string;
+  billed: number;
+  estimated: number;
+  possiblyCharged: number;
+}
+
+export interface SpendOverview {
+  projects: ProjectSpendView[];
+  byProvider: ProviderSpendView[];
+  byModel: (ModelSpendView & { currency: string })[];
+}
+
+/** One take of a scene: what it was made from, by which tasks, what it cost, and whether the render uses it. */
+export interface TakeView {
+  scene: string;
+  take: number;
+  /** The take of its scene that goes into the render. */
+  picked: boolean;
+  /** ready, making, needs your decision; or lost, failed, cancelled: then `problem` says why it cannot be picked. */
+  state: 'ready' | 'making' | 'needs your decision' | 'lost' | 'failed' | 'cancelled';
+  problem: string | null;
+  imagePrompt: string;
+  motionPrompt: string;
+  narration: string | null;
+  duration: number;
+  seed: number;
+  /** Its image, clip and narration; `reused`: made first by an earlier take of the scene, so not in this take's cost. */
+  steps: { kind: 'image' | 'clip' | 'speech'; taskId: number; provider: string; model: string; status: Status; reused: boolean }[];
+  /** What this take bought, estimated; null when no price is known. */
+  costEstimated: number | null;
+  /** What this take bought, billed from what the providers reported; null until there is a billed figure. */
+  costBilled: number | null;
+  currency: string;
+  createdAt: string;
+  finishedAt: string | null;
+  /** Where the UI can load its image and clip, once they are made. */
+  imageUrl: string | null;
+  clipUrl: string | null;
+}
+
 export interface StudioApi {
   listProjects(): Promise<ProjectSummary[]>;
   createProject(name: string): Promise<ProjectSummary>;
@@ -217,11 +412,30 @@ export interface StudioApi {
   resolve(taskId: number, decision: DecisionInput): Promise<TaskView>;
   cancel(taskId: number): Promise<TaskView>;
   spend(project: string): Promise<SpendReport>;
-  spendCsv(project: string): Promise<string>;
+  /** The spend as CSV: of one project, or of every project (one more column, the project) when null. */
+  spendCsv(project: string | null): Promise<string>;
+  /** Every project's spend against its budget, and spend per provider and per model over all of them. */
+  spendOverview(): Promise<SpendOverview>;
+  /** One page of every result the studio saved, across projects, newest first. */
+  library(query: LibraryQuery): Promise<LibraryPage>;
+  /** Deletes a result's files (it stays listed, with what it cost; nothing is refunded). */
+  deleteOutput(taskId: number): Promise<LibraryItem>;
+  /** A task's history, what was sent, its request id, its money figures with their sources, and its files. */
+  taskDetail(taskId: number): Promise<TaskDetail>;
+  /** What cancelling a task would mean: whether it was sent and may be charged, and what is cancelled with it. */
+  cancelPreview(taskId: number): Promise<CancelPreview>;
   getSettings(): Promise<SettingsView>;
   saveSettings(patch: SettingsPatch): Promise<SettingsView>;
   /** Whether the engine is working, or paused and why (the database locked by another program, a full disk). */
   engineStatus(): Promise<EngineStatus>;
+  /** Every provider with its models, each model's price and its source, its options, and whether the provider has a key. */
+  listModels(): Promise<ModelCatalogueView>;
+  /** The project's storyboard as steps per scene, each with the task standing for it now and where it stands. */
+  scenePlan(project: string): Promise<ScenePlanView>;
+  /** Every take of each scene (or of one), in scene and take order. */
+  takes(project: string, scene?: string): Promise<TakeView[]>;
+  /** Makes a take the one its scene renders; buys nothing. Refused for a take whose result is lost. */
+  pickTake(project: string, scene: string, take: number): Promise<TakeView>;
 }
 
 export interface EngineStatus {
@@ -243,9 +457,18 @@ export const API_METHODS = [
   'cancel',
   'spend',
   'spendCsv',
+  'spendOverview',
+  'library',
+  'deleteOutput',
+  'taskDetail',
+  'cancelPreview',
   'getSettings',
   'saveSettings',
   'engineStatus',
+  'listModels',
+  'scenePlan',
+  'takes',
+  'pickTake',
 ] as const satisfies readonly (keyof StudioApi)[];
 
 /** An error a person can act on, carried across IPC and HTTP as its message. */

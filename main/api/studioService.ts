@@ -3,23 +3,41 @@ import { cancelTask, DecisionRefused, resolveUnknown } from '../engine/decisions
 import { reconcile } from '../engine/reconciler.ts';
 import { GenerateRefused, Pipeline, type GenerateEstimate } from '../pipeline/generate.ts';
 import { parseStoryboard, StoryboardError } from '../pipeline/storyboard.ts';
+import { describeTakes, pickTake, TakeRefused, type TakeSummary } from '../pipeline/takes.ts';
 import { checkProjectName, MAX_BUDGET, ProjectRefused } from '../projects/repository.ts';
 import { isProviderId, PROVIDER_IDS, type Providers } from '../providers/registry.ts';
 import { checkSettingsPatch, PatchRefused } from './settingsPatch.ts';
+import { modelCatalogue } from './models.ts';
+import { pendingDependencies, planLabels, scenePlan } from './scenePlan.ts';
 import { recordJournaledRequests, type Studio } from '../studio.ts';
-import { fromMicros, toMicros, type Task } from '../tasks/model.ts';
+import { fromMicros, isKind, toMicros, type Task } from '../tasks/model.ts';
+import { RENDER_PROVIDER } from '../pipeline/planner.ts';
+import { rmSync } from 'node:fs';
+import { resolve, sep } from 'node:path';
 import type {
+  CancelPreview,
+  LibraryItem,
+  LibraryPage,
+  LibraryQuery,
+  OutputFileView,
+  ProviderSpendView,
+  SpendOverview,
+  TaskDetail,
+  TaskRefView,
   CandidateView,
   DecisionInput,
   EngineStatus,
   EstimateView,
   GenerateOptions,
   KeySource,
+  ModelCatalogueView,
   ProjectSummary,
+  ScenePlanView,
   SettingsPatch,
   SettingsView,
   SpendReport,
   StudioApi,
+  TakeView,
   TaskPage,
   TaskView,
   UnknownTask,
@@ -48,6 +66,9 @@ export interface ServiceDeps {
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const money = (micros: number | null) => fromMicros(micros);
 
+/** A CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180). */
+const csvField = (v: string) => (/[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+
 function summary(t: Task): string {
   const input = t.input as Record<string, unknown>;
   if (t.kind === 'render') return `render of ${(input.scenes as unknown[] | undefined)?.length ?? 0} scene(s)`;
@@ -59,7 +80,7 @@ async function refusals<T>(fn: () => Promise<T> | T): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    if (err instanceof GenerateRefused || err instanceof DecisionRefused || err instanceof StoryboardError) throw new ApiError(err.message);
+    if (err instanceof GenerateRefused || err instanceof DecisionRefused || err instanceof StoryboardError || err instanceof TakeRefused) throw new ApiError(err.message);
     if (err instanceof SettingsError || err instanceof PatchRefused || err instanceof ProjectRefused) throw new ApiError(err.message);
     throw err;
   }
@@ -83,7 +104,8 @@ export class StudioService implements StudioApi {
     return project;
   }
 
-  view(t: Task): TaskView {
+  /** `labels`: what the tasks of the current plan make, to name what a waiting task waits for. */
+  view(t: Task, labels: ReadonlyMap<number, string> = new Map()): TaskView {
     return {
       id: t.id,
       projectId: t.projectId,
@@ -103,6 +125,7 @@ export class StudioService implements StudioApi {
       error: t.error,
       unknownReason: t.unknownReason,
       note: t.note,
+      waitingFor: pendingDependencies(t, (id) => this.studio.tasks.get(id), labels),
       outputs: t.status === 'SUCCEEDED' ? this.studio.tasks.outputs(t.id).length : 0,
       remoteRequestId: t.remoteRequestId,
       submitStartedAt: iso(t.submitStartedAt),
@@ -179,8 +202,10 @@ export class StudioService implements StudioApi {
 
   async listTasks(project: string, offset: number, limit: number): Promise<TaskPage> {
     const safeOffset = Math.max(0, Math.floor(Number(offset) || 0));
-    const page = this.studio.tasks.page(this.project(project).id, safeOffset, Math.min(500, Math.max(1, Math.floor(Number(limit) || 50))));
-    return { total: page.total, offset: safeOffset, tasks: page.tasks.map((t) => this.view(t)) };
+    const p = this.project(project);
+    const page = this.studio.tasks.page(p.id, safeOffset, Math.min(500, Math.max(1, Math.floor(Number(limit) || 50))));
+    const labels = page.tasks.some((t) => t.status === 'PENDING') ? planLabels(this.currentPlan(p)) : new Map<number, string>();
+    return { total: page.total, offset: safeOffset, tasks: page.tasks.map((t) => this.view(t, labels)) };
   }
 
   async unknownTasks(): Promise<UnknownTask[]> {
@@ -242,10 +267,230 @@ export class StudioService implements StudioApi {
     };
   }
 
-  async spendCsv(project: string): Promise<string> {
+  async spendCsv(project: string | null): Promise<string> {
+    if (project === null) {
+      const lines = this.studio.tasks.spendByDayAll().map((r) => [csvField(r.project), r.day, r.provider, money(r.actual), money(r.estimated), money(r.possiblyCharged), r.currency].join(','));
+      return ['project,day,provider,billed,estimated,possibly_charged,currency', ...lines].join('\n') + '\n';
+    }
     const report = await this.spend(project);
     const lines = report.rows.map((r) => [r.day, r.provider, r.actual, r.estimated, r.possiblyCharged, report.currency].join(','));
     return ['day,provider,billed,estimated,possibly_charged,currency', ...lines].join('\n') + '\n';
+  }
+
+  async spendOverview(): Promise<SpendOverview> {
+    const projects = this.studio.tasks.spend().map((r) => ({
+      name: r.project,
+      currency: r.currency,
+      billed: money(r.actual)!,
+      estimated: money(r.estimated)!,
+      possiblyCharged: money(r.possiblyCharged)!,
+      budget: money(r.budget),
+      shareUsed: r.budget === null || r.budget === 0 ? null : (r.actual + r.estimated + r.possiblyCharged) / r.budget,
+    }));
+    const byModel = this.studio.tasks.spendByModelAll();
+    const providers = new Map<string, ProviderSpendView>();
+    for (const m of byModel) {
+      const key = `${m.provider} ${m.currency}`;
+      const p = providers.get(key) ?? { provider: m.provider, currency: m.currency, billed: 0, estimated: 0, possiblyCharged: 0 };
+      // Summed in micro-units, converted once, so the figures do not drift.
+      p.billed += m.billed;
+      p.estimated += m.estimatedOnly;
+      p.possiblyCharged += m.possiblyCharged;
+      providers.set(key, p);
+    }
+    return {
+      projects,
+      byProvider: [...providers.values()].map((p) => ({ ...p, billed: money(p.billed)!, estimated: money(p.estimated)!, possiblyCharged: money(p.possiblyCharged)! })),
+      byModel: byModel.map((m) => ({
+        ...m,
+        billed: money(m.billed)!,
+        estimatedForBilled: money(m.estimatedForBilled)!,
+        estimatedOnly: money(m.estimatedOnly)!,
+        possiblyCharged: money(m.possiblyCharged)!,
+      })),
+    };
+  }
+
+  private files(t: Task): OutputFileView[] {
+    const kept = t.status === 'SUCCEEDED' && t.outputPath !== null;
+    return this.studio.tasks.outputs(t.id).map((o) => ({ index: o.index, url: kept ? `${this.deps.mediaUrl(t.id)}/${o.index}` : null, contentType: o.contentType, bytes: o.bytes }));
+  }
+
+  private deletedAt(t: Task): string | null {
+    if (t.status !== 'SUCCEEDED' || t.outputPath !== null) return null;
+    const deleted = this.studio.tasks.events(t.id).filter((e) => (e.detail as { deletedFiles?: unknown } | null)?.deletedFiles !== undefined).at(-1);
+    return deleted ? iso(deleted.at) : null;
+  }
+
+  private libraryItem(t: Task, project: string, scene: string | null): LibraryItem {
+    return { ...this.view(t), project, scene, input: t.input, files: this.files(t), deletedAt: this.deletedAt(t) };
+  }
+
+  async library(query: LibraryQuery): Promise<LibraryPage> {
+    const q = query ?? ({} as LibraryQuery);
+    const instant = (value: string | null | undefined, name: string) => {
+      if (value === null || value === undefined || value === '') return null;
+      const ms = Date.parse(value);
+      if (!Number.isFinite(ms)) throw new ApiError(`"${name}" is not a date: ${String(value).slice(0, 40)}`);
+      return ms;
+    };
+    if (q.kind != null && !isKind(q.kind)) throw new ApiError(`there is no kind "${q.kind}"`);
+    const offset = Math.max(0, Math.floor(Number(q.offset) || 0));
+    const limit = Math.min(200, Math.max(1, Math.floor(Number(q.limit) || 50)));
+    const projects = this.studio.projects.list();
+    const projectId = q.project ? this.project(q.project).id : null;
+    const page = this.studio.tasks.library(
+      { projectId, kind: q.kind ?? null, provider: q.provider || null, from: instant(q.from, 'from'), to: instant(q.to, 'to'), search: q.search?.trim() || null },
+      offset,
+      limit,
+    );
+    const scenes = this.studio.tasks.scenesOf(page.items.map((i) => i.task.id));
+    return {
+      total: page.total,
+      offset,
+      items: page.items.map((i) => this.libraryItem(i.task, i.project, scenes.get(i.task.id) ?? null)),
+      projects: projects.map((p) => p.name),
+      providers: this.studio.tasks.libraryProviders(),
+    };
+  }
+
+  private named(id: number): { task: Task; project: string } {
+    const task = this.studio.tasks.get(id);
+    if (!task) throw new ApiError(`there is no task ${id}`);
+    return { task, project: this.studio.projects.list().find((p) => p.id === task.projectId)!.name };
+  }
+
+  /**
+   * The person deletes a saved result: the row forgets its files first (so nothing serves or reuses them),
+   * then they are removed. What it cost stays counted: a provider refunds nothing for a deleted file.
+   */
+  async deleteOutput(taskId: number): Promise<LibraryItem> {
+    const { task, project } = this.named(taskId);
+    if (task.status !== 'SUCCEEDED' || task.outputPath === null) throw new ApiError(`task ${taskId} has no saved result to delete`);
+    const paths = this.studio.tasks.outputs(taskId).map((o) => o.path);
+    const dataDir = resolve(this.studio.dataDir) + sep;
+    // The studio removes only files it saved itself, in its own data folder.
+    const own = paths.filter((p) => resolve(p).startsWith(dataDir));
+    const paid = task.charged === 'no' ? 'it cost nothing' : `it cost ${fromMicros(task.costActual ?? task.costEstimated ?? 0)} ${task.currency} (${task.costActual !== null ? 'billed' : task.charged === 'yes' ? 'estimated' : 'possibly charged'}), not refunded`;
+    const forgotten = this.studio.tasks.forgetOutputs(taskId, `deleted by the person in the library; ${paid}`, own, this.studio.clock.now());
+    if (!forgotten) throw new ApiError(`task ${taskId} has no saved result to delete`);
+    const left: string[] = [];
+    for (const p of own) {
+      try {
+        rmSync(p, { force: true });
+      } catch {
+        left.push(p);
+      }
+    }
+    if (left.length > 0) throw new ApiError(`the result is marked deleted, but ${left.length} file(s) could not be removed: ${left.join(', ')}`);
+    return this.libraryItem(forgotten, project, this.studio.tasks.scenesOf([taskId]).get(taskId) ?? null);
+  }
+
+  private ref(t: Task): TaskRefView {
+    return { id: t.id, kind: t.kind, status: t.status, summary: summary(t) };
+  }
+
+  async taskDetail(taskId: number): Promise<TaskDetail> {
+    const { task, project } = this.named(taskId);
+    const related = this.studio.tasks.related(taskId);
+    return {
+      ...this.libraryItem(task, project, this.studio.tasks.scenesOf([taskId]).get(taskId) ?? null),
+      events: this.studio.tasks.events(taskId).map((e) => ({ at: iso(e.at)!, from: e.fromStatus, to: e.toStatus, actor: e.actor, reason: e.reason })),
+      dependsOn: related.dependsOn.map((t) => this.ref(t)),
+      dependents: related.dependents.map((t) => this.ref(t)),
+    };
+  }
+
+  async cancelPreview(taskId: number): Promise<CancelPreview> {
+    const { task } = this.named(taskId);
+    const dependents = this.studio.tasks.pendingDependents(taskId).map((t) => this.ref(t));
+    const mayCost = money(task.costActual ?? task.costEstimated);
+    const about = mayCost === null ? 'its price is unknown' : `about ${mayCost.toFixed(2)} ${task.currency}`;
+    const provider = this.deps.providers.get(task.provider);
+    let message: string;
+    const sent = task.submitStartedAt !== null && (task.status === 'RUNNING' || task.status === 'SUBMITTED');
+    if (task.status !== 'PENDING' && task.status !== 'RUNNING' && task.status !== 'SUBMITTED') {
+      message = `task ${taskId} is ${task.status.toLowerCase().replace('_', ' ')}; only unfinished work can be cancelled`;
+    } else if (task.provider === RENDER_PROVIDER) {
+      message = 'It is made on this machine; cancelling it costs nothing.';
+    } else if (!sent) {
+      message = `It has not been sent to ${task.provider}; nothing is charged for it.`;
+    } else {
+      const request = task.remoteRequestId ? ` as request ${task.remoteRequestId}` : '';
+      const stop =
+        task.status === 'SUBMITTED' && provider?.cancel
+          ? ` The studio asks ${task.provider} to stop it; if it is already running, it may still finish and be charged.`
+          : ` The studio cannot ask ${task.provider} to stop it.`;
+      message = `It is already sent to ${task.provider}${request}; it may be charged (${about}).${stop}`;
+    }
+    return { taskId, sent, mayCost, currency: task.currency, message, dependents };
+  }
+
+  /** The storyboard's steps judged by the project's tasks now; null without a storyboard, or one that no longer passes the checks. */
+  private currentPlan(project: ReturnType<StudioService['project']>) {
+    try {
+      return this.pipeline.current(project);
+    } catch (err) {
+      if (err instanceof StoryboardError) return null;
+      throw err;
+    }
+  }
+
+  async scenePlan(project: string): Promise<ScenePlanView> {
+    const p = this.project(project);
+    return scenePlan(this.currentPlan(p), {
+      projectId: p.id,
+      get: (id) => this.studio.tasks.get(id),
+      withSameInput: (id, hash) => this.studio.tasks.withSameInput(id, hash),
+      view: (t, labels) => this.view(t, labels),
+    });
+  }
+
+  private takeView(t: TakeSummary): TakeView {
+    const made = (kind: TakeSummary['steps'][number]['kind']) => {
+      const task = t.steps.find((s) => s.kind === kind)?.task;
+      return task?.status === 'SUCCEEDED' && task.outputPath ? this.deps.mediaUrl(task.id) : null;
+    };
+    return {
+      scene: t.take.scene,
+      take: t.take.take,
+      picked: t.picked,
+      state: t.state,
+      problem: t.problem,
+      imagePrompt: t.take.imagePrompt,
+      motionPrompt: t.take.motionPrompt,
+      narration: t.take.narration,
+      duration: t.take.duration,
+      seed: t.take.seed,
+      steps: t.steps.map((s) => ({ kind: s.kind, taskId: s.task.id, provider: s.task.provider, model: s.task.model, status: s.task.status, reused: !s.bought })),
+      costEstimated: money(t.costEstimated),
+      costBilled: money(t.costBilled),
+      currency: t.currency,
+      createdAt: iso(t.take.createdAt)!,
+      finishedAt: iso(t.finishedAt),
+      imageUrl: made('image'),
+      clipUrl: made('clip'),
+    };
+  }
+
+  async takes(project: string, scene?: string): Promise<TakeView[]> {
+    if (scene !== undefined && (typeof scene !== 'string' || scene === '')) throw new ApiError('name the scene whose takes to list, or none for every scene');
+    return describeTakes(this.studio, this.project(project).id, scene).map((t) => this.takeView(t));
+  }
+
+  async pickTake(project: string, scene: string, take: number): Promise<TakeView> {
+    if (typeof scene !== 'string' || scene === '') throw new ApiError('name the scene whose take to pick');
+    if (!Number.isInteger(take) || take < 1) throw new ApiError(`a take is a whole number from 1, not ${JSON.stringify(take)}`);
+    return refusals(() => this.takeView(pickTake(this.studio, this.project(project).name, scene, take)));
+  }
+
+  async listModels(): Promise<ModelCatalogueView> {
+    return modelCatalogue({
+      get: (id) => this.deps.providers.get(id),
+      keySource: (id) => this.deps.keys.source(id),
+      own: this.studio.settings.prices,
+      defaults: this.studio.settings.defaults,
+    });
   }
 
   async engineStatus(): Promise<EngineStatus> {

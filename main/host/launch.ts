@@ -1,4 +1,5 @@
 import { openRuntime } from '../runtime.ts';
+import { readHostIdentity, writeHostIdentity } from './identity.ts';
 import { startHost, type RunningHost } from './server.ts';
 
 /** The port asked for is taken: nothing was started and nothing was sent. */
@@ -11,20 +12,40 @@ export interface LaunchedHost extends RunningHost {
 /**
  * The engine and the loopback host in this process, on one data folder: `studio serve`. The port is bound
  * before the engine starts, so a port that is taken sends nothing.
+ *
+ * The token and the port are kept in the data folder (identity.ts): a restart on the same folder uses the
+ * same token, and asks for the port it had, so a tab left open finds it again at the same address. When
+ * that port has been taken meanwhile, it takes a free one, and the tab needs the new printed address.
  */
 export async function launchHost(dataDir: string, options: { port?: number; log?: (m: string) => void } = {}): Promise<LaunchedHost> {
   const runtime = await openRuntime(dataDir, { mediaUrl: (id) => `/media/${id}`, log: options.log });
+  const identity = readHostIdentity(dataDir);
+  const start = (port: number) =>
+    startHost(runtime.service, dataDir, {
+      port,
+      token: identity.token,
+      log: options.log,
+      outputPath: (id, index) => runtime.studio.tasks.outputFile(id, index),
+    });
   let host: RunningHost;
   try {
-    host = await startHost(runtime.service, dataDir, {
-      port: options.port,
-      log: options.log,
-      outputPath: (id) => (Number.isInteger(id) ? (runtime.studio.tasks.get(id)?.outputPath ?? null) : null),
-    });
+    // A port asked for is that port or nothing; otherwise the last one, else any free one.
+    const last = options.port ? null : identity.port;
+    host = last
+      ? await start(last).catch((err: Error) => {
+          options.log?.(`port ${last}, used last time, is not free (${err.message}); taking another, so a tab left open needs the new address`);
+          return start(0);
+        })
+      : await start(options.port ?? 0);
   } catch (err) {
     await runtime.stop();
     if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new PortInUse(`port ${options.port} is in use; pick another with --port`);
     throw err;
+  }
+  try {
+    writeHostIdentity(dataDir, { token: host.token, port: host.port });
+  } catch (err) {
+    options.log?.(`the address could not be kept for the next start (${(err as Error).message}); a tab left open will need the new address then`);
   }
   runtime.supervisor.start();
   return {

@@ -32,10 +32,12 @@ const STATIC_TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-
 
 export interface HostOptions {
   port?: number;
-  /** The task output on disk, for /media/ID. */
-  outputPath: (taskId: number) => string | null;
+  /** One output file of a task on disk, for /media/ID (its first) and /media/ID/INDEX (a result may have several). */
+  outputPath: (taskId: number, index: number) => string | null;
   log?: (message: string) => void;
   rendererDir?: string;
+  /** The token to ask for; kept across restarts on one data folder (identity.ts), so an open tab stays valid. */
+  token?: string;
 }
 
 export interface RunningHost {
@@ -43,6 +45,13 @@ export interface RunningHost {
   /** The address to open: the page reads its token from the fragment, which never reaches a server log. */
   openUrl: string;
   token: string;
+  port: number;
+  /**
+   * A one-use address that leads to `openUrl`, for handing to a browser on its command line: other users of
+   * the machine can read a process's arguments, and the token must not be among them. It is spent on first
+   * use and lapses after two minutes.
+   */
+  openOnce(): string;
   server: Server;
   close(): Promise<void>;
 }
@@ -149,7 +158,8 @@ function streamFile(
 }
 
 export async function startHost(api: StudioApi, dataDir: string, options: HostOptions): Promise<RunningHost> {
-  const token = randomBytes(24).toString('hex');
+  const token = options.token ?? randomBytes(24).toString('hex');
+  const openCodes = new Map<string, number>();
   const gate: Gate = { port: 0, token };
   const rendererDir = options.rendererDir ?? RENDERER_DIR;
   const listeners = new Set<ServerResponse>();
@@ -190,8 +200,17 @@ export async function startHost(api: StudioApi, dataDir: string, options: HostOp
       });
       return;
     }
+    if (req.method === 'GET' && url.pathname.startsWith('/open/')) {
+      const code = url.pathname.slice('/open/'.length);
+      const until = openCodes.get(code);
+      openCodes.delete(code);
+      if (until === undefined || until < Date.now()) return send(res, 410, { error: 'this opening address was used already; open the address the studio printed' });
+      res.writeHead(302, { location: `/#token=${token}`, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
+      return void res.end();
+    }
     if (req.method === 'GET' && url.pathname.startsWith('/media/')) {
-      const path = options.outputPath(Number(url.pathname.slice('/media/'.length)));
+      const [id, index = '0', ...rest] = url.pathname.slice('/media/'.length).split('/');
+      const path = rest.length === 0 && /^\d+$/.test(id!) && /^\d+$/.test(index) ? options.outputPath(Number(id), Number(index)) : null;
       const size = path ? fileSize(path) : null;
       if (!path || size === null) return send(res, 404, { error: 'no such result' });
       const answer = rangeAnswer(req.headers.range, size, mediaType(path));
@@ -239,6 +258,12 @@ export async function startHost(api: StudioApi, dataDir: string, options: HostOp
     url,
     openUrl: `${url}/#token=${token}`,
     token,
+    port: gate.port,
+    openOnce: () => {
+      const code = randomBytes(16).toString('hex');
+      openCodes.set(code, Date.now() + 120_000);
+      return `${url}/open/${code}`;
+    },
     server,
     close: () =>
       new Promise<void>((resolve) => {

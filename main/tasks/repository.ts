@@ -21,6 +21,17 @@ export interface ModelSpend {
   possiblyCharged: number;
 }
 
+/** Which saved results the library lists; times in ms, `to` excluded. */
+export interface LibraryFilter {
+  projectId?: number | null;
+  kind?: Kind | null;
+  provider?: string | null;
+  from?: number | null;
+  to?: number | null;
+  /** Words of the prompt (or the narration's text), matched without case. */
+  search?: string | null;
+}
+
 /** A result saved whole, as the row records it. */
 export interface CompletedResult {
   outputs: SavedOutput[];
@@ -90,6 +101,7 @@ const HELD_ELSEWHERE = `EXISTS (SELECT 1 FROM tasks o WHERE o.provider = tasks.p
 /** All SQL for the task table. Each public method is one transaction. */
 export class TaskRepository {
   private readonly statements = new Map<string, Statement>();
+  private readonly claimable = new Set<() => void>();
 
   constructor(private readonly db: Db) {
     this.tx = immediateTransactions(db);
@@ -105,6 +117,20 @@ export class TaskRepository {
   }
 
   private readonly tx: <T>(fn: () => T) => T;
+
+  /**
+   * Calls `listener` when a write of this process may have left work to claim or a slot free (a task enqueued,
+   * or one let go of: finished, requeued, released). It is called inside the write's transaction, so it must
+   * only schedule its work for later. Returns the unsubscribe.
+   */
+  onClaimable(listener: () => void): () => void {
+    this.claimable.add(listener);
+    return () => this.claimable.delete(listener);
+  }
+
+  private wake(): void {
+    for (const listener of this.claimable) listener();
+  }
 
   /** Runs several repository calls as one transaction: one commit, one sync, for a batch. */
   batch<T>(fn: () => T): T {
@@ -134,6 +160,7 @@ export class TaskRepository {
       this.event(id, now, from, row.status, t);
       const task = rowToTask(row);
       t.then?.(task);
+      if (row.lease_owner === null) this.wake();
       return task;
     });
   }
@@ -162,6 +189,7 @@ export class TaskRepository {
         this.stmt(`INSERT INTO task_dependencies (task_id, depends_on) VALUES (?, ?)`).run(row.id, dep);
       }
       this.event(row.id, now, null, 'PENDING', { actor: 'person', reason: 'enqueued' });
+      this.wake();
       return rowToTask(row);
     });
   }
@@ -623,6 +651,20 @@ export class TaskRepository {
     return { total, tasks: rows.map(rowToTask) };
   }
 
+  /**
+   * How long this model's latest successful requests took on this machine, from the provider's acceptance to
+   * the result saved, in milliseconds (newest first): what polls are timed by and estimates are made from.
+   */
+  recentDurations(provider: string, model: string, limit = 50): number[] {
+    return this.stmt(
+      `SELECT finished_at - submitted_at FROM tasks
+        WHERE provider = ? AND model = ? AND status = 'SUCCEEDED' AND submitted_at IS NOT NULL AND finished_at >= submitted_at
+        ORDER BY id DESC LIMIT ?`,
+    )
+      .pluck()
+      .all(provider, model, limit) as number[];
+  }
+
   /** Renders finished so far, so the desktop app can say when a new one is ready. */
   finishedRenders(): number {
     return this.stmt(`SELECT count(*) FROM tasks WHERE kind = 'render' AND status = 'SUCCEEDED'`).pluck().get() as number;
@@ -780,5 +822,137 @@ export class TaskRepository {
       );
       if (cancelled) this.cancelDependents(dep, now);
     }
+  }
+
+  /** The pending work a cancel of this task would cancel too (see cancelDependents), nearest first. */
+  pendingDependents(id: number): Task[] {
+    const rows = this.stmt(
+      `WITH RECURSIVE deps(id, depth) AS (
+         SELECT d.task_id, 1 FROM task_dependencies d JOIN tasks t ON t.id = d.task_id WHERE d.depends_on = ? AND t.status = 'PENDING'
+         UNION
+         SELECT d.task_id, deps.depth + 1 FROM deps JOIN task_dependencies d ON d.depends_on = deps.id JOIN tasks t ON t.id = d.task_id
+          WHERE t.status = 'PENDING')
+       SELECT t.* FROM tasks t JOIN (SELECT id, min(depth) AS depth FROM deps GROUP BY id) x ON x.id = t.id ORDER BY x.depth, t.id`,
+    ).all(id) as TaskRow[];
+    return rows.map(rowToTask);
+  }
+
+  /** The tasks this one was made from, and those made from it. */
+  related(id: number): { dependsOn: Task[]; dependents: Task[] } {
+    const dependsOn = this.stmt(`SELECT t.* FROM task_dependencies d JOIN tasks t ON t.id = d.depends_on WHERE d.task_id = ? ORDER BY t.id`).all(id) as TaskRow[];
+    const dependents = this.stmt(`SELECT t.* FROM task_dependencies d JOIN tasks t ON t.id = d.task_id WHERE d.depends_on = ? ORDER BY t.id`).all(id) as TaskRow[];
+    return { dependsOn: dependsOn.map(rowToTask), dependents: dependents.map(rowToTask) };
+  }
+
+  // ---- The library: every result the studio saved, across projects ---------------------------
+
+  /**
+   * One page of saved results (finished tasks with at least one file), newest first, with the project's name.
+   * A result whose files the person deleted stays listed (it was paid for); its output_path is cleared.
+   */
+  library(filter: LibraryFilter, offset: number, limit: number): { total: number; items: { task: Task; project: string; files: number }[] } {
+    const where = `t.status = 'SUCCEEDED' AND EXISTS (SELECT 1 FROM task_outputs o WHERE o.task_id = t.id)
+       AND (@projectId IS NULL OR t.project_id = @projectId) AND (@kind IS NULL OR t.kind = @kind)
+       AND (@provider IS NULL OR t.provider = @provider)
+       AND (@from IS NULL OR t.finished_at >= @from) AND (@to IS NULL OR t.finished_at < @to)
+       AND (@search IS NULL OR instr(lower(coalesce(json_extract(t.input_json, '$.prompt'), '') || ' ' || coalesce(json_extract(t.input_json, '$.text'), '')), lower(@search)) > 0)`;
+    const params = {
+      projectId: filter.projectId ?? null,
+      kind: filter.kind ?? null,
+      provider: filter.provider ?? null,
+      from: filter.from ?? null,
+      to: filter.to ?? null,
+      search: filter.search ? filter.search : null,
+    };
+    return this.tx(() => {
+      const total = this.stmt(`SELECT count(*) FROM tasks t WHERE ${where}`).pluck().get(params) as number;
+      const rows = this.stmt(
+        `SELECT t.*, p.name AS project_name, (SELECT count(*) FROM task_outputs o WHERE o.task_id = t.id) AS file_count
+           FROM tasks t JOIN projects p ON p.id = t.project_id WHERE ${where}
+          ORDER BY t.finished_at DESC, t.id DESC LIMIT @limit OFFSET @offset`,
+      ).all({ ...params, limit, offset }) as (TaskRow & { project_name: string; file_count: number })[];
+      return { total, items: rows.map((r) => ({ task: rowToTask(r), project: r.project_name, files: r.file_count })) };
+    });
+  }
+
+  /** The providers that have saved results, for the library's filter. */
+  libraryProviders(): string[] {
+    return this.stmt(`SELECT DISTINCT provider FROM tasks WHERE status = 'SUCCEEDED' ORDER BY provider`).pluck().all() as string[];
+  }
+
+  /**
+   * The scene each task was made for, read from the renders that used it: a render names each scene's clip and
+   * narration, and a clip names the image it was made from. The newest render wins; null when none used it.
+   */
+  scenesOf(ids: readonly number[]): Map<number, string | null> {
+    if (ids.length === 0) return new Map();
+    const rows = this.stmt(
+      `WITH wanted(id) AS (SELECT value FROM json_each(@ids)),
+            uses AS (SELECT r.id AS render, json_extract(s.value, '$.id') AS scene,
+                            json_extract(s.value, '$.clip."$output"') AS clip, json_extract(s.value, '$.narration."$output"') AS speech
+                       FROM tasks r, json_each(r.input_json, '$.scenes') s
+                      WHERE r.kind = 'render' AND r.project_id IN (SELECT project_id FROM tasks WHERE id IN (SELECT id FROM wanted)))
+       SELECT w.id AS id,
+              (SELECT u.scene FROM uses u
+                WHERE u.clip = w.id OR u.speech = w.id
+                   OR u.clip IN (SELECT c.id FROM tasks c WHERE c.kind = 'clip' AND json_extract(c.input_json, '$.image_url."$output"') = w.id)
+                ORDER BY u.render DESC LIMIT 1) AS scene
+         FROM wanted w`,
+    ).all({ ids: JSON.stringify(ids) }) as { id: number; scene: string | null }[];
+    return new Map(rows.map((r) => [r.id, r.scene]));
+  }
+
+  /** The file of one output of a task, while its result has not been deleted. */
+  outputFile(taskId: number, index: number): string | null {
+    return (
+      (this.stmt(
+        `SELECT o.path FROM task_outputs o JOIN tasks t ON t.id = o.task_id WHERE o.task_id = ? AND o.idx = ? AND t.output_path IS NOT NULL`,
+      )
+        .pluck()
+        .get(taskId, index) as string | undefined) ?? null
+    );
+  }
+
+  /**
+   * The person deleted a result's files: the row keeps every figure of what it cost and its task_outputs, and no
+   * longer names a file, so a Generate judges the step a paid result that is lost. Logged with the files removed.
+   */
+  forgetOutputs(id: number, reason: string, files: string[], now: number) {
+    return this.change(
+      id,
+      `status = 'SUCCEEDED' AND output_path IS NOT NULL`,
+      `output_path = NULL, output_sha256 = NULL`,
+      { now },
+      { from: 'SUCCEEDED', actor: 'person', reason, detail: { deletedFiles: files } },
+    );
+  }
+
+  // ---- Spend across projects ---------------------------------------------------------------
+
+  /** spendByModel over every project, per currency (projects may keep different ones). */
+  spendByModelAll(): (ModelSpend & { currency: string })[] {
+    return this.stmt(
+      `SELECT provider, model, currency, count(*) AS tasks,
+              coalesce(sum(CASE WHEN charged = 'yes' THEN cost_actual END), 0) AS billed,
+              coalesce(sum(CASE WHEN charged = 'yes' AND cost_actual IS NOT NULL THEN cost_estimated END), 0) AS estimatedForBilled,
+              count(CASE WHEN charged = 'yes' AND cost_actual IS NOT NULL AND cost_estimated IS NULL THEN 1 END) AS billedUnestimated,
+              coalesce(sum(CASE WHEN charged = 'yes' AND cost_actual IS NULL THEN cost_estimated END), 0) AS estimatedOnly,
+              coalesce(sum(CASE WHEN charged = 'maybe' THEN cost_estimated END), 0) + sum(cost_abandoned) AS possiblyCharged
+         FROM tasks WHERE kind <> 'render' AND (charged <> 'no' OR cost_abandoned > 0)
+        GROUP BY provider, model, currency ORDER BY provider, model, currency`,
+    ).all() as (ModelSpend & { currency: string })[];
+  }
+
+  /** spendByDay over every project, with each row's project, for the CSV of all projects. */
+  spendByDayAll(): { project: string; currency: string; day: string; provider: string; actual: number; estimated: number; possiblyCharged: number }[] {
+    return this.stmt(
+      `SELECT p.name AS project, p.currency AS currency,
+              date(coalesce(t.submitted_at, t.submit_started_at, t.created_at) / 1000, 'unixepoch') AS day, t.provider AS provider,
+              coalesce(sum(CASE WHEN t.charged = 'yes' THEN t.cost_actual END), 0) AS actual,
+              coalesce(sum(CASE WHEN t.charged = 'yes' AND t.cost_actual IS NULL THEN t.cost_estimated END), 0) AS estimated,
+              coalesce(sum(CASE WHEN t.charged = 'maybe' THEN t.cost_estimated END), 0) + sum(t.cost_abandoned) AS possiblyCharged
+         FROM tasks t JOIN projects p ON p.id = t.project_id WHERE t.charged <> 'no' OR t.cost_abandoned > 0
+        GROUP BY p.id, day, t.provider ORDER BY p.name, day, t.provider`,
+    ).all() as never;
   }
 }

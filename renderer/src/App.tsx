@@ -1,16 +1,18 @@
 import { useEffect, useState } from 'react';
 import type { EngineStatus } from '../../main/api/contract.ts';
 import { onChange, studio } from './api.ts';
+import { HostLinkBanner } from './HostLinkBanner.tsx';
 import { useLoad } from './useLoad.ts';
 import { ViewBoundary } from './ViewBoundary.tsx';
 import { Decisions } from './views/Decisions.tsx';
 import { Projects } from './views/Projects.tsx';
 import { SettingsView } from './views/Settings.tsx';
 import { SpendView } from './views/Spend.tsx';
+import { Library } from './views/Library.tsx';
 import { StoryboardView } from './views/Storyboard.tsx';
 import { TaskBoard } from './views/TaskBoard.tsx';
 
-type Tab = 'storyboard' | 'tasks' | 'spend' | 'settings';
+type Tab = 'storyboard' | 'tasks' | 'library' | 'spend' | 'settings';
 
 /** The engine's pause, asked every few seconds: a locked database sends no change events to wait for. */
 function useEnginePause(): EngineStatus['paused'] {
@@ -44,9 +46,10 @@ export function App() {
   useEffect(() => {
     // The first state this page hears of (version 0 is the host's placeholder before its first look) is its
     // start-up: anything waiting for a decision is put in front of the person then, however much the engine
-    // did before the page connected.
+    // did before the page connected. A studio that started again behind an open tab is such a start too.
     let first = true;
-    return onChange((e) => {
+    return onChange((e, restarted) => {
+      if (restarted) first = true;
       setVersion(e.version);
       setNeedsDecision(e.needsDecision);
       if (!first || e.version === 0) return;
@@ -63,7 +66,7 @@ export function App() {
       <header>
         <h1>Take Studio</h1>
         <nav>
-          {(['storyboard', 'tasks', 'spend', 'settings'] as Tab[]).map((t) => (
+          {(['storyboard', 'tasks', 'library', 'spend', 'settings'] as Tab[]).map((t) => (
             <button key={t} className={tab === t ? 'active' : ''} onClick={() => setTab(t)} data-tab={t}>
               {t[0]!.toUpperCase() + t.slice(1)}
             </button>
@@ -73,6 +76,7 @@ export function App() {
           Needs your decision <span>{needsDecision}</span>
         </button>
       </header>
+      <HostLinkBanner />
       {paused && (
         <div className="paused" role="alert" data-testid="engine-paused">
           The studio has paused its work: {paused.reason}. Nothing paid for is lost; it carries on by itself when this is fixed.
@@ -84,6 +88,8 @@ export function App() {
           <ViewBoundary key={`${tab}:${project}`}>
             {tab === 'settings' ? (
               <SettingsView />
+            ) : tab === 'library' ? (
+              <Library version={version} />
             ) : !project ? (
               <p className="empty">Create a project to start.</p>
             ) : tab === 'storyboard' ? (

@@ -1,6 +1,151 @@
-import type { SpendRowView } from '../../../main/api/contract.ts';
+import type { ModelSpendView, SpendOverview, SpendRowView } from '../../../main/api/contract.ts';
 import { money, studio } from '../api.ts';
 import { useAction, useLoad } from '../useLoad.ts';
+
+/** Saves text as a file through the browser's download. */
+function saveText(text: string, name: string): void {
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(new Blob([text], { type: 'text/csv' }));
+  a.download = name;
+  a.click();
+  URL.revokeObjectURL(a.href);
+}
+
+/** How far the bill of a model's requests is from what they were estimated at: "+12%" means the estimates ran low. */
+export function billedAgainstEstimate(m: Pick<ModelSpendView, 'billed' | 'estimatedForBilled'>): string {
+  if (m.billed === 0 && m.estimatedForBilled === 0) return '–';
+  if (m.estimatedForBilled === 0) return 'no estimate';
+  const diff = (m.billed - m.estimatedForBilled) / m.estimatedForBilled;
+  const pct = Math.round(diff * 100);
+  return pct === 0 ? 'as estimated' : `${pct > 0 ? '+' : ''}${pct}% ${pct > 0 ? '(estimates ran low)' : '(estimates ran high)'}`;
+}
+
+/** Horizontal bars, one per provider, stacked like the day chart, each with its amount written beside it. */
+function ProviderChart({ rows }: { rows: SpendOverview['byProvider'] }) {
+  const max = Math.max(0.01, ...rows.map((r) => r.billed + r.estimated + r.possiblyCharged));
+  const w = 360;
+  const h = 26;
+  return (
+    <svg className="chart" width={w + 260} height={rows.length * (h + 8) + 8} role="img" aria-label="Spend per provider over every project">
+      {rows.map((r, i) => {
+        let x = 0;
+        const total = r.billed + r.estimated + r.possiblyCharged;
+        return (
+          <g key={`${r.provider} ${r.currency}`} transform={`translate(0,${4 + i * (h + 8)})`}>
+            <text x={0} y={h / 2 + 4}>{r.provider}</text>
+            <g transform="translate(90,0)">
+              {(['billed', 'estimated', 'possiblyCharged'] as const).map((key) => {
+                const part = (r[key] / max) * w;
+                const at = x;
+                x += part;
+                return part > 0 ? (
+                  <rect key={key} className={key === 'billed' ? 'actual' : key} x={at} y={0} width={part} height={h}>
+                    <title>{`${key === 'possiblyCharged' ? 'possibly charged' : key}: ${money(r[key], r.currency)}`}</title>
+                  </rect>
+                ) : null;
+              })}
+              <text x={x + 6} y={h / 2 + 4} className="value">{money(total, r.currency)}</text>
+            </g>
+          </g>
+        );
+      })}
+    </svg>
+  );
+}
+
+/** Every project against its budget, and spend per provider and per model over all of them. */
+function Overview({ version }: { version: number }) {
+  const overview = useLoad(() => studio.spendOverview(), [version]);
+  const exporting = useAction();
+  const o = overview.data;
+  return (
+    <section className="overview" aria-labelledby="spend-all-title">
+      <h2 id="spend-all-title">All projects</h2>
+      {overview.error && <p className="error">{overview.error}</p>}
+      {o && (
+        <>
+          <table className="by-model" data-testid="spend-projects">
+            <thead>
+              <tr>
+                <th>Project</th>
+                <th>Billed</th>
+                <th>Estimated (no bill yet)</th>
+                <th>Possibly charged</th>
+                <th>Budget</th>
+                <th>Used</th>
+              </tr>
+            </thead>
+            <tbody>
+              {o.projects.map((p) => (
+                <tr key={p.name}>
+                  <td>{p.name}</td>
+                  <td className="num">{money(p.billed, p.currency)}</td>
+                  <td className="num">{money(p.estimated, p.currency)}</td>
+                  <td className="num">{money(p.possiblyCharged, p.currency)}</td>
+                  <td className="num">{p.budget === null ? 'none' : money(p.budget, p.currency)}</td>
+                  <td className="num">
+                    {p.shareUsed === null ? (
+                      p.budget === 0 && p.billed + p.estimated + p.possiblyCharged > 0 ? 'over' : '–'
+                    ) : (
+                      <>
+                        <meter min={0} max={1} low={0.75} high={0.9} optimum={0} value={Math.min(1, p.shareUsed)} aria-label={`${p.name}: share of the budget used`} />{' '}
+                        {Math.round(p.shareUsed * 100)}%
+                      </>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {o.byProvider.length > 0 && (
+            <>
+              <h3>Per provider</h3>
+              <ProviderChart rows={o.byProvider} />
+            </>
+          )}
+          {o.byModel.length > 0 && (
+            <>
+              <h3>Per model: billed against estimated</h3>
+              <table className="by-model" data-testid="spend-models-all">
+                <thead>
+                  <tr>
+                    <th>Model</th>
+                    <th>Tasks</th>
+                    <th>Billed</th>
+                    <th>Estimated for those</th>
+                    <th>Billed against estimate</th>
+                    <th>Charged, no bill (estimate)</th>
+                    <th>Possibly charged</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {o.byModel.map((m) => (
+                    <tr key={`${m.provider} ${m.model} ${m.currency}`}>
+                      <td>
+                        {m.provider} {m.model}
+                      </td>
+                      <td className="num">{m.tasks}</td>
+                      <td className="num">{money(m.billed, m.currency)}</td>
+                      <td className="num">
+                        {money(m.estimatedForBilled, m.currency)}
+                        {m.billedUnestimated > 0 && <small> ({m.billedUnestimated} had no estimate)</small>}
+                      </td>
+                      <td className="num">{billedAgainstEstimate(m)}</td>
+                      <td className="num">{money(m.estimatedOnly, m.currency)}</td>
+                      <td className="num">{money(m.possiblyCharged, m.currency)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </>
+          )}
+          <button onClick={() => void exporting.run(async () => saveText(await studio.spendCsv(null), 'all projects spend.csv'))}>Export CSV of all projects</button>
+          {exporting.error && <p className="error">{exporting.error}</p>}
+        </>
+      )}
+    </section>
+  );
+}
 
 const PARTS = [
   ['actual', 'billed'],
@@ -14,11 +159,11 @@ function Chart({ rows, currency }: { rows: SpendRowView[]; currency: string }) {
   const w = 56;
   const h = 180;
   return (
-    <svg className="chart" width={Math.max(320, rows.length * (w + 12) + 40)} height={h + 60} role="img" aria-label="Spend per day and provider">
+    <svg className="chart" width={Math.max(320, rows.length * (w + 12) + 40)} height={h + 70} role="img" aria-label="Spend per day and provider">
       {rows.map((r, i) => {
         let y = h;
         return (
-          <g key={`${r.day}-${r.provider}`} transform={`translate(${30 + i * (w + 12)},10)`}>
+          <g key={`${r.day}-${r.provider}`} transform={`translate(${30 + i * (w + 12)},20)`}>
             {PARTS.map(([key, label]) => {
               const part = (r[key] / max) * h;
               y -= part;
@@ -28,6 +173,7 @@ function Chart({ rows, currency }: { rows: SpendRowView[]; currency: string }) {
                 </rect>
               ) : null;
             })}
+            <text x={w / 2} y={y - 4} textAnchor="middle" className="value">{(r.actual + r.estimated + r.possiblyCharged).toFixed(2)}</text>
             <text x={w / 2} y={h + 16} textAnchor="middle">{r.day.slice(5)}</text>
             <text x={w / 2} y={h + 30} textAnchor="middle" className="provider">{r.provider}</text>
           </g>
@@ -41,18 +187,11 @@ export function SpendView({ project, version }: { project: string; version: numb
   const report = useLoad(() => studio.spend(project), [version], project);
   const exporting = useAction();
   const r = report.data;
-  const download = () =>
-    void exporting.run(async () => {
-      const csv = await studio.spendCsv(project);
-      const a = document.createElement('a');
-      a.href = URL.createObjectURL(new Blob([csv], { type: 'text/csv' }));
-      a.download = `${project} spend.csv`;
-      a.click();
-      URL.revokeObjectURL(a.href);
-    });
+  const download = () => void exporting.run(async () => saveText(await studio.spendCsv(project), `${project} spend.csv`));
   return (
     <section className="spend">
-      <h2>Spend</h2>
+      <Overview version={version} />
+      <h2>Spend of {project}</h2>
       {report.error && <p className="error">{report.error}</p>}
       {r && (
         <>
@@ -105,7 +244,7 @@ export function SpendView({ project, version }: { project: string; version: numb
               </tbody>
             </table>
           )}
-          <button onClick={download}>Export CSV</button>
+          <button onClick={download}>Export CSV of {project}</button>
           {exporting.error && <p className="error">{exporting.error}</p>}
         </>
       )}

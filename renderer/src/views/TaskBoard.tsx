@@ -1,7 +1,9 @@
 import { useEffect, useRef, useState } from 'react';
-import type { TaskView } from '../../../main/api/contract.ts';
+import type { CancelPreview, TaskView } from '../../../main/api/contract.ts';
 import { mediaSrc, money, studio } from '../api.ts';
+import { Dialog } from '../Dialog.tsx';
 import { useAction } from '../useLoad.ts';
+import { KIND_NOUN, TaskDetailDialog } from './TaskDetail.tsx';
 
 const ROW = 76;
 const PAGE = 100;
@@ -14,11 +16,59 @@ function Preview({ task }: { task: TaskView }) {
   return <video className="thumb" src={src} controls preload="metadata" />;
 }
 
-function Row({ task }: { task: TaskView }) {
+/** Cancelling asks first: what was already sent and may be charged, and which steps are cancelled with it. */
+function CancelConfirm({ task, preview, onClose }: { task: TaskView; preview: CancelPreview; onClose: () => void }) {
+  const cancel = useAction();
+  return (
+    <Dialog title={`Cancel task ${task.id} (${KIND_NOUN[task.kind]})?`} onClose={onClose} closeButton={false} className="confirm" testId="cancel-confirm">
+      <p data-testid="cancel-message">{preview.message}</p>
+      {preview.dependents.length > 0 ? (
+        <>
+          <p>These steps need it and will be cancelled too:</p>
+          <ul data-testid="cancel-dependents">
+            {preview.dependents.map((d) => (
+              <li key={d.id}>
+                {KIND_NOUN[d.kind]} (task {d.id}){d.summary && `: ${d.summary}`}
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : (
+        <p className="note">No other step waits for it.</p>
+      )}
+      {cancel.error && <p className="error" role="alert">{cancel.error}</p>}
+      <div className="row">
+        <button
+          className="primary"
+          disabled={cancel.busy}
+          onClick={() =>
+            void cancel.run(async () => {
+              await studio.cancel(task.id);
+              onClose();
+            })
+          }
+        >
+          Cancel the task
+        </button>
+        <button data-autofocus onClick={onClose}>
+          Keep it
+        </button>
+      </div>
+    </Dialog>
+  );
+}
+
+function Row({ task, onOpen, onCancel }: { task: TaskView; onOpen: (id: number) => void; onCancel: (task: TaskView, preview: CancelPreview) => void }) {
   const cancel = useAction();
   const active = task.status === 'PENDING' || task.status === 'RUNNING' || task.status === 'SUBMITTED';
   return (
-    <div className={`task ${task.status.toLowerCase()}`} data-testid={`task-${task.id}`} data-status={task.status}>
+    <div
+      className={`task ${task.status.toLowerCase()}`}
+      data-testid={`task-${task.id}`}
+      data-status={task.status}
+      // A click anywhere on the row opens it, except on its own controls; the Details button does it by keyboard.
+      onClick={(e) => !(e.target as HTMLElement).closest('button, audio, video, a') && onOpen(task.id)}
+    >
       <Preview task={task} />
       <div className="what">
         <div>
@@ -28,18 +78,30 @@ function Row({ task }: { task: TaskView }) {
         {(task.unknownReason || task.error || cancel.error) && <div className="error">{task.unknownReason ?? task.error ?? cancel.error}</div>}
         {task.note && <div className="note">{task.note}</div>}
         {task.outputs > 1 && <div className="summary">{task.outputs} files</div>}
-        {active && <progress max={1} value={task.progress ?? undefined} />}
+        {active &&
+          (task.waitingFor.length > 0 ? (
+            <div className="waiting-for" data-testid="waiting-for">
+              waiting for: {task.waitingFor.join(', ')}
+            </div>
+          ) : (
+            <progress max={1} value={task.progress ?? undefined} aria-label={`task ${task.id} progress`} />
+          ))}
       </div>
       <div className="cost">
         {money(task.costActual ?? task.costEstimated, task.currency)}
         <small title={task.costActualSource ?? task.costEstimateSource ?? undefined} data-testid="cost-basis">
           {task.costActual !== null ? 'billed' : task.charged === 'maybe' ? 'possibly charged' : task.costEstimated !== null ? 'estimated' : 'price unknown'}
         </small>
-        {active && (
-          <button disabled={cancel.busy} onClick={() => void cancel.run(() => studio.cancel(task.id))}>
-            Cancel
+        <div className="row">
+          <button onClick={() => onOpen(task.id)} aria-label={`Details of task ${task.id}`}>
+            Details
           </button>
-        )}
+          {active && (
+            <button disabled={cancel.busy} onClick={() => void cancel.run(async () => onCancel(task, await studio.cancelPreview(task.id)))}>
+              Cancel
+            </button>
+          )}
+        </div>
       </div>
     </div>
   );
@@ -52,6 +114,9 @@ export function TaskBoard({ project, version }: { project: string; version: numb
   const [scroll, setScroll] = useState(0);
   const [height, setHeight] = useState(600);
   const [error, setError] = useState<string | null>(null);
+  const [open, setOpen] = useState<number | null>(null);
+  // Kept here, not in the row: a row is drawn again (or not at all) as the list reloads and scrolls.
+  const [cancelling, setCancelling] = useState<{ task: TaskView; preview: CancelPreview } | null>(null);
   const box = useRef<HTMLDivElement>(null);
 
   const first = Math.max(0, Math.floor(scroll / ROW) - 5);
@@ -100,11 +165,13 @@ export function TaskBoard({ project, version }: { project: string; version: numb
         <div style={{ height: total * ROW, position: 'relative' }}>
           {rows.map(([i, t]) => (
             <div key={t.id} style={{ position: 'absolute', top: i * ROW, left: 0, right: 0, height: ROW }}>
-              <Row task={t} />
+              <Row task={t} onOpen={setOpen} onCancel={(task, preview) => setCancelling({ task, preview })} />
             </div>
           ))}
         </div>
       </div>
+      {cancelling && <CancelConfirm task={cancelling.task} preview={cancelling.preview} onClose={() => setCancelling(null)} />}
+      {open !== null && <TaskDetailDialog taskId={open} version={version} onClose={() => setOpen(null)} />}
     </section>
   );
 }

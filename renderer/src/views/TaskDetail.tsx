@@ -1,0 +1,134 @@
+import type { Kind, OutputFileView, TaskDetail, TaskView } from '../../../main/api/contract.ts';
+import { mediaSrc, money, studio } from '../api.ts';
+import { Dialog } from '../Dialog.tsx';
+import { useLoad } from '../useLoad.ts';
+
+export const KIND_NOUN: Record<Kind, string> = { image: 'image', clip: 'clip', speech: 'narration', render: 'video' };
+
+/** An amount to the cent, or finer when it is below one (a character-priced narration costs fractions of a cent). */
+export const amount = (value: number | null, currency: string) =>
+  value === null ? 'price unknown' : value > 0 && value < 0.01 ? `${value.toFixed(4)} ${currency}` : money(value, currency);
+
+/** What the money figure of a task is: billed by the provider, the estimate it was accepted at, or possibly charged. */
+export function costBasis(t: Pick<TaskView, 'costActual' | 'costEstimated' | 'charged'>): string {
+  if (t.costActual !== null) return 'billed';
+  if (t.charged === 'maybe') return 'possibly charged';
+  if (t.costEstimated !== null) return 'estimated';
+  return 'price unknown';
+}
+
+/** One file of a result: a picture, a playable clip, or audio with its controls. */
+export function OutputMedia({ kind, file, label, large }: { kind: Kind; file: OutputFileView; label: string; large?: boolean }) {
+  if (!file.url) return <div className={`thumb gone ${large ? 'large' : ''}`}>deleted</div>;
+  const src = mediaSrc(file.url);
+  const cls = `thumb ${large ? 'large' : ''}`;
+  if (kind === 'image') return <img className={cls} src={src} alt={label} loading="lazy" />;
+  if (kind === 'speech') return <audio src={src} controls preload="none" aria-label={label} />;
+  return <video className={cls} src={src} controls preload="metadata" aria-label={label} />;
+}
+
+function Detail({ d }: { d: TaskDetail }) {
+  const noun = KIND_NOUN[d.kind];
+  return (
+    <div className="task-detail">
+      <section aria-label="Output">
+        <h3>Output</h3>
+        {d.files.length === 0 ? (
+          <p className="note">No output{d.status === 'SUCCEEDED' ? '' : ` (${d.status.replace('_', ' ').toLowerCase()})`}.</p>
+        ) : (
+          <div className="files">
+            {d.files.map((f) => (
+              <OutputMedia key={f.index} kind={d.kind} file={f} label={`${noun} ${f.index + 1} of task ${d.id}`} large />
+            ))}
+          </div>
+        )}
+        {d.deletedAt && <p className="note">You deleted its files on {new Date(d.deletedAt).toLocaleString()}; what it cost stays counted.</p>}
+      </section>
+      <section aria-label="Money">
+        <h3>Money</h3>
+        <dl className="facts" data-testid="detail-money">
+          <dt>Estimated</dt>
+          <dd>
+            {amount(d.costEstimated, d.currency)} <small>{d.costEstimateSource ?? 'no estimate'}</small>
+          </dd>
+          <dt>Billed</dt>
+          <dd>
+            {d.costActual === null ? 'no bill from the provider' : amount(d.costActual, d.currency)} {d.costActualSource && <small>{d.costActualSource}</small>}
+          </dd>
+          <dt>Charged</dt>
+          <dd>{d.charged === 'yes' ? 'yes: the provider accepted it' : d.charged === 'maybe' ? 'possibly: nobody knows whether the provider took it' : 'no'}</dd>
+        </dl>
+      </section>
+      <section aria-label="Request">
+        <h3>Request</h3>
+        <dl className="facts">
+          <dt>Project</dt>
+          <dd>
+            {d.project}
+            {d.scene && ` · scene ${d.scene}`}
+          </dd>
+          <dt>Provider</dt>
+          <dd>
+            {d.provider} {d.model}
+          </dd>
+          <dt>Request id</dt>
+          <dd data-testid="detail-request-id">{d.remoteRequestId ? <code>{d.remoteRequestId}</code> : 'none: the provider never named one'}</dd>
+          <dt>Status</dt>
+          <dd>{d.status.replace('_', ' ').toLowerCase()}</dd>
+          {d.error && (
+            <>
+              <dt>Error</dt>
+              <dd className="error">{d.error}</dd>
+            </>
+          )}
+        </dl>
+        {(d.dependsOn.length > 0 || d.dependents.length > 0) && (
+          <p className="note">
+            {d.dependsOn.length > 0 && `Made from ${d.dependsOn.map((t) => `${KIND_NOUN[t.kind]} (task ${t.id})`).join(', ')}. `}
+            {d.dependents.length > 0 && `Used by ${d.dependents.map((t) => `${KIND_NOUN[t.kind]} (task ${t.id})`).join(', ')}.`}
+          </p>
+        )}
+        <h3>What was sent</h3>
+        <pre tabIndex={0} aria-label="What was sent">{JSON.stringify(d.input, null, 2)}</pre>
+      </section>
+      <section aria-label="History">
+        <h3>History</h3>
+        <table className="history" data-testid="detail-history">
+          <thead>
+            <tr>
+              <th>When</th>
+              <th>Change</th>
+              <th>By</th>
+              <th>Why</th>
+            </tr>
+          </thead>
+          <tbody>
+            {d.events.map((e, i) => (
+              <tr key={i}>
+                <td>{new Date(e.at).toLocaleString()}</td>
+                <td>
+                  {e.from ? `${e.from.toLowerCase()} → ` : ''}
+                  {e.to.toLowerCase()}
+                </td>
+                <td>{e.actor === 'person' ? 'you' : 'the studio'}</td>
+                <td>{e.reason}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </section>
+    </div>
+  );
+}
+
+/** A task's history, what was sent, its request id, its money figures with their sources, and its output. */
+export function TaskDetailDialog({ taskId, version, onClose }: { taskId: number; version: number; onClose: () => void }) {
+  const detail = useLoad(() => studio.taskDetail(taskId), [version], String(taskId));
+  const d = detail.data;
+  return (
+    <Dialog title={d ? `Task ${d.id}: ${KIND_NOUN[d.kind]} · ${d.project}` : `Task ${taskId}`} onClose={onClose} testId="task-detail" className="wide">
+      {detail.error && <p className="error">{detail.error}</p>}
+      {d ? <Detail d={d} /> : !detail.error && <p className="note">Loading…</p>}
+    </Dialog>
+  );
+}
