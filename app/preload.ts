@@ -16,4 +16,13 @@ api.onChange = (listener: (e: ChangeEvent) => void) => {
   return () => ipcRenderer.off('studio:changed', handler);
 };
 
+// Desktop only: "Save as…" and "Show in folder" for a task's output; the page never sees a path.
+for (const action of ['saveOutputAs', 'showOutputInFolder']) {
+  api[action] = async (taskId: number) => {
+    const answer = (await ipcRenderer.invoke('studio:file', action, [taskId])) as { result?: unknown; error?: string };
+    if (answer.error !== undefined) throw new Error(answer.error);
+    return answer.result;
+  };
+}
+
 contextBridge.exposeInMainWorld('studio', api);

@@ -3,7 +3,13 @@ import { API_METHODS, type ChangeEvent, type StudioApi } from '../../main/api/co
 declare global {
   interface Window {
     /** Exposed by the desktop app's preload; absent in a browser. */
-    studio?: StudioApi & { onChange(listener: (e: ChangeEvent) => void): () => void; mediaUrl(path: string): string };
+    studio?: StudioApi & {
+      onChange(listener: (e: ChangeEvent) => void): () => void;
+      mediaUrl(path: string): string;
+      /** "Save as…" for a task's output: the name it was saved under, or null when the person cancelled. */
+      saveOutputAs(taskId: number): Promise<string | null>;
+      showOutputInFolder(taskId: number): Promise<void>;
+    };
   }
 }
 
@@ -45,12 +51,84 @@ function overHttp(): StudioApi {
 
 export const studio: StudioApi = window.studio ?? overHttp();
 
-/** Calls `listener` whenever the studio's data changes. */
-export function onChange(listener: (e: ChangeEvent) => void): () => void {
-  if (window.studio) return window.studio.onChange(listener);
-  const events = new EventSource(`/api/events?token=${encodeURIComponent(token())}`);
-  events.onmessage = (m) => listener(JSON.parse(m.data) as ChangeEvent);
-  return () => events.close();
+/** This tab's link to the loopback host: 'down' while the host is stopped, 'refused' when it will not take this tab's token. */
+export type HostLink = 'connecting' | 'up' | 'down' | 'refused';
+let link: HostLink = 'connecting';
+const linkListeners = new Set<(l: HostLink) => void>();
+function setLink(next: HostLink): void {
+  if (next === link) return;
+  link = next;
+  for (const l of linkListeners) l(next);
+}
+
+/** Calls `listener` with the link now and at each change; the desktop app's link is always up. */
+export function onHostLink(listener: (l: HostLink) => void): () => void {
+  linkListeners.add(listener);
+  listener(window.studio ? 'up' : link);
+  return () => void linkListeners.delete(listener);
+}
+
+/**
+ * Calls `listener` whenever the studio's data changes; `restarted` marks the first state heard after the link
+ * to the host broke and came back, a start-up for the page. In a browser the change stream breaks the moment the
+ * host stops; the tab then asks every second, and carries on by itself once the studio runs again on the
+ * same data folder (same address and token: main/host/identity.ts). Each host counts its versions from 0, so
+ * they are passed on added to the last one seen: every view loads again after a restart.
+ */
+export function onChange(listener: (e: ChangeEvent, restarted: boolean) => void): () => void {
+  if (window.studio) return window.studio.onChange((e) => listener(e, false));
+  let events: EventSource | null = null;
+  let retry: ReturnType<typeof setTimeout> | undefined;
+  let ended = false;
+  let last = 0;
+  let base = 0;
+  let again = false;
+  const connect = () => {
+    const stream = new EventSource(`/api/events?token=${encodeURIComponent(token())}`);
+    events = stream;
+    let opened = false;
+    let first = true;
+    stream.onopen = () => {
+      opened = true;
+      setLink('up');
+    };
+    stream.onmessage = (m) => {
+      const e = JSON.parse(m.data) as ChangeEvent;
+      // A host's placeholder before its first look at the database tells a tab that has seen data nothing.
+      if (again && e.version === 0) return;
+      last = base + e.version;
+      listener({ ...e, version: last }, again && first);
+      first = false;
+    };
+    stream.onerror = () => {
+      stream.close();
+      again = true;
+      base = last;
+      // A stream that never opened is not asked for again at once, so nothing can spin.
+      if (opened) void probe();
+      else retry = setTimeout(() => void probe(), 1_000);
+    };
+  };
+  // Asked at once when the stream breaks, so a stopped host is reported within a moment and a hiccup is not.
+  const probe = async () => {
+    if (ended) return;
+    let status: number;
+    try {
+      status = (await fetch('/api/engineStatus', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token()}` }, body: '[]' })).status;
+    } catch {
+      status = 0;
+    }
+    if (ended) return;
+    if (status === 200) return connect();
+    setLink(status === 401 ? 'refused' : 'down');
+    retry = setTimeout(() => void probe(), 1_000);
+  };
+  connect();
+  return () => {
+    ended = true;
+    clearTimeout(retry);
+    events?.close();
+  };
 }
 
 /** The URL a media element can load a task's output from. */

@@ -10,6 +10,8 @@ export function EstimatePanel({ project, version, stale, savedAt }: { project: s
   const [confirming, setConfirming] = useState(false);
   const [rebuyLost, setRebuyLost] = useState(false);
   const [confirmUnpriced, setConfirmUnpriced] = useState(false);
+  // What the last Generate started, said in words until the next one.
+  const [started, setStarted] = useState<string | null>(null);
   const generate = useAction();
   const setBudgetAction = useAction();
   const e = estimate.data;
@@ -22,14 +24,20 @@ export function EstimatePanel({ project, version, stale, savedAt }: { project: s
   const go = () =>
     void generate.run(async () => {
       setConfirming(false);
-      await studio.generate(project, [], { rebuyLost: lost.length > 0 && rebuyLost, confirmUnpriced: needsUnpricedConfirmation && confirmUnpriced });
+      setStarted(null);
+      const done = await studio.generate(project, [], { rebuyLost: lost.length > 0 && rebuyLost, confirmUnpriced: needsUnpricedConfirmation && confirmUnpriced });
+      const n = done.steps.filter((s) => s.action !== 'reuse').length;
+      setStarted(
+        `Started ${n} step${n === 1 ? '' : 's'}, about ${money(done.total, done.currency)}${done.unpriced > 0 ? ` plus ${done.unpriced} of unknown price` : ''}. ` +
+          'The scenes fill in as each result arrives.',
+      );
       setRebuyLost(false);
       setConfirmUnpriced(false);
       estimate.reload();
     });
 
   return (
-    <aside className="estimate" data-testid="estimate">
+    <aside className="estimate" data-testid="estimate" aria-label="Estimate">
       <h2>Estimate</h2>
       {stale && <p className="note">Save the storyboard to update the estimate.</p>}
       {estimate.error && <p className="error">{estimate.error}</p>}
@@ -111,6 +119,11 @@ export function EstimatePanel({ project, version, stale, savedAt }: { project: s
             </button>
           )}
           {generate.error && <p className="error" role="alert">{generate.error}</p>}
+          {started && (
+            <p className="started" role="status" data-testid="generate-started">
+              {started}
+            </p>
+          )}
         </>
       )}
       <form

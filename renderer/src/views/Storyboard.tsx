@@ -2,6 +2,11 @@ import { useEffect, useState } from 'react';
 import { studio } from '../api.ts';
 import { useAction, useLoad } from '../useLoad.ts';
 import { EstimatePanel } from './Estimate.tsx';
+import { FinalVideo } from './FinalVideo.tsx';
+import { StepChoices, useModels, type StepsDraft } from './ModelPicker.tsx';
+import { ScenePreview, useScenePlan } from './ScenePreview.tsx';
+import { StoryboardFile, VideoSettings } from './StoryboardFile.tsx';
+import { Takes } from './Takes.tsx';
 
 interface SceneDraft {
   id: string;
@@ -9,6 +14,7 @@ interface SceneDraft {
   motionPrompt: string;
   narration: string | null;
   duration: number;
+  steps?: StepsDraft;
   [other: string]: unknown;
 }
 
@@ -16,6 +22,7 @@ interface BoardDraft {
   width: number;
   height: number;
   fps: number;
+  steps?: StepsDraft;
   scenes: SceneDraft[];
   [other: string]: unknown;
 }
@@ -31,6 +38,8 @@ export function StoryboardView({ project, version }: { project: string; version:
   const [draft, setDraft] = useState<BoardDraft | null>(() => unsaved.get(project) ?? null);
   const [dirty, setDirty] = useState(() => unsaved.has(project));
   const save = useAction();
+  const models = useModels(version);
+  const plan = useScenePlan(project, version, saved.data);
 
   useEffect(() => {
     // Nothing loaded yet (or the load failed): no draft, so nothing can be saved over what is stored.
@@ -68,6 +77,19 @@ export function StoryboardView({ project, version }: { project: string; version:
     <div className="storyboard">
       <section className="scenes">
         <h2>Storyboard</h2>
+        <StoryboardFile
+          project={project}
+          onImported={() => {
+            unsaved.delete(project);
+            setDirty(false);
+            saved.reload();
+          }}
+        />
+        <section className="project-steps" aria-label="Video and models for the whole project">
+          <VideoSettings value={draft} onChange={(field, v) => edit((d) => (d[field] = v))} />
+          {models.data && <StepChoices catalogue={models.data} value={draft.steps} scope="project" onChange={(steps) => edit((d) => (d.steps = steps))} />}
+          {models.error && <p className="error">{models.error}</p>}
+        </section>
         {draft.scenes.map((scene, i) => (
           <div className="scene" key={i} data-testid={`scene-${i}`}>
             <div className="scene-head">
@@ -82,6 +104,14 @@ export function StoryboardView({ project, version }: { project: string; version:
             <textarea aria-label="Image prompt" placeholder="What the scene shows" value={scene.imagePrompt} onChange={(e) => edit((d) => (d.scenes[i]!.imagePrompt = e.target.value))} />
             <input aria-label="Motion prompt" placeholder="How the camera moves" value={scene.motionPrompt} onChange={(e) => edit((d) => (d.scenes[i]!.motionPrompt = e.target.value))} />
             <textarea aria-label="Narration" placeholder="Narration (optional)" value={scene.narration ?? ''} onChange={(e) => edit((d) => (d.scenes[i]!.narration = e.target.value))} />
+            {models.data && (
+              <details className="scene-steps">
+                <summary>Models for this scene{scene.steps && Object.keys(scene.steps).length ? ` (${Object.keys(scene.steps).join(', ')} chosen here)` : ''}</summary>
+                <StepChoices catalogue={models.data} value={scene.steps} parent={draft.steps} scope={scene.id} onChange={(steps) => edit((d) => (d.scenes[i]!.steps = steps))} />
+              </details>
+            )}
+            <ScenePreview scene={scene.id} steps={plan.data?.scenes.find((s) => s.id === scene.id)?.steps} />
+            <Takes project={project} scene={scene.id} version={version} />
           </div>
         ))}
         <div className="row">
@@ -111,6 +141,7 @@ export function StoryboardView({ project, version }: { project: string; version:
           </p>
         )}
       </section>
+      <FinalVideo project={project} render={plan.data?.render ?? null} />
       <EstimatePanel project={project} version={version} stale={dirty} savedAt={saved.data} />
     </div>
   );

@@ -102,6 +102,11 @@ export class Notification {
   }
 }
 
+export const shell = {
+  showItemInFolder(fullPath) {
+    report('showItemInFolder', { fullPath });
+  },
+};
 export const powerMonitor = new EventEmitter();
 export const powerSaveBlocker = { start: () => 1, stop() {} };
 

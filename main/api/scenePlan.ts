@@ -1,0 +1,96 @@
+import { outputRefs } from '../engine/outputRefs.ts';
+import { bindStepRefs, type PlannedStep } from '../pipeline/planner.ts';
+import type { Decided } from '../pipeline/reuse.ts';
+import { inputHash } from '../tasks/inputHash.ts';
+import { fromMicros, type Kind, type Task } from '../tasks/model.ts';
+import type { PlanStepView, ScenePlanView, StepState, TaskView } from './contract.ts';
+
+const WORDS: Record<Kind, string> = { image: 'image', clip: 'clip', speech: 'narration', render: 'the finished video' };
+
+/** What a step makes, as a creator says it: "image of dawn", "narration of dusk". */
+export function stepLabel(step: Pick<PlannedStep, 'kind' | 'scene'>): string {
+  return step.scene === null ? WORDS[step.kind] : `${WORDS[step.kind]} of ${step.scene}`;
+}
+
+/** Each task of the current plan by what it makes, so a task waiting on it can say "waiting for: image of dawn". */
+export function planLabels(decided: readonly Decided[] | null): Map<number, string> {
+  const labels = new Map<number, string>();
+  for (const { step, verdict } of decided ?? []) if (verdict.action === 'reuse') labels.set(verdict.task.id, stepLabel(step));
+  return labels;
+}
+
+/** A task's dependencies that have not succeeded yet, named by the plan where it knows them. */
+export function pendingDependencies(task: Task, get: (id: number) => Task | undefined, labels: ReadonlyMap<number, string>): string[] {
+  if (task.status !== 'PENDING') return [];
+  return [...new Set(outputRefs(task.input))].flatMap((id) => {
+    const dep = get(id);
+    if (!dep || dep.status === 'SUCCEEDED') return [];
+    const input = dep.input as Record<string, unknown>;
+    const words = String(input.prompt ?? input.text ?? '').slice(0, 40);
+    return [labels.get(id) ?? `${WORDS[dep.kind]} ${words ? `"${words}"` : `(task ${id})`}`];
+  });
+}
+
+const UNDER_WAY: Partial<Record<Task['status'], StepState>> = {
+  SUCCEEDED: 'ready',
+  OUTCOME_UNKNOWN: 'needs your decision',
+  SUBMITTED: 'at the provider',
+  RUNNING: 'sending',
+  FAILED: 'failed',
+  CANCELLED: 'cancelled',
+};
+
+export interface ScenePlanDeps {
+  projectId: number;
+  get(id: number): Task | undefined;
+  withSameInput(projectId: number, hash: string): Task[];
+  view(task: Task, labels: ReadonlyMap<number, string>): TaskView;
+}
+
+/**
+ * The current plan of a storyboard per scene: for each step, the task that stands for it now (the one a
+ * Generate would reuse) and where it stands. A step a Generate would make anew shows the last failed or
+ * cancelled attempt at the same input, if there is one, so what went wrong stays in view.
+ */
+export function scenePlan(decided: readonly Decided[] | null, deps: ScenePlanDeps): ScenePlanView {
+  if (!decided) return { scenes: [], render: null };
+  const labels = planLabels(decided);
+  const byKey = new Map(decided.map((d) => [d.step.key, d]));
+  // The same binding a Generate makes (reuse.ts decidePlan), to find earlier attempts at a step's exact input.
+  const ids = new Map<string, number>();
+  const views = decided.map(({ step, verdict }): PlanStepView => {
+    const base = { key: step.key, kind: step.kind, scene: step.scene, label: stepLabel(step), provider: step.provider, model: step.model, waitingFor: [], lost: null };
+    const bound = bindStepRefs(step.input, ids);
+    if (verdict.action === 'reuse') {
+      ids.set(step.key, verdict.task.id);
+      const t = verdict.task;
+      if (t.status === 'PENDING') {
+        const waitingFor = step.dependsOn.filter((k) => {
+          const dep = byKey.get(k)?.verdict;
+          return !(dep?.action === 'reuse' && dep.task.status === 'SUCCEEDED');
+        });
+        return { ...base, state: waitingFor.length ? 'waiting' : 'queued', waitingFor: waitingFor.map((k) => stepLabel(byKey.get(k)!.step)), task: deps.view(t, labels) };
+      }
+      return { ...base, state: UNDER_WAY[t.status] ?? 'ready', task: deps.view(t, labels) };
+    }
+    if (verdict.action === 'rebuy') {
+      ids.set(step.key, verdict.lost.id);
+      const t = verdict.lost;
+      return {
+        ...base,
+        state: 'paid, result lost',
+        task: deps.view(t, labels),
+        lost: { taskId: t.id, paid: t.charged === 'yes' ? 'yes' : 'maybe', cost: fromMicros(t.costActual ?? t.costEstimated ?? 0)!, currency: t.currency, why: verdict.why },
+      };
+    }
+    const last = bound === undefined ? undefined : deps.withSameInput(deps.projectId, inputHash(step.provider, step.model, bound)).find((t) => t.status === 'FAILED' || t.status === 'CANCELLED');
+    return last ? { ...base, state: UNDER_WAY[last.status]!, task: deps.view(last, labels) } : { ...base, state: 'not generated', task: null };
+  });
+  const scenes: ScenePlanView['scenes'] = [];
+  for (const v of views) {
+    if (v.scene === null) continue;
+    const scene = scenes.find((s) => s.id === v.scene) ?? scenes[scenes.push({ id: v.scene, steps: [] }) - 1]!;
+    scene.steps.push(v);
+  }
+  return { scenes, render: views.find((v) => v.kind === 'render') ?? null };
+}

@@ -1,0 +1,77 @@
+import type { PlanStepView, ScenePlanView } from '../../../main/api/contract.ts';
+import { mediaSrc, money, studio } from '../api.ts';
+import { useLoad } from '../useLoad.ts';
+
+/** The project's plan per scene, fetched again at every change the engine makes, so previews fill in as work lands. */
+export function useScenePlan(project: string, version: number, saved: unknown) {
+  return useLoad<ScenePlanView>(() => studio.scenePlan(project), [version, saved], project);
+}
+
+/** Where one step stands, in words; a step waiting on another names it rather than showing a bar. */
+export function StepState({ step }: { step: PlanStepView }) {
+  const t = step.task;
+  switch (step.state) {
+    case 'waiting':
+      return <span className="state waiting">waiting for: {step.waitingFor.join(', ')}</span>;
+    case 'queued':
+      return <span className="state queued">queued, to be sent when a slot is free</span>;
+    case 'sending':
+      return <span className="state sending">sending to {step.provider}…</span>;
+    case 'at the provider':
+      return (
+        <span className="state at-provider">
+          at {step.provider}
+          {t?.progress !== null && t?.progress !== undefined ? ` (${Math.round(t.progress * 100)}%)` : ''}
+          <progress max={1} value={t?.progress ?? undefined} aria-label={`${step.label} progress`} />
+          {t?.note && <small className="note"> {t.note}</small>}
+        </span>
+      );
+    case 'ready':
+      return (
+        <span className="state ready">
+          ready{t && (t.costActual ?? t.costEstimated) !== null ? ` · ${money(t.costActual ?? t.costEstimated, t.currency)} ${t.costActual !== null ? 'billed' : 'estimated'}` : ''}
+        </span>
+      );
+    case 'needs your decision':
+      return <span className="state decision">needs your decision: open “Needs your decision” above</span>;
+    case 'paid, result lost':
+      return (
+        <span className="state lost">
+          {step.lost?.paid === 'maybe' ? 'possibly paid' : 'paid'}, result lost: {step.lost?.why}
+          {step.lost ? ` (${money(step.lost.cost, step.lost.currency)})` : ''}
+        </span>
+      );
+    case 'failed':
+      return <span className="state failed">failed: {t?.error ?? 'no reason given'}</span>;
+    case 'cancelled':
+      return <span className="state failed">cancelled</span>;
+    default:
+      return <span className="state idle">not generated yet</span>;
+  }
+}
+
+/** A scene's current image, clip and narration as soon as each exists, and each step's state beside it. */
+export function ScenePreview({ scene, steps }: { scene: string; steps: PlanStepView[] | undefined }) {
+  if (!steps) return null;
+  const of = (kind: PlanStepView['kind']) => steps.find((s) => s.kind === kind);
+  const url = (s: PlanStepView | undefined) => (s?.state === 'ready' && s.task?.outputUrl ? mediaSrc(s.task.outputUrl) : null);
+  const image = of('image');
+  const clip = of('clip');
+  const speech = of('speech');
+  return (
+    <div className="scene-preview" role="group" aria-label={`Preview of ${scene}`} data-testid={`preview-${scene}`}>
+      <div className="scene-media">
+        {url(image) ? <img src={url(image)!} alt={`image of ${scene}`} className="preview-image" /> : <div className="preview-empty">image</div>}
+        {url(clip) ? <video src={url(clip)!} controls preload="metadata" aria-label={`clip of ${scene}`} className="preview-clip" /> : <div className="preview-empty">clip</div>}
+        {speech && (url(speech) ? <audio src={url(speech)!} controls preload="metadata" aria-label={`narration of ${scene}`} /> : <div className="preview-empty audio">narration</div>)}
+      </div>
+      <ul className="step-states">
+        {steps.map((s) => (
+          <li key={s.key} data-testid={`step-${s.key}`} data-state={s.state}>
+            <span className="kind">{s.kind === 'speech' ? 'narration' : s.kind}</span> <StepState step={s} />
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
