@@ -2,15 +2,20 @@ import Database from 'better-sqlite3';
 import { unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { checkCall, IpcRefused } from '../app/ipcValidation.ts';
+import type { TakeView } from '../main/api/contract.ts';
+import { launchHost, type LaunchedHost } from '../main/host/launch.ts';
 import { startSimulator, type RunningSimulator } from '../main/simulator/server.ts';
 import { cli } from './helpers/cli.ts';
 import { writeSettings } from './helpers/processes.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 let sim: RunningSimulator | undefined;
+let host: LaunchedHost | undefined;
 afterEach(async () => {
+  await host?.stop();
   await sim?.close();
-  sim = undefined;
+  sim = host = undefined;
 });
 
 /** A data folder whose provider is a simulator this test holds (to count its charges), with a quick engine. */
@@ -219,4 +224,70 @@ describe('takes', () => {
     expect(render.code).toBe(2);
     expect(render.err).toMatch(/^studio: scene "dawn" take 2, picked for the render, cannot go into it: its clip \(task \d+\) its output file is gone/);
   }, 30_000);
+});
+
+/** One StudioApi call over HTTP, as the UI makes it. */
+async function call<T>(method: string, ...args: unknown[]): Promise<{ status: number; result: T; error?: string }> {
+  const res = await fetch(`${host!.url.replace(/\/?(#.*)?$/, '')}/api/${method}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${host!.token}` },
+    body: JSON.stringify(args),
+  });
+  return { status: res.status, ...((await res.json()) as { result: T; error?: string }) };
+}
+
+async function allReady(): Promise<TakeView[]> {
+  for (let i = 0; i < 400; i++) {
+    const { result } = await call<TakeView[]>('takes', 'Fox');
+    if (result.length > 0 && result.every((t) => t.state === 'ready')) return result;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('the takes were never all made');
+}
+
+describe('takes over the StudioApi', () => {
+  it('lists each take with its media and cost, picks one without buying, and refuses a bad pick in words', async () => {
+    const dir = await simulatedDir();
+    const file = join(dir, 'board.json');
+    writeFileSync(file, JSON.stringify(BOARD));
+    await cli(dir, 'storyboard', 'create', 'Fox', '--file', file);
+    host = await launchHost(dir);
+    await call('generate', 'Fox', []);
+    await allReady();
+    await call('generate', 'Fox', ['dawn']);
+    await allReady();
+
+    const { result: takes } = await call<TakeView[]>('takes', 'Fox', 'dawn');
+    expect(takes.map((t) => [t.take, t.picked, t.state])).toEqual([[1, false, 'ready'], [2, true, 'ready']]);
+    expect(takes[0]).toMatchObject({ imagePrompt: 'a fox asleep in snow', currency: 'USD', imageUrl: expect.stringMatching(/^\/media\/\d+$/), clipUrl: expect.stringMatching(/^\/media\/\d+$/) });
+    expect(takes[1]!.costBilled).toBeGreaterThan(0);
+    expect(takes[1]!.steps.find((s) => s.kind === 'speech')!.reused).toBe(true);
+
+    const bought = sim!.charges.length;
+    const picked = await call<TakeView>('pickTake', 'Fox', 'dawn', 1);
+    expect(picked.result).toMatchObject({ scene: 'dawn', take: 1, picked: true });
+    expect((await call<TakeView[]>('takes', 'Fox', 'dawn')).result.map((t) => t.picked)).toEqual([true, false]);
+    expect(sim!.charges).toHaveLength(bought);
+
+    expect(await call('pickTake', 'Fox', 'dawn', 7)).toMatchObject({ status: 400, error: 'scene "dawn" has no take 7; its takes are 1, 2' });
+    expect(await call('pickTake', 'Fox', 'dawn', 0)).toMatchObject({ status: 400, error: 'a take is a whole number from 1, not 0' });
+    expect(await call('takes', 'Otter')).toMatchObject({ status: 400, error: 'there is no project "Otter"' });
+  }, 30_000);
+
+  it('takes only well-formed calls from the app page', () => {
+    const page = { url: 'app://studio/index.html', isMainFrame: true };
+    expect(() => checkCall('takes', ['Fox'], page)).not.toThrow();
+    expect(() => checkCall('takes', ['Fox', 'dawn'], page)).not.toThrow();
+    expect(() => checkCall('pickTake', ['Fox', 'dawn', 2], page)).not.toThrow();
+    for (const [method, args] of [
+      ['takes', ['Fox', 3]],
+      ['takes', ['']],
+      ['pickTake', ['Fox', 'dawn', '2']],
+      ['pickTake', ['Fox', 'dawn', 0]],
+      ['pickTake', ['Fox', 'dawn', 1.5]],
+      ['pickTake', ['Fox', '', 1]],
+    ] as const) {
+      expect(() => checkCall(method, [...args], page)).toThrow(IpcRefused);
+    }
+  });
 });
