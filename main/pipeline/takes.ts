@@ -53,7 +53,8 @@ function stepsOf(take: TakeRecord): { kind: TakeKind; id: number }[] {
 function summarize(studio: Studio, take: TakeRecord, earlier: readonly TakeRecord[], picked: boolean): TakeSummary {
   const before = new Set(earlier.flatMap((t) => stepsOf(t).map((s) => s.id)));
   const steps = stepsOf(take).map((s) => ({ kind: s.kind, task: studio.tasks.get(s.id)!, bought: !before.has(s.id) }));
-  const bought = steps.filter((s) => s.bought).map((s) => s.task);
+  // A request the provider refused or never got cost nothing.
+  const bought = steps.filter((s) => s.bought && !((s.task.status === 'FAILED' || s.task.status === 'CANCELLED') && s.task.charged === 'no')).map((s) => s.task);
   const estimates = bought.filter((t) => t.costEstimated !== null);
   const billed = bought.filter((t) => t.costActual !== null);
   // The render needs the clip and the narration; the image only until the clip is made from it.

@@ -19,7 +19,7 @@ function cost(t: TakeSummary): string {
   return t.costEstimated === null ? 'price unknown' : `${money(t.costEstimated, t.currency)} estimated`;
 }
 
-/** The JSON a take has in `studio takes --json`, documented in the README. */
+/** One take as `studio takes --json` gives it; money in currency units, times in ISO 8601. */
 function takeJson(t: TakeSummary) {
   return {
     scene: t.take.scene,
