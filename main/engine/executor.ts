@@ -3,6 +3,7 @@ import type { Task } from '../tasks/model.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
 import type { Clock, OutputStore, ReceiptLog, ResultRecord } from '../ports.ts';
 import { untilWritten } from './durableWrite.ts';
+import type { LearnedDurations } from './durations.ts';
 import { estimateCost, type OwnPrices } from './estimator.ts';
 import type { EngineHealth } from './health.ts';
 import { prepareRequest } from './prepare.ts';
@@ -54,6 +55,8 @@ export interface ExecutorOptions {
   stopping?: AbortSignal;
   /** Prices the person set for models with no documented one (settings "prices"). */
   prices?: () => OwnPrices;
+  /** This model's past durations on this machine, which time the polls of a provider with no status stream. */
+  durations?: (provider: string, model: string) => LearnedDurations | null;
 }
 
 /** How long a request still running at the provider after the poll deadline waits between looks. */
@@ -194,7 +197,8 @@ async function keepInHand(task: Task, requestId: string, result: ProviderResult,
 }
 
 async function pollAndFinish(task: Task, ports: ExecutorPorts, options: ExecutorOptions, signal: AbortSignal) {
-  const outcome = await pollUntilDone(task, ports, { ...options.poll, owner: options.owner, leaseMs: options.leaseMs }, signal);
+  const learned = options.durations?.(task.provider, task.model) ?? null;
+  const outcome = await pollUntilDone(task, ports, { ...options.poll, owner: options.owner, leaseMs: options.leaseMs, learned }, signal);
   const lease = () => ({ owner: options.owner, now: ports.clock.now() });
   const durably = <T>(write: () => T) => untilWritten(write, ports, signal);
   switch (outcome.state) {

@@ -1,7 +1,9 @@
 import type { Clock } from '../ports.ts';
-import { PollError, ResultGone, type ReportedCost, type ProviderAdapter, type ProviderResult } from '../providers/port.ts';
+import { PollError, ResultGone, type PollResult, type ReportedCost, type ProviderAdapter, type ProviderResult } from '../providers/port.ts';
 import type { Charged, Task } from '../tasks/model.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
+import type { LearnedDurations } from './durations.ts';
+import { nextPollDelay } from './pollSchedule.ts';
 import { stopPoint } from './stopPoints.ts';
 
 export interface PollOptions {
@@ -10,6 +12,15 @@ export interface PollOptions {
   /** Measured from the moment the provider accepted the request. */
   deadlineMs: number;
 }
+
+/** The shortest gap between two looks at one request (a smaller configured interval stands). */
+export const MIN_POLL_GAP_MS = 250;
+
+/** A status stream that stayed open this long is opened again after it closes; one that closed sooner is not. */
+const STREAM_REOPEN_MS = 30_000;
+
+/** Progress heard on a status stream is saved (renewing the lease) at most this often. */
+const STREAM_SAVE_EVERY_MS = 1_000;
 
 export type PollOutcome =
   | { state: 'succeeded'; result: ProviderResult }
@@ -21,7 +32,7 @@ export type PollOutcome =
 
 interface PollPorts {
   repo: Pick<TaskRepository, 'saveProgress'>;
-  provider: Pick<ProviderAdapter, 'poll'>;
+  provider: Pick<ProviderAdapter, 'poll' | 'watch'>;
   clock: Clock;
   random: () => number;
   log: (message: string) => void;
@@ -38,7 +49,9 @@ function duration(ms: number): string {
 }
 
 /**
- * Polls a submitted request until it ends, saving progress (and so renewing the lease) on the row.
+ * Follows a submitted request until it ends, saving progress (and so renewing the lease) on the row: on the
+ * provider's status stream where it has one, else (and whenever the stream fails or closes early) by polling
+ * on a schedule learned from this model's past durations (pollSchedule.ts).
  * A transient poll error is only a reason to poll again later: a GET costs nothing. When the deadline
  * passes, one fresh answer decides (a passing error does not count as one): a request the provider says
  * is still running is handed back to be looked at slowly; only a provider that cannot be asked at all
@@ -47,7 +60,7 @@ function duration(ms: number): string {
 export async function pollUntilDone(
   task: Task,
   ports: PollPorts,
-  options: PollOptions & { owner: string; leaseMs: number },
+  options: PollOptions & { owner: string; leaseMs: number; learned?: LearnedDurations | null },
   signal: AbortSignal,
 ): Promise<PollOutcome> {
   const { clock } = ports;
@@ -59,8 +72,65 @@ export async function pollUntilDone(
   let deadline = Math.max(overdueAt, clock.now() + options.deadlineMs / 4);
   let wall = clock.now();
   let mono = clock.monotonic();
-  let interval = options.intervalMs;
+  let interval = 0;
+  let retryAfter: number | undefined;
   let unanswered = 0;
+  let streaming = ports.provider.watch !== undefined;
+  const minMs = Math.min(options.intervalMs, MIN_POLL_GAP_MS);
+
+  /** Time the machine spent asleep since the last look is not counted against the deadline. */
+  const noteSleep = () => {
+    const slept = clock.now() - wall - (clock.monotonic() - mono);
+    if (slept > SLEEP_THRESHOLD_MS) {
+      deadline += slept;
+      overdueAt += slept;
+    }
+    wall = clock.now();
+    mono = clock.monotonic();
+  };
+
+  /**
+   * Follows the status stream until the request ends, the stream closes or fails, or the deadline comes (then
+   * polls decide). Returns the outcome, or null to poll now; `streaming` says whether to open it again later.
+   */
+  const follow = async (): Promise<PollOutcome | null> => {
+    const opened = clock.monotonic();
+    const local = new AbortController();
+    const timer = setTimeout(() => local.abort(), Math.min(2 ** 31 - 1, Math.max(0, deadline - clock.now())));
+    let saved = -Infinity;
+    let lost = false;
+    const heard = (progress: number | null) => {
+      const at = clock.monotonic();
+      if (at - saved < STREAM_SAVE_EVERY_MS) return;
+      saved = at;
+      try {
+        if (ports.repo.saveProgress(task.id, progress, options.leaseMs, { owner: options.owner, now: clock.now() })) return stopPoint('mid-poll', task.id);
+      } catch {
+        // The heartbeat renews the lease on its own timer, and the next save tries again.
+        return;
+      }
+      lost = true;
+      local.abort();
+    };
+    let answer: PollResult | null = null;
+    try {
+      answer = await ports.provider.watch!(remote, heard, AbortSignal.any([signal, local.signal]));
+    } catch (err) {
+      if (err instanceof ResultGone) return { state: 'failed', error: err.message, costActual: null, charged: 'yes' };
+      if (!signal.aborted && !local.signal.aborted) ports.log(`task ${task.id}: status stream: ${(err as Error).message}; polling instead`);
+      if (err instanceof PollError) retryAfter = err.retryAfterMs;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (signal.aborted) return { state: 'stopped' };
+    if (lost) {
+      ports.log(`task ${task.id}: lease lost while following its status; stopping`);
+      return { state: 'stopped' };
+    }
+    streaming = clock.monotonic() - opened >= STREAM_REOPEN_MS;
+    noteSleep();
+    return answer && answer.state !== 'pending' ? answer : null;
+  };
 
   const gaveUp = (problem: string): PollOutcome => ({
     state: 'deadline',
@@ -69,6 +139,10 @@ export async function pollUntilDone(
 
   for (;;) {
     if (signal.aborted) return { state: 'stopped' };
+    if (streaming && clock.now() < deadline) {
+      const ended = await follow();
+      if (ended) return ended;
+    }
     const late = clock.now() >= deadline;
     const overdue = clock.now() >= overdueAt;
     try {
@@ -85,21 +159,26 @@ export async function pollUntilDone(
       if (signal.aborted) return { state: 'stopped' };
       if (err instanceof ResultGone) return { state: 'failed', error: err.message, costActual: null, charged: 'yes' };
       if (late && ++unanswered >= FINAL_POLL_TRIES) return gaveUp(`the provider could not be asked (${(err as Error).message})`);
-      if (err instanceof PollError && err.retryAfterMs) interval = Math.max(interval, err.retryAfterMs);
+      if (err instanceof PollError && err.retryAfterMs) retryAfter = err.retryAfterMs;
     }
+    if (streaming && !late) continue;
+    interval = nextPollDelay({
+      elapsedMs: clock.now() - submittedAt,
+      learned: options.learned ?? null,
+      previousMs: interval,
+      firstMs: options.intervalMs,
+      minMs,
+      maxMs: options.maxIntervalMs,
+      retryAfterMs: retryAfter,
+    });
+    retryAfter = undefined;
     const wait = late ? interval : Math.min(interval, Math.max(0, deadline - clock.now()));
     try {
-      await clock.sleep(Math.round(wait * (0.8 + 0.4 * ports.random())), signal);
+      // A little jitter, so many requests accepted together are not asked about in step.
+      await clock.sleep(Math.round(wait * (0.9 + 0.2 * ports.random())), signal);
     } catch {
       return { state: 'stopped' };
     }
-    interval = Math.min(options.maxIntervalMs, interval * 1.5);
-    const slept = clock.now() - wall - (clock.monotonic() - mono);
-    if (slept > SLEEP_THRESHOLD_MS) {
-      deadline += slept;
-      overdueAt += slept;
-    }
-    wall = clock.now();
-    mono = clock.monotonic();
+    noteSleep();
   }
 }

@@ -15,6 +15,7 @@ import { recoveryFor } from './recovery.ts';
 import { recoverExpired } from './recoverySweep.ts';
 import { SleepDetector } from './sleepDetector.ts';
 import { DEFAULT_LOOKUP, UnknownLookups, type LookupOptions } from './unknownLookups.ts';
+import { learnDurations, type LearnedDurations } from './durations.ts';
 
 export interface EngineOptions {
   leaseMs: number;
@@ -43,6 +44,9 @@ const PAUSED_PROBE_MS = 5_000;
  * process, and the host must stay free to say why the engine waits, and to stop at once.
  */
 const PAUSED_BUSY_MS = 100;
+
+/** How long a model's learned durations are used before they are read again. */
+const DURATIONS_FOR_MS = 30_000;
 
 /** How often journal files whose receipts are all in the table are dropped. */
 const SETTLE_EVERY_MS = 60_000;
@@ -92,6 +96,10 @@ export class Supervisor {
   private stopping: Promise<void> | null = null;
   /** Until this wall time nobody else's lease is judged: after a sleep, every owner gets a beat to renew. */
   private graceUntil = 0;
+  private unsubscribe: (() => void) | null = null;
+  private readonly durations = new Map<string, { at: number; learned: LearnedDurations | null }>();
+  /** A claim is already queued to run as soon as the current work yields. */
+  private wakeQueued = false;
 
   constructor(
     private readonly deps: SupervisorDeps,
@@ -154,6 +162,23 @@ export class Supervisor {
     this.heartbeat.start();
     this.tick();
     this.timer = setInterval(() => this.tick(), this.options.tickMs);
+    this.unsubscribe = this.deps.repo.onClaimable(() => this.wake());
+  }
+
+  /**
+   * Claims at once, without waiting for the tick, when work of this process finished or became claimable:
+   * a dependent starts as soon as what it needs succeeded, and a free slot is filled. Many wakes in one turn
+   * make one claim. Work enqueued by another process is still found by the tick.
+   */
+  private wake(): void {
+    if (this.wakeQueued || !this.timer) return;
+    this.wakeQueued = true;
+    setImmediate(() => {
+      this.wakeQueued = false;
+      if (!this.timer || this.health.paused || !this.registered) return;
+      // Rows whose lease ran out are left to the tick, whose recovery sweep judges them first.
+      this.guarded(() => this.claimFree(false));
+    });
   }
 
   private register(): void {
@@ -233,6 +258,11 @@ export class Supervisor {
       this.deps.receipts.settle((r) => repo.receiptSettled(r));
       this.lastSettle = clock.now();
     }
+    this.claimFree(judging);
+  }
+
+  private claimFree(judging: boolean): void {
+    const { repo, clock } = this.deps;
     for (const kind of KINDS) {
       const limit = this.options.concurrency[kind];
       if (limit <= 0) continue;
@@ -261,7 +291,14 @@ export class Supervisor {
           ? runRemoteTask(
               task,
               { repo, provider, clock, outputs: this.deps.outputs, receipts: this.deps.receipts, health: this.health, random: this.random, log: this.log },
-              { owner: this.owner.id, leaseMs: this.options.leaseMs, poll: this.options.poll, stopping: this.cutSends.signal, prices: this.deps.prices },
+              {
+                owner: this.owner.id,
+                leaseMs: this.options.leaseMs,
+                poll: this.options.poll,
+                stopping: this.cutSends.signal,
+                prices: this.deps.prices,
+                durations: (p, m) => this.learned(p, m),
+              },
               controller.signal,
             )
           : Promise.resolve().then(() => this.withoutProvider(task));
@@ -272,8 +309,26 @@ export class Supervisor {
         // Whatever the executor left unfinished goes back to recovery rather than being held forever.
         this.guarded(() => repo.expireLease(task.id, lease()));
         this.inFlight.delete(task.id);
+        this.wake();
       });
     this.inFlight.set(task.id, { controller, done });
+  }
+
+  /** This model's past durations here, read again every so often. */
+  private learned(provider: string, model: string): LearnedDurations | null {
+    const key = `${provider}\u0000${model}`;
+    const now = this.deps.clock.monotonic();
+    const known = this.durations.get(key);
+    // Until enough are known, each new one counts: read again at every request.
+    if (known?.learned && now - known.at < DURATIONS_FOR_MS) return known.learned;
+    let learned: LearnedDurations | null = null;
+    try {
+      learned = learnDurations(this.deps.repo.recentDurations(provider, model));
+    } catch (err) {
+      this.trouble(err);
+    }
+    this.durations.set(key, { at: now, learned });
+    return learned;
   }
 
   /** Fresh work fails at no cost; work that may have been paid for waits for a person, its request id kept. */
@@ -314,6 +369,7 @@ export class Supervisor {
     this.stopping ??= (async () => {
       if (this.timer) clearInterval(this.timer);
       this.timer = null;
+      this.unsubscribe?.();
       for (const { controller } of this.inFlight.values()) controller.abort();
       this.lookups.stop();
       const grace = setTimeout(() => this.cutSends.abort(), STOP_GRACE_MS);

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import type { SubmitFailure } from '../engine/submitOutcome.ts';
 import { PollError, SubmitError, type ProviderOutput, type SubmitOptions } from '../providers/port.ts';
 import { classifySubmitStatus, readJson, retryAfterMs, send, TransportError, type HttpResponse, type HttpTimeouts } from './client.ts';
+import { eventData } from './sse.ts';
 
 export interface CallTimeouts {
   submit: HttpTimeouts;
@@ -15,6 +16,12 @@ export const DEFAULT_TIMEOUTS: CallTimeouts = {
   // A video file may take minutes on a slow link; the total still bounds a drip.
   download: { headersMs: 30_000, bodyMs: 120_000, totalMs: 15 * 60_000 },
 };
+
+/**
+ * A status stream is open as long as the request runs (its caller's signal ends it); only silence ends it
+ * here, well past the 15 s keep-alive comment fal documents (fal.ai/docs/inference-api/queue/status-stream).
+ */
+const STREAM_TIMEOUTS: HttpTimeouts = { headersMs: 15_000, bodyMs: 45_000, totalMs: 24 * 60 * 60_000 };
 
 export interface ProviderHttpConfig {
   /** The provider's name as a person knows it, for messages. */
@@ -181,6 +188,38 @@ export class ProviderHttp {
       return { status: res.status, json: await readJson(res), headers: res.headers };
     } catch (err) {
       throw new PollError(`${this.config.name}: ${(err as Error).message}`);
+    }
+  }
+
+  /**
+   * Follows a server-sent event stream, yielding each event's data parsed as JSON. Failing to open it, or an
+   * answer that is not an event stream, is a PollError: the caller polls instead.
+   */
+  async *events(path: string, signal: AbortSignal): AsyncGenerator<unknown> {
+    let res: HttpResponse;
+    try {
+      res = await send('GET', this.url(path), { headers: { ...this.config.headers, accept: 'text/event-stream' }, timeouts: STREAM_TIMEOUTS, signal });
+    } catch (err) {
+      if (err instanceof TransportError) throw new PollError(this.scrub(`${this.config.name}: ${err.message}`));
+      throw err;
+    }
+    if (res.status < 200 || res.status >= 300) throw new PollError((await this.problem(res)).message, retryAfterMs(res.headers, Date.now()));
+    const type = res.headers['content-type'];
+    if (!String(type).startsWith('text/event-stream')) {
+      await res.body.dump().catch(() => undefined);
+      throw new PollError(`${this.config.name} answered the status stream with ${String(type)}`);
+    }
+    try {
+      for await (const data of eventData(res.body)) {
+        try {
+          yield JSON.parse(data);
+        } catch {
+          throw new PollError(`${this.config.name} sent a status event that is not JSON`);
+        }
+      }
+    } catch (err) {
+      if (err instanceof PollError) throw err;
+      throw new PollError(this.scrub(`${this.config.name}: the status stream broke (${(err as Error).message})`));
     }
   }
 

@@ -193,7 +193,29 @@ export class FalAdapter implements ProviderAdapter {
    */
   async poll(remote: RemoteRef, signal?: AbortSignal): Promise<PollResult> {
     const urls = this.urls(remote);
-    const body = obj((await this.queue.get(urls.status, signal)).json);
+    return this.outcome(obj((await this.queue.get(urls.status, signal)).json), urls, signal);
+  }
+
+  /**
+   * fal's status stream, `GET {status_url}/stream` (fal.ai/docs/inference-api/queue/status-stream; fal-js
+   * libs/client/src/queue.ts streamStatus builds `/requests/{id}/status/stream?logs=0`): each event's data is a
+   * status object with the same fields as the status answer, the stream closes after COMPLETED, and a comment
+   * line comes every 15 s to keep it open. Logs are not asked for (logs=0): only the status is read.
+   */
+  async watch(remote: RemoteRef, onProgress: (progress: number | null) => void, signal: AbortSignal): Promise<PollResult | null> {
+    const urls = this.urls(remote);
+    const [path, query] = urls.status.split('?');
+    const q = new URLSearchParams(query);
+    q.set('logs', '0');
+    for await (const event of this.queue.events(`${path}/stream?${q}`, signal)) {
+      const answer = await this.outcome(obj(event), urls, signal);
+      if (answer.state !== 'pending') return answer;
+      onProgress(null);
+    }
+    return null;
+  }
+
+  private async outcome(body: Record<string, any>, urls: { response: string }, signal?: AbortSignal): Promise<PollResult> {
     if (body.status === 'IN_QUEUE' || body.status === 'IN_PROGRESS') return { state: 'pending', progress: null };
     if (body.status !== 'COMPLETED') throw new PollError(`fal reported an unknown status ${JSON.stringify(body.status)}`);
     // fal has no FAILED status: a failure is COMPLETED with an error, fal's own definitive answer.

@@ -117,6 +117,12 @@ export interface ProviderAdapter {
   submit(request: PreparedRequest, options: SubmitOptions): Promise<SubmitResult>;
   /** Throws PollError for a passing problem (asking again later is free). */
   poll(remote: RemoteRef, signal?: AbortSignal): Promise<PollResult>;
+  /**
+   * Follows the provider's status stream until the request ends, passing on each progress report on the way
+   * (saved, it renews the lease). Returns the outcome, as `poll` would; null when the stream closed before the
+   * request ended. Throws PollError when the stream could not be followed. Either way the engine then polls.
+   */
+  watch?(remote: RemoteRef, onProgress: (progress: number | null) => void, signal: AbortSignal): Promise<PollResult | null>;
   download(output: ProviderOutput, signal?: AbortSignal): Promise<AsyncIterable<Uint8Array>>;
   /** Throws when the provider could not be asked or refused; otherwise says what became of the request. */
   cancel?(remote: RemoteRef): Promise<CancelOutcome>;

@@ -87,9 +87,23 @@ export class SimulatorAdapter implements ProviderAdapter {
   }
 
   async poll({ requestId }: RemoteRef, signal?: AbortSignal): Promise<PollResult> {
-    const id = encodeURIComponent(requestId);
     // Any error answer, a 404 for an id the simulator does not know among them, is a PollError: asked again.
-    const body = record((await this.http.get(`/v1/requests/${id}/status`, signal)).json, 'status');
+    const body = record((await this.http.get(`/v1/requests/${encodeURIComponent(requestId)}/status`, signal)).json, 'status');
+    return this.outcome(requestId, body, signal);
+  }
+
+  /** The simulator's status stream (see the header of simulator/server.ts), as fal's: closed after the request ends. */
+  async watch({ requestId }: RemoteRef, onProgress: (progress: number | null) => void, signal: AbortSignal): Promise<PollResult | null> {
+    for await (const event of this.http.events(`/v1/requests/${encodeURIComponent(requestId)}/status/stream`, signal)) {
+      const answer = await this.outcome(requestId, record(event, 'status'), signal);
+      if (answer.state !== 'pending') return answer;
+      onProgress(answer.progress);
+    }
+    return null;
+  }
+
+  private async outcome(requestId: string, body: Record<string, unknown>, signal?: AbortSignal): Promise<PollResult> {
+    const id = encodeURIComponent(requestId);
     switch (body.status) {
       case 'IN_QUEUE':
       case 'IN_PROGRESS':

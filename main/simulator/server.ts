@@ -15,6 +15,9 @@ import { quoteFor } from './prices.ts';
  *
  *   POST /v1/{kind}/{model}/requests   {input}  -> 201 {request_id, status, quote: {amount, currency}}; 404 for a model it lacks
  *   GET  /v1/requests/{id}/status                -> {request_id, status, progress, error?}
+ *   GET  /v1/requests/{id}/status/stream         -> server-sent events, each `data:` the status object above: one at
+ *                                                   once, one a second with the progress, the last when the job ends,
+ *                                                   then the stream closes; a comment line every 15 s (as fal's)
  *   GET  /v1/requests/{id}/result                -> {outputs: [{url, content_type}], cost: {amount, currency}}
  *   PUT  /v1/requests/{id}/cancel
  *   GET  /v1/requests?created_after=MS&created_before=MS  -> {requests: [{request_id, model, input, created_at, status}]}
@@ -232,6 +235,32 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     res.end(body);
   }
 
+  const statusOf = (job: Job) => ({ request_id: job.id, status: job.status, progress: progressOf(job), ...(job.status === 'FAILED' ? { error: 'the model failed on this input' } : {}) });
+
+  /** Status events until the job ends: at once, each second, and at the moment it ends. */
+  function streamStatus(res: ServerResponse, job: Job): void {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    let timer: NodeJS.Timeout | undefined;
+    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
+    const stop = () => {
+      clearTimeout(timer);
+      clearInterval(keepAlive);
+    };
+    res.on('close', stop);
+    const send = () => {
+      sync();
+      refresh(job);
+      res.write(`data: ${JSON.stringify(statusOf(job))}\n\n`);
+      if (job.status !== 'IN_QUEUE' && job.status !== 'IN_PROGRESS') {
+        stop();
+        return void res.end();
+      }
+      const toEnd = job.fault === 'never-finish' ? Infinity : job.createdAt + job.durationMs - Date.now();
+      timer = setTimeout(send, Math.max(1, Math.min(1_000, toEnd)));
+    };
+    send();
+  }
+
   /** The once-only 401 of `result-401-once`, given on the first call for a finished job's result or file. */
   const refusedOnce = (res: ServerResponse, job: Job): boolean => {
     if (job.fault !== 'result-401-once' || job.faultSpent || job.status !== 'COMPLETED') return false;
@@ -276,13 +305,18 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       const job = jobs.get(parts[2]);
       if (!job) return json(res, 404, { detail: 'no such request' });
       refresh(job);
+      if (req.method === 'GET' && parts[3] === 'status' && parts[4] === 'stream') {
+        const fault = nextFault(faults.status, faults.rates?.status, random);
+        if (fault) inject(`status-${fault}`, job, job.charge.idempotencyKey);
+        if (fault) return json(res, 500, { detail: 'status is unavailable for a moment' });
+        return streamStatus(res, job);
+      }
       if (req.method === 'GET' && parts[3] === 'status') {
         const fault = nextFault(faults.status, faults.rates?.status, random);
         if (fault) inject(`status-${fault}`, job, job.charge.idempotencyKey);
         if (fault === 'server-error') return json(res, 500, { detail: 'status is unavailable for a moment' });
         if (fault === 'malformed-json') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":');
-        const error = job.status === 'FAILED' ? { error: 'the model failed on this input' } : {};
-        return json(res, 200, { request_id: job.id, status: job.status, progress: progressOf(job), ...error });
+        return json(res, 200, statusOf(job));
       }
       if (req.method === 'GET' && parts[3] === 'result') {
         if (job.status !== 'COMPLETED') return json(res, 409, { detail: `the request is ${job.status}` });

@@ -373,7 +373,12 @@ export class TaskRepository {
 
   /** Every file of the result is linked to the task; the first is its main output. */
   complete(id: number, out: CompletedResult, lease: Lease) {
-    return this.completeWhere(id, `${FENCE} AND ${LEASED}`, { ...lease }, out);
+    // Pinned to the status of the usual path (a polled request), which spares reading it first; a synchronous
+    // result and a render complete from RUNNING.
+    return (
+      this.completeWhere(id, `${FENCE} AND status = 'SUBMITTED'`, { ...lease }, out, undefined, 'SUBMITTED') ??
+      this.completeWhere(id, `${FENCE} AND status = 'RUNNING'`, { ...lease }, out, undefined, 'RUNNING')
+    );
   }
 
   /**
@@ -391,7 +396,7 @@ export class TaskRepository {
     );
   }
 
-  private completeWhere(id: number, where: string, params: Record<string, unknown>, out: CompletedResult, why?: string) {
+  private completeWhere(id: number, where: string, params: Record<string, unknown>, out: CompletedResult, why?: string, from?: Status) {
     const first = out.outputs[0]!;
     return this.change(
       id,
@@ -403,6 +408,7 @@ export class TaskRepository {
        cost_actual = coalesce(@costActual, cost_actual), lease_owner = NULL, lease_expires_at = NULL, finished_at = @now`,
       { ...params, outputPath: first.path, sha256: first.sha256, costActual: out.costActual, costSource: out.costSource ?? null, requestId: out.requestId ?? null },
       {
+        from,
         actor: 'engine',
         reason: why ?? (out.outputs.length > 1 ? `${out.outputs.length} outputs saved` : 'output saved'),
         then: () => {

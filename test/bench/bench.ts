@@ -1,4 +1,6 @@
+import { benchDetect } from './detect.ts';
 import { benchEngine } from './engine.ts';
+import { benchPipeline } from './pipeline.ts';
 import { benchRecovery } from './recovery.ts';
 import { benchRender } from './render.ts';
 import { benchUi } from './ui.ts';
@@ -9,8 +11,10 @@ const json = process.argv.includes('--json');
 const engine = benchEngine(500, 10);
 const recovery = await benchRecovery(100_000, 1_000);
 const render = await benchRender();
+const pipeline = await benchPipeline();
+const detect = await benchDetect();
 const ui = await benchUi();
-const results = { engine, recovery, render, ui };
+const results = { engine, recovery, render, pipeline, detect, ui };
 
 if (json) {
   console.log(JSON.stringify(results));
@@ -26,6 +30,12 @@ if (json) {
     ['render.engineMs', String(render.engineMs), `the studio's render of ${render.seconds} s at 1280x720 (median of 5)`],
     ['render.directMs', String(render.directMs), 'the same ffmpeg command line run directly'],
     ['render.ratio', String(render.ratio), 'goal <= 1.1'],
+    ['pipeline.ratio', String(pipeline.ratio), `example storyboard, ${pipeline.jobMs / 1000} s jobs: Generate to rendered file / critical path; median of ${pipeline.ratios.join(', ')}; goal <= 1.15`],
+    ['pipeline.wallMs', String(pipeline.wallMs), `against a critical path of ${pipeline.criticalMs} ms (image, clip, then the render timed alone)`],
+    ['detect.medianMs', String(detect.medianMs), `a job's end at the provider to its output saved, ${detect.jobs} jobs of mixed times; median of ${detect.medians.join(', ')}; goal <= 300`],
+    ['detect.p95Ms', String(detect.p95Ms), `the same, 95th percentile; median of ${detect.p95s.join(', ')}`],
+    ['detect.requestsPerJobMinute', String(detect.requestsPerJobMinute), `status requests per job per minute; median of ${detect.rates.join(', ')}; goal < 120 (fal's client)`],
+    ['detect.poll', `${detect.pollMedianMs}/${detect.pollP95Ms}/${detect.pollRequestsPerJobMinute}`, 'with no status stream, polling on the learned schedule: median / p95 ms / requests per job-minute'],
     ...('skipped' in ui
       ? [['ui', 'skipped', ui.skipped] as [string, string, string]]
       : ([

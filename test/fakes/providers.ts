@@ -60,6 +60,13 @@ export interface FalOptions {
   dropAnswer?: () => boolean;
   /** Requests end this long after they were queued, polled or not (else after `polls` status calls). */
   jobMs?: number;
+  /**
+   * The status stream (`{status_url}/stream`): `cut` closes it after its first event, before the request ends;
+   * `off` answers 404, as a stand-in for a stream that cannot be opened. Open by default.
+   */
+  stream?: 'cut' | 'off';
+  /** How long each request takes, by its order of submission (1-based), overriding `jobMs`. */
+  jobMsOf?: (n: number) => number;
 }
 
 /**
@@ -70,18 +77,42 @@ export function falQueue(ledger: Ledger, png: Media, opts: FalOptions = {}): Rou
   let next = 0;
   const polls = new Map<string, number>();
   const refused = new Set<string>();
-  const queued = new Map<string, { at: number; input: unknown; endedAt: number | null }>();
+  const queued = new Map<string, { at: number; input: unknown; endedAt: number | null; jobMs: number | undefined }>();
   const ended = (id: string) => {
     const q = queued.get(id)!;
-    if (q.endedAt === null && opts.jobMs !== undefined && Date.now() >= q.at + opts.jobMs) q.endedAt = q.at + opts.jobMs;
+    if (q.endedAt === null && q.jobMs !== undefined && Date.now() >= q.at + q.jobMs) q.endedAt = q.at + q.jobMs;
     return q.endedAt;
+  };
+  const statusOf = (id: string) =>
+    ended(id) === null ? { status: 'IN_QUEUE', queue_position: 0, request_id: id } : { status: 'COMPLETED', request_id: id, logs: [], metrics: { inference_time: 1 } };
+  /**
+   * fal's status stream (fal.ai/docs/inference-api/queue/status-stream): server-sent events whose data is the
+   * status object of the status call, closed after COMPLETED, with a comment line every 15 s.
+   */
+  const stream = (res: ServerResponse, id: string) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const keepAlive = setInterval(() => res.write(': ping\n\n'), 15_000);
+    let timer: NodeJS.Timeout | undefined;
+    res.on('close', () => {
+      clearInterval(keepAlive);
+      clearTimeout(timer);
+    });
+    const tell = () => {
+      res.write(`data: ${JSON.stringify(statusOf(id))}\n\n`);
+      if (ended(id) !== null || opts.stream === 'cut') return void res.end();
+      const q = queued.get(id)!;
+      // Requests that end by the count of status calls end only when polled: the stream closes early.
+      if (q.jobMs === undefined) return void res.end();
+      timer = setTimeout(tell, Math.max(1, q.at + q.jobMs - Date.now()));
+    };
+    tell();
   };
   return async (req, res) => {
     const host = `http://${req.headers.host}`;
     if (req.method === 'POST' && req.path === `/${FAL_MODEL}`) {
       const id = `fal-req-${++next}`;
       ledger.charged.push(id);
-      queued.set(id, { at: Date.now(), input: JSON.parse(req.body), endedAt: null });
+      queued.set(id, { at: Date.now(), input: JSON.parse(req.body), endedAt: null, jobMs: opts.jobMsOf?.(next) ?? opts.jobMs });
       if (opts.submitDelayMs) await new Promise((r) => setTimeout(r, opts.submitDelayMs));
       if (opts.dropAnswer?.()) return void res.socket?.destroy();
       const base = `${host}/fal-ai/flux/requests/${id}`;
@@ -91,7 +122,7 @@ export function falQueue(ledger: Ledger, png: Media, opts: FalOptions = {}): Rou
       if (opts.holdBodyMs) return sendHeld(res, opts.holdBodyMs, accepted, { 'x-fal-request-id': id });
       return send(res, 200, accepted, { 'x-fal-request-id': id });
     }
-    const match = /^\/fal-ai\/flux\/requests\/([\w-]+)(\/status|\/cancel)?(\?.*)?$/.exec(req.path);
+    const match = /^\/fal-ai\/flux\/requests\/([\w-]+)(\/status\/stream|\/status|\/cancel)?(\?.*)?$/.exec(req.path);
     if (match) {
       const [, id, tail] = match as unknown as [string, string, string | undefined];
       if (!ledger.charged.includes(id!)) return send(res, 404, { detail: 'request not found' });
@@ -100,12 +131,15 @@ export function falQueue(ledger: Ledger, png: Media, opts: FalOptions = {}): Rou
         const [code, status] = opts.cancelAnswer ?? [200, 'OK'];
         return send(res, code, { status });
       }
+      if (tail === '/status/stream') {
+        if (opts.stream === 'off') return send(res, 404, { detail: 'Not Found' });
+        return stream(res, id!);
+      }
       if (tail === '/status') {
         const n = (polls.get(id!) ?? 0) + 1;
         polls.set(id!, n);
-        if (opts.jobMs === undefined && n > (opts.polls ?? 1)) queued.get(id!)!.endedAt ??= Date.now();
-        if (ended(id!) === null) return send(res, 202, { status: 'IN_QUEUE', queue_position: 0, request_id: id });
-        return send(res, 200, { status: 'COMPLETED', request_id: id, logs: [], metrics: { inference_time: 1 } });
+        if (queued.get(id!)!.jobMs === undefined && n > (opts.polls ?? 1)) queued.get(id!)!.endedAt ??= Date.now();
+        return send(res, ended(id!) === null ? 202 : 200, statusOf(id!));
       }
       if (opts.resultUnauthorizedOnce && !refused.has(req.path)) {
         refused.add(req.path);
