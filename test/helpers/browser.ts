@@ -12,7 +12,7 @@ export const hasChromium = existsSync(CHROMIUM);
 
 /** Starts `studio serve` on a data folder and waits for the address it prints. */
 export async function serve(dataDir: string, env: Record<string, string> = {}): Promise<{ host: StudioProcess; url: string }> {
-  const host = startStudio(dataDir, ['serve'], env);
+  const host = startStudio(dataDir, ['serve', '--no-open'], env);
   for (let i = 0; i < 400 && !/Open (\S+)/.test(host.stdout()); i++) await new Promise((r) => setTimeout(r, 25));
   const url = /Open (\S+)/.exec(host.stdout())?.[1];
   if (!url) throw new Error(`the host did not start:\n${host.stderr()}`);

@@ -1,11 +1,12 @@
 import { launchHost, PortInUse } from '../../host/launch.ts';
+import { openBrowser, shouldOpenBrowser } from '../../host/openBrowser.ts';
 import { parse } from '../args.ts';
 import { UsageError } from '../errors.ts';
 import type { CliContext } from '../main.ts';
 
 /** The studio in a browser: the engine and the loopback host, until SIGINT or SIGTERM. */
 export async function serve(argv: string[], ctx: CliContext) {
-  const { values } = parse(argv, { port: { type: 'string' } });
+  const { values } = parse(argv, { port: { type: 'string' }, 'no-open': { type: 'boolean' } });
   const port = Number(values.port ?? 0);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port must be a port number (0 picks a free one)');
   let host;
@@ -16,6 +17,10 @@ export async function serve(argv: string[], ctx: CliContext) {
     throw err;
   }
   ctx.out(`Studio running. Open ${host.openUrl}`);
+  if (!values['no-open'] && shouldOpenBrowser()) {
+    ctx.out('Opening it in your browser…');
+    openBrowser(host.openOnce(), (why) => ctx.err(`studio: the browser could not be opened (${why}); open the address above`));
+  }
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);

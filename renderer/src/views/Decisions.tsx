@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import type { CandidateView, UnknownTask } from '../../../main/api/contract.ts';
 import { money, studio } from '../api.ts';
+import { Dialog } from '../Dialog.tsx';
 import { useAction, useLoad } from '../useLoad.ts';
 
 type Pending = { label: string; act: () => Promise<unknown> } | null;
@@ -61,8 +62,7 @@ function Unknown({ task, onDone }: { task: UnknownTask; onDone: () => void }) {
           </ul>
         ))}
       {confirm && (
-        <div className="confirm" role="dialog">
-          <p>{confirm.label}</p>
+        <Dialog title={confirm.label} onClose={() => setConfirm(null)} closeButton={false} className="confirm">
           <button
             className="primary"
             onClick={() => {
@@ -76,8 +76,10 @@ function Unknown({ task, onDone }: { task: UnknownTask; onDone: () => void }) {
           >
             Confirm
           </button>
-          <button onClick={() => setConfirm(null)}>Cancel</button>
-        </div>
+          <button onClick={() => setConfirm(null)} data-autofocus>
+            Cancel
+          </button>
+        </Dialog>
       )}
       {action.error && <p className="error" role="alert">{action.error}</p>}
     </article>
@@ -88,20 +90,14 @@ function Unknown({ task, onDone }: { task: UnknownTask; onDone: () => void }) {
 export function Decisions({ version, onClose }: { version: number; onClose: () => void }) {
   const list = useLoad(() => studio.unknownTasks(), [version]);
   return (
-    <div className="overlay" role="dialog" aria-label="Needs your decision">
-      <div className="panel">
-        <header>
-          <h2>Needs your decision</h2>
-          <button onClick={onClose}>Close</button>
-        </header>
-        <p className="note">
-          These requests may have reached the provider, and may have been charged, but the studio cannot know. It will not
-          retry them on its own. Look for each at its provider, then adopt what you find, send it again, or give up.
-        </p>
-        {list.error && <p className="error">{list.error}</p>}
-        {list.data?.length === 0 && <p>Nothing is waiting for you.</p>}
-        {list.data?.map((t) => <Unknown key={t.id} task={t} onDone={list.reload} />)}
-      </div>
-    </div>
+    <Dialog title="Needs your decision" onClose={onClose}>
+      <p className="note">
+        These requests may have reached the provider, and may have been charged, but the studio cannot know. It will not
+        retry them on its own. Look for each at its provider, then adopt what you find, send it again, or give up.
+      </p>
+      {list.error && <p className="error">{list.error}</p>}
+      {list.data?.length === 0 && <p>Nothing is waiting for you.</p>}
+      {list.data?.map((t) => <Unknown key={t.id} task={t} onDone={list.reload} />)}
+    </Dialog>
   );
 }

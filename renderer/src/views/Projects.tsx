@@ -13,17 +13,19 @@ export function Projects(props: {
   const [name, setName] = useState('');
   const create = useAction();
   return (
-    <aside className="projects">
+    <aside className="projects" aria-label="Projects">
       <h2>Projects</h2>
       {props.error && <p className="error">{props.error}</p>}
       <ul>
         {props.projects.map((p) => (
-          <li key={p.id} className={p.name === props.selected ? 'selected' : ''} onClick={() => props.onSelect(p.name)}>
-            <strong>{p.name}</strong>
-            <small>
-              spent {money(p.spend.actual + p.spend.estimated, p.currency)}
-              {p.spend.possiblyCharged > 0 && <> · possibly {money(p.spend.possiblyCharged, p.currency)}</>}
-            </small>
+          <li key={p.id} className={p.name === props.selected ? 'selected' : ''}>
+            <button className="project" aria-current={p.name === props.selected ? 'true' : undefined} onClick={() => props.onSelect(p.name)}>
+              <strong>{p.name}</strong>
+              <small>
+                spent {money(p.spend.actual + p.spend.estimated, p.currency)}
+                {p.spend.possiblyCharged > 0 && <> · possibly {money(p.spend.possiblyCharged, p.currency)}</>}
+              </small>
+            </button>
           </li>
         ))}
       </ul>

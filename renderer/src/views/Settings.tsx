@@ -48,17 +48,17 @@ export function SettingsView() {
       {(Object.keys(s.concurrency) as (keyof Settings['concurrency'])[]).map((kind) => (
         <div className="row" key={kind}>
           <label>{kind}</label>
-          <input type="number" min={0} max={kind === 'render' ? 1 : 32} value={s.concurrency[kind]} onChange={(e) => setS({ ...s, concurrency: { ...s.concurrency, [kind]: Number(e.target.value) } })} />
+          <input type="number" aria-label={`${kind}: work at once`} min={0} max={kind === 'render' ? 1 : 32} value={s.concurrency[kind]} onChange={(e) => setS({ ...s, concurrency: { ...s.concurrency, [kind]: Number(e.target.value) } })} />
         </div>
       ))}
       <h3>Engine</h3>
       <div className="row">
         <label>Lease (seconds)</label>
-        <input type="number" min={1} value={s.leaseMs / 1000} onChange={(e) => setS({ ...s, leaseMs: Number(e.target.value) * 1000 })} />
+        <input type="number" aria-label="Lease (seconds)" min={1} value={s.leaseMs / 1000} onChange={(e) => setS({ ...s, leaseMs: Number(e.target.value) * 1000 })} />
       </div>
       <div className="row">
         <label>Give up polling after (minutes)</label>
-        <input type="number" min={1} value={s.pollDeadlineMs / 60_000} onChange={(e) => setS({ ...s, pollDeadlineMs: Number(e.target.value) * 60_000 })} />
+        <input type="number" aria-label="Give up polling after (minutes)" min={1} value={s.pollDeadlineMs / 60_000} onChange={(e) => setS({ ...s, pollDeadlineMs: Number(e.target.value) * 60_000 })} />
       </div>
       <div className="row">
         <label>ffmpeg</label>
@@ -66,7 +66,7 @@ export function SettingsView() {
       </div>
       <div className="row">
         <label>Ask before a Generate above</label>
-        <input type="number" min={0} step={0.5} placeholder="never ask" value={s.confirmAbove ?? ''} onChange={(e) => setS({ ...s, confirmAbove: e.target.value === '' ? null : Number(e.target.value) })} />
+        <input type="number" aria-label="Ask before a Generate above" min={0} step={0.5} placeholder="never ask" value={s.confirmAbove ?? ''} onChange={(e) => setS({ ...s, confirmAbove: e.target.value === '' ? null : Number(e.target.value) })} />
       </div>
       <div className="row">
         <label>
