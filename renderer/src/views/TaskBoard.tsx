@@ -16,11 +16,42 @@ function Preview({ task }: { task: TaskView }) {
   return <video className="thumb" src={src} controls preload="metadata" />;
 }
 
+/** Whether two answers to "what would a cancel mean" say the same about money and the steps it takes along. */
+const sameRisk = (a: CancelPreview, b: CancelPreview) =>
+  a.sent === b.sent && a.message === b.message && a.dependents.map((d) => d.id).join() === b.dependents.map((d) => d.id).join();
+
 /** Cancelling asks first: what was already sent and may be charged, and which steps are cancelled with it. */
-function CancelConfirm({ task, preview, onClose }: { task: TaskView; preview: CancelPreview; onClose: () => void }) {
+function CancelConfirm({ task, preview: first, version, onClose }: { task: TaskView; preview: CancelPreview; version: number; onClose: () => void }) {
   const cancel = useAction();
+  const [preview, setPreview] = useState(first);
+  const [changed, setChanged] = useState(false);
+  const shown = useRef(first);
+  // A step may be sent while the person reads (one waiting on another is sent once that is made): what they
+  // confirm is what the studio says now, so a change is shown and asked about again instead of acted on.
+  const show = (now: CancelPreview): boolean => {
+    if (sameRisk(shown.current, now)) return false;
+    shown.current = now;
+    setPreview(now);
+    setChanged(true);
+    return true;
+  };
+  useEffect(() => {
+    let live = true;
+    studio.cancelPreview(task.id).then(
+      (now) => live && show(now),
+      () => undefined,
+    );
+    return () => {
+      live = false;
+    };
+  }, [task.id, version]);
   return (
     <Dialog title={`Cancel task ${task.id} (${KIND_NOUN[task.kind]})?`} onClose={onClose} closeButton={false} className="confirm" testId="cancel-confirm">
+      {changed && (
+        <p className="warning" role="alert" data-testid="cancel-changed">
+          This changed while the question was open: read it again.
+        </p>
+      )}
       <p data-testid="cancel-message">{preview.message}</p>
       {preview.dependents.length > 0 ? (
         <>
@@ -43,6 +74,7 @@ function CancelConfirm({ task, preview, onClose }: { task: TaskView; preview: Ca
           disabled={cancel.busy}
           onClick={() =>
             void cancel.run(async () => {
+              if (show(await studio.cancelPreview(task.id))) return;
               await studio.cancel(task.id);
               onClose();
             })
@@ -170,7 +202,7 @@ export function TaskBoard({ project, version }: { project: string; version: numb
           ))}
         </div>
       </div>
-      {cancelling && <CancelConfirm task={cancelling.task} preview={cancelling.preview} onClose={() => setCancelling(null)} />}
+      {cancelling && <CancelConfirm task={cancelling.task} preview={cancelling.preview} version={version} onClose={() => setCancelling(null)} />}
       {open !== null && <TaskDetailDialog taskId={open} version={version} onClose={() => setOpen(null)} />}
     </section>
   );
