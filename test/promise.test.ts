@@ -285,8 +285,9 @@ describe('cancel', () => {
 });
 
 describe('cancel while the request is being sent', () => {
+  // The submit is held long enough for the cancel command (a process that starts cold) to arrive while it is being sent.
   it('cancels the paid job at the provider when its id arrives, records it, and counts it as possibly charged', async () => {
-    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { submitDelayMs: 1_500 }));
+    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { submitDelayMs: 5_000 }));
     const id = enqueue(dataDir, falImage());
     const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
     await until(() => fake.count('POST', /./) === 1);
