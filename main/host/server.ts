@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { createReadStream, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
@@ -157,6 +157,12 @@ function streamFile(
   });
 }
 
+/**
+ * The host's answer to a tab's nonce: HMAC-SHA256 keyed by the token over the nonce and the port. The port is
+ * in it so a program squatting on the tab's old port cannot pass off the answer of the real host on another.
+ */
+export const hostProof = (token: string, nonce: string, port: number) => createHmac('sha256', token).update(`${nonce}:${port}`).digest('hex');
+
 export async function startHost(api: StudioApi, dataDir: string, options: HostOptions): Promise<RunningHost> {
   const token = options.token ?? randomBytes(24).toString('hex');
   const openCodes = new Map<string, number>();
@@ -199,6 +205,13 @@ export async function startHost(api: StudioApi, dataDir: string, options: HostOp
         listeners.delete(res);
       });
       return;
+    }
+    // A tab left open asks this before it sends its token again: whatever listens on the port now may be
+    // another program. Only a host with that token, on that port, can answer (hostProof).
+    if (req.method === 'GET' && url.pathname === '/hello') {
+      const nonce = url.searchParams.get('nonce') ?? '';
+      if (!/^[0-9a-f]{32}$/.test(nonce)) return send(res, 400, { error: 'the nonce is 32 hex digits' });
+      return send(res, 200, { proof: hostProof(token, nonce, gate.port) });
     }
     if (req.method === 'GET' && url.pathname.startsWith('/open/')) {
       const code = url.pathname.slice('/open/'.length);

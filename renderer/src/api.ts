@@ -23,12 +23,17 @@ function token(): string {
   return sessionStorage.getItem('studio-token') ?? '';
 }
 
+const NO_ANSWER = 'the studio did not answer: check that it is still running, then try again';
+
 /** The StudioApi over the loopback host: each method is a POST of its arguments. */
 function overHttp(): StudioApi {
   const auth = token();
   const api = {} as Record<string, (...args: unknown[]) => Promise<unknown>>;
   for (const method of API_METHODS) {
     api[method] = async (...args: unknown[]) => {
+      // While the tab has not found its studio again, whatever holds the port gets no token.
+      if (link === 'down') throw new Error(NO_ANSWER);
+      if (link === 'refused') throw new Error('what answers at this address now is not the studio this page was opened from: open the address the studio printed');
       let res: Response;
       let body: { result?: unknown; error?: unknown } | null;
       try {
@@ -39,7 +44,7 @@ function overHttp(): StudioApi {
         });
         body = (await res.json().catch(() => null)) as typeof body;
       } catch {
-        throw new Error('the studio did not answer: check that it is still running, then try again');
+        throw new Error(NO_ANSWER);
       }
       if (!res.ok) throw new Error(typeof body?.error === 'string' ? body.error : `the studio answered HTTP ${res.status}; try again`);
       if (!body || typeof body !== 'object') throw new Error(`the studio sent an answer this page cannot read (HTTP ${res.status}); try again`);
@@ -112,15 +117,10 @@ export function onChange(listener: (e: ChangeEvent, restarted: boolean) => void)
   // Asked at once when the stream breaks, so a stopped host is reported within a moment and a hiccup is not.
   const probe = async () => {
     if (ended) return;
-    let status: number;
-    try {
-      status = (await fetch('/api/engineStatus', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token()}` }, body: '[]' })).status;
-    } catch {
-      status = 0;
-    }
+    const known = await hostKnowsToken();
     if (ended) return;
-    if (status === 200) return connect();
-    setLink(status === 401 ? 'refused' : 'down');
+    if (known) return connect();
+    setLink(known === null ? 'down' : 'refused');
     retry = setTimeout(() => void probe(), 1_000);
   };
   connect();
@@ -129,6 +129,26 @@ export function onChange(listener: (e: ChangeEvent, restarted: boolean) => void)
     clearTimeout(retry);
     events?.close();
   };
+}
+
+const hex = (bytes: Uint8Array) => [...bytes].map((b) => b.toString(16).padStart(2, '0')).join('');
+
+/**
+ * Whether what listens on this tab's port now is a studio host with this tab's token, asked without sending the
+ * token (main/host/server.ts hostProof): after a stop another program may hold the port. null: nothing answers.
+ */
+async function hostKnowsToken(): Promise<boolean | null> {
+  const nonce = hex(crypto.getRandomValues(new Uint8Array(16)));
+  let proof: unknown;
+  try {
+    const res = await fetch(`/hello?nonce=${nonce}`, { cache: 'no-store' });
+    proof = res.ok ? ((await res.json().catch(() => null)) as { proof?: unknown } | null)?.proof : undefined;
+  } catch {
+    return null;
+  }
+  const encode = (text: string) => new TextEncoder().encode(text);
+  const key = await crypto.subtle.importKey('raw', encode(token()), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  return proof === hex(new Uint8Array(await crypto.subtle.sign('HMAC', key, encode(`${nonce}:${location.port}`))));
 }
 
 /** The URL a media element can load a task's output from. */
