@@ -3,7 +3,7 @@ import { cancelTask, DecisionRefused, resolveUnknown } from '../engine/decisions
 import { reconcile } from '../engine/reconciler.ts';
 import { GenerateRefused, Pipeline, type GenerateEstimate } from '../pipeline/generate.ts';
 import { parseStoryboard, StoryboardError } from '../pipeline/storyboard.ts';
-import { describeTakes, pickTake, TakeRefused, type TakeSummary } from '../pipeline/takes.ts';
+import { describeTakes, pickTake, takeAsJson, TakeRefused, type TakeSummary } from '../pipeline/takes.ts';
 import { checkProjectName, MAX_BUDGET, ProjectRefused } from '../projects/repository.ts';
 import { isProviderId, PROVIDER_IDS, type Providers } from '../providers/registry.ts';
 import { checkSettingsPatch, PatchRefused } from './settingsPatch.ts';
@@ -452,22 +452,7 @@ export class StudioService implements StudioApi {
       return task?.status === 'SUCCEEDED' && task.outputPath ? this.deps.mediaUrl(task.id) : null;
     };
     return {
-      scene: t.take.scene,
-      take: t.take.take,
-      picked: t.picked,
-      state: t.state,
-      problem: t.problem,
-      imagePrompt: t.take.imagePrompt,
-      motionPrompt: t.take.motionPrompt,
-      narration: t.take.narration,
-      duration: t.take.duration,
-      seed: t.take.seed,
-      steps: t.steps.map((s) => ({ kind: s.kind, taskId: s.task.id, provider: s.task.provider, model: s.task.model, status: s.task.status, reused: !s.bought })),
-      costEstimated: money(t.costEstimated),
-      costBilled: money(t.costBilled),
-      currency: t.currency,
-      createdAt: iso(t.take.createdAt)!,
-      finishedAt: iso(t.finishedAt),
+      ...takeAsJson(t),
       imageUrl: made('image'),
       clipUrl: made('clip'),
     };

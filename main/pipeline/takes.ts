@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { Studio } from '../studio.ts';
-import type { Status, Task } from '../tasks/model.ts';
+import { fromMicros, type Status, type Task } from '../tasks/model.ts';
 import type { Decided } from './reuse.ts';
 import type { TakeSource } from './planner.ts';
 import type { TakeRecord } from './takeRepository.ts';
@@ -211,4 +211,27 @@ export function pickTake(studio: Studio, projectName: string, scene: string, tak
     }
     return summary;
   });
+}
+
+/** A take as the API and `studio takes --json` give it: money in currency units, times in ISO 8601. */
+export function takeAsJson(t: TakeSummary) {
+  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+  return {
+    scene: t.take.scene,
+    take: t.take.take,
+    picked: t.picked,
+    state: t.state,
+    problem: t.problem,
+    imagePrompt: t.take.imagePrompt,
+    motionPrompt: t.take.motionPrompt,
+    narration: t.take.narration,
+    duration: t.take.duration,
+    seed: t.take.seed,
+    steps: t.steps.map((s) => ({ kind: s.kind, taskId: s.task.id, provider: s.task.provider, model: s.task.model, status: s.task.status, reused: !s.bought })),
+    costEstimated: fromMicros(t.costEstimated),
+    costBilled: fromMicros(t.costBilled),
+    currency: t.currency,
+    createdAt: iso(t.take.createdAt)!,
+    finishedAt: iso(t.finishedAt),
+  };
 }

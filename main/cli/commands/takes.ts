@@ -1,6 +1,5 @@
-import { describeTakes, pickTake, TakeRefused, type TakeSummary } from '../../pipeline/takes.ts';
+import { describeTakes, pickTake, takeAsJson, TakeRefused, type TakeSummary } from '../../pipeline/takes.ts';
 import { openStudio } from '../../studio.ts';
-import { fromMicros } from '../../tasks/model.ts';
 import { parse, wholeNumber } from '../args.ts';
 import { UsageError } from '../errors.ts';
 import type { CliContext } from '../main.ts';
@@ -19,28 +18,6 @@ function cost(t: TakeSummary): string {
   return t.costEstimated === null ? 'price unknown' : `${money(t.costEstimated, t.currency)} estimated`;
 }
 
-/** One take as `studio takes --json` gives it; money in currency units, times in ISO 8601. */
-function takeJson(t: TakeSummary) {
-  return {
-    scene: t.take.scene,
-    take: t.take.take,
-    picked: t.picked,
-    state: t.state,
-    problem: t.problem,
-    imagePrompt: t.take.imagePrompt,
-    motionPrompt: t.take.motionPrompt,
-    narration: t.take.narration,
-    duration: t.take.duration,
-    seed: t.take.seed,
-    steps: t.steps.map((s) => ({ kind: s.kind, taskId: s.task.id, provider: s.task.provider, model: s.task.model, status: s.task.status, reused: !s.bought })),
-    costEstimated: fromMicros(t.costEstimated),
-    costBilled: fromMicros(t.costBilled),
-    currency: t.currency,
-    createdAt: iso(t.take.createdAt),
-    finishedAt: iso(t.finishedAt),
-  };
-}
-
 /** `takes PROJECT [SCENE] [--json]`: every take of each scene, and which one the render uses. */
 export async function takes(argv: string[], ctx: CliContext) {
   const { values, positionals } = parse(argv, { json: { type: 'boolean' } }, 2);
@@ -56,7 +33,7 @@ export async function takes(argv: string[], ctx: CliContext) {
       throw new UsageError(`scene "${scene}" has no takes${scenes.length ? `; the scenes with takes are ${scenes.join(', ')}` : ' yet: run "studio generate" first'}`);
     }
     if (values.json) {
-      ctx.out(JSON.stringify(list.map(takeJson), null, 2));
+      ctx.out(JSON.stringify(list.map(takeAsJson), null, 2));
       return;
     }
     if (list.length === 0) {
