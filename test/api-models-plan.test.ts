@@ -87,7 +87,7 @@ describe('scenePlan', () => {
   it('maps the storyboard to its steps per scene: waiting for what, at the provider, ready, and a paid result lost', async () => {
     const { service, studio } = await start(600);
     await service.createProject('Fox');
-    expect(await service.scenePlan('Fox')).toEqual({ scenes: [], render: null });
+    expect(await service.scenePlan('Fox')).toEqual({ scenes: [], render: null, videoReady: null });
     await service.saveStoryboard('Fox', {
       scenes: [
         { id: 'dawn', imagePrompt: 'a fox asleep in snow', narration: 'At dawn, the fox wakes.', duration: 1 },

@@ -56,6 +56,18 @@ export interface TaskView {
   submitStartedAt: string | null;
   createdAt: string;
   finishedAt: string | null;
+  /** While it runs: when it is likely to finish, from this model's past durations here; null with no history yet. */
+  eta: EtaView | null;
+}
+
+/** An estimate of when work ends, learned from how long the same model's requests took on this machine. */
+export interface EtaView {
+  /** When it is likely to be done; null once it runs longer than nine in ten past requests (no honest estimate). */
+  expectedAt: string | null;
+  /** Past that slow tail. */
+  late: boolean;
+  /** "about 40 s left", "taking longer than usual". */
+  text: string;
 }
 
 export interface TaskPage {
@@ -274,6 +286,12 @@ export interface ScenePlanView {
   scenes: { id: string; steps: PlanStepView[] }[];
   /** The finished video's step. */
   render: PlanStepView | null;
+  /**
+   * When the finished video is likely to be ready: the longest chain of what is left (image, clip, render), from
+   * each model's past durations here. Null when it is ready, when something waits on a person or a Generate, or
+   * when a model of a step left has no history yet.
+   */
+  videoReady: EtaView | null;
 }
 
 /** One file of a saved result. */

@@ -1,9 +1,11 @@
+import type { LearnedDurations } from '../engine/durations.ts';
+import { criticalPath, stepEta, videoEtaWords, type PathStep, type StepEta, type VideoEta } from '../engine/eta.ts';
 import { outputRefs } from '../engine/outputRefs.ts';
 import { bindStepRefs, type PlannedStep } from '../pipeline/planner.ts';
 import type { Decided } from '../pipeline/reuse.ts';
 import { inputHash } from '../tasks/inputHash.ts';
 import { fromMicros, type Kind, type Task } from '../tasks/model.ts';
-import type { PlanStepView, ScenePlanView, StepState, TaskView } from './contract.ts';
+import type { EtaView, PlanStepView, ScenePlanView, StepState, TaskView } from './contract.ts';
 
 const WORDS: Record<Kind, string> = { image: 'image', clip: 'clip', speech: 'narration', render: 'the finished video' };
 
@@ -45,6 +47,36 @@ export interface ScenePlanDeps {
   get(id: number): Task | undefined;
   withSameInput(projectId: number, hash: string): Task[];
   view(task: Task, labels: ReadonlyMap<number, string>): TaskView;
+  /** A running task's estimate; null for one not running or with no history. */
+  eta(task: Task): StepEta | null;
+  /** A model's past durations here, for the steps not started yet. */
+  learned(provider: string, model: string): LearnedDurations | null;
+  now: number;
+}
+
+/** An estimate as the API gives it, with its words. */
+export function etaView(eta: StepEta | VideoEta, now: number, text: string): EtaView {
+  return { expectedAt: eta.late || eta.remainingMs === null ? null : new Date(now + eta.remainingMs).toISOString(), late: eta.late, text };
+}
+
+/**
+ * When the finished video is likely to be ready: null when it is, or when a step waits on a person or a
+ * Generate (failed, lost, not generated), or when a step left has a model with no history here.
+ */
+function videoReady(decided: readonly Decided[], views: readonly PlanStepView[], deps: ScenePlanDeps): EtaView | null {
+  if (views.find((v) => v.kind === 'render')?.state === 'ready') return null;
+  const steps: PathStep[] = [];
+  for (const [i, { step, verdict }] of decided.entries()) {
+    const state = views[i]!.state;
+    let eta: StepEta | null;
+    if (state === 'ready') eta = { remainingMs: 0, late: false };
+    else if (state === 'waiting' || state === 'queued') eta = stepEta(deps.learned(step.provider, step.model), 0);
+    else if ((state === 'sending' || state === 'at the provider') && verdict.action === 'reuse') eta = deps.eta(verdict.task);
+    else return null;
+    steps.push({ key: step.key, dependsOn: step.dependsOn, eta });
+  }
+  const path = criticalPath(steps);
+  return path && etaView(path, deps.now, videoEtaWords(path));
 }
 
 /**
@@ -53,7 +85,7 @@ export interface ScenePlanDeps {
  * cancelled attempt at the same input, if there is one, so what went wrong stays in view.
  */
 export function scenePlan(decided: readonly Decided[] | null, deps: ScenePlanDeps): ScenePlanView {
-  if (!decided) return { scenes: [], render: null };
+  if (!decided) return { scenes: [], render: null, videoReady: null };
   const labels = planLabels(decided);
   const byKey = new Map(decided.map((d) => [d.step.key, d]));
   // The same binding a Generate makes (reuse.ts decidePlan), to find earlier attempts at a step's exact input.
@@ -92,5 +124,5 @@ export function scenePlan(decided: readonly Decided[] | null, deps: ScenePlanDep
     const scene = scenes.find((s) => s.id === v.scene) ?? scenes[scenes.push({ id: v.scene, steps: [] }) - 1]!;
     scene.steps.push(v);
   }
-  return { scenes, render: views.find((v) => v.kind === 'render') ?? null };
+  return { scenes, render: views.find((v) => v.kind === 'render') ?? null, videoReady: videoReady(decided, views, deps) };
 }

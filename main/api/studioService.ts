@@ -8,7 +8,9 @@ import { checkProjectName, MAX_BUDGET, ProjectRefused } from '../projects/reposi
 import { isProviderId, PROVIDER_IDS, type Providers } from '../providers/registry.ts';
 import { checkSettingsPatch, PatchRefused } from './settingsPatch.ts';
 import { modelCatalogue } from './models.ts';
-import { pendingDependencies, planLabels, scenePlan } from './scenePlan.ts';
+import { etaView, pendingDependencies, planLabels, scenePlan } from './scenePlan.ts';
+import { learnDurations, type LearnedDurations } from '../engine/durations.ts';
+import { etaWords, stepEta, type StepEta } from '../engine/eta.ts';
 import { recordJournaledRequests, type Studio } from '../studio.ts';
 import { fromMicros, isKind, toMicros, type Task } from '../tasks/model.ts';
 import { RENDER_PROVIDER } from '../pipeline/planner.ts';
@@ -42,6 +44,12 @@ import type {
   TaskView,
   UnknownTask,
 } from './contract.ts';
+
+/** Estimates of when running tasks end, all judged at `now`. */
+interface Etas {
+  now: number;
+  of(t: Task): StepEta | null;
+}
 
 /** A refusal the person can act on; hosts pass its message to the UI as it is. */
 export class ApiError extends Error {}
@@ -104,8 +112,46 @@ export class StudioService implements StudioApi {
     return project;
   }
 
-  /** `labels`: what the tasks of the current plan make, to name what a waiting task waits for. */
-  view(t: Task, labels: ReadonlyMap<number, string> = new Map()): TaskView {
+  /**
+   * This call's reader of learned durations: each provider and model is read once, however many rows share it.
+   * A render is made here, so its time counts from its claim; a provider's, from the provider's acceptance.
+   */
+  private durations(): (provider: string, model: string) => LearnedDurations | null {
+    const memo = new Map<string, LearnedDurations | null>();
+    return (provider, model) => {
+      const key = `${provider}\u0000${model}`;
+      if (!memo.has(key)) {
+        const tasks = this.studio.tasks;
+        memo.set(key, learnDurations(provider === RENDER_PROVIDER ? tasks.recentRenderDurations(provider, model) : tasks.recentDurations(provider, model)));
+      }
+      return memo.get(key)!;
+    };
+  }
+
+  /**
+   * How far each running task of `tasks` is likely to be from done. Reads nothing for tasks not running; for
+   * those that are, one read per model and one for when the running renders were claimed.
+   */
+  private etas(tasks: readonly Task[], learned = this.durations()): Etas {
+    const renders = tasks.filter((t) => t.status === 'RUNNING' && t.provider === RENDER_PROVIDER).map((t) => t.id);
+    const claimed = this.studio.tasks.claimedAt(renders);
+    const now = this.studio.clock.now();
+    const of = (t: Task): StepEta | null => {
+      if (t.status === 'SUBMITTED' && t.submittedAt !== null) return stepEta(learned(t.provider, t.model), now - t.submittedAt);
+      if (t.status !== 'RUNNING') return null;
+      if (t.provider !== RENDER_PROVIDER) return stepEta(learned(t.provider, t.model), 0); // still being sent
+      const since = claimed.get(t.id);
+      return since === undefined ? null : stepEta(learned(t.provider, t.model), now - since);
+    };
+    return { now, of };
+  }
+
+  /**
+   * `labels`: what the tasks of the current plan make, to name what a waiting task waits for. `eta`: a page's
+   * estimates read together (see etas); by default, this one task's.
+   */
+  view(t: Task, labels: ReadonlyMap<number, string> = new Map(), eta: Etas = this.etas([t])): TaskView {
+    const due = eta.of(t);
     return {
       id: t.id,
       projectId: t.projectId,
@@ -131,6 +177,7 @@ export class StudioService implements StudioApi {
       submitStartedAt: iso(t.submitStartedAt),
       createdAt: iso(t.createdAt)!,
       finishedAt: iso(t.finishedAt),
+      eta: due && etaView(due, eta.now, etaWords(due)),
     };
   }
 
@@ -205,7 +252,8 @@ export class StudioService implements StudioApi {
     const p = this.project(project);
     const page = this.studio.tasks.page(p.id, safeOffset, Math.min(500, Math.max(1, Math.floor(Number(limit) || 50))));
     const labels = page.tasks.some((t) => t.status === 'PENDING') ? planLabels(this.currentPlan(p)) : new Map<number, string>();
-    return { total: page.total, offset: safeOffset, tasks: page.tasks.map((t) => this.view(t, labels)) };
+    const eta = this.etas(page.tasks);
+    return { total: page.total, offset: safeOffset, tasks: page.tasks.map((t) => this.view(t, labels, eta)) };
   }
 
   async unknownTasks(): Promise<UnknownTask[]> {
@@ -438,11 +486,17 @@ export class StudioService implements StudioApi {
 
   async scenePlan(project: string): Promise<ScenePlanView> {
     const p = this.project(project);
-    return scenePlan(this.currentPlan(p), {
+    const decided = this.currentPlan(p);
+    const learned = this.durations();
+    const eta = this.etas(decided?.flatMap((d) => (d.verdict.action === 'reuse' ? [d.verdict.task] : [])) ?? [], learned);
+    return scenePlan(decided, {
       projectId: p.id,
       get: (id) => this.studio.tasks.get(id),
       withSameInput: (id, hash) => this.studio.tasks.withSameInput(id, hash),
-      view: (t, labels) => this.view(t, labels),
+      view: (t, labels) => this.view(t, labels, eta),
+      eta: eta.of,
+      learned,
+      now: eta.now,
     });
   }
 

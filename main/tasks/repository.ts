@@ -671,6 +671,31 @@ export class TaskRepository {
       .all(provider, model, limit) as number[];
   }
 
+  /**
+   * How long the latest successful renders took on this machine, from their claim to the file saved (newest
+   * first): a render is made here, so it has no provider's acceptance to count from.
+   */
+  recentRenderDurations(provider: string, model: string, limit = 50): number[] {
+    return this.stmt(
+      `SELECT d FROM (SELECT t.finished_at - (SELECT max(e.at) FROM task_events e
+                                              WHERE e.task_id = t.id AND e.to_status = 'RUNNING' AND e.from_status = 'PENDING') AS d
+                        FROM tasks t WHERE t.provider = ? AND t.model = ? AND t.status = 'SUCCEEDED' ORDER BY t.id DESC LIMIT ?)
+        WHERE d >= 0`,
+    )
+      .pluck()
+      .all(provider, model, limit) as number[];
+  }
+
+  /** When each of these running tasks was last claimed: where a render's time is counted from. */
+  claimedAt(ids: readonly number[]): Map<number, number> {
+    if (ids.length === 0) return new Map();
+    const rows = this.stmt(
+      `SELECT e.task_id AS id, max(e.at) AS at FROM json_each(@ids) w CROSS JOIN task_events e
+        WHERE e.task_id = w.value AND e.to_status = 'RUNNING' AND e.from_status = 'PENDING' GROUP BY e.task_id`,
+    ).all({ ids: JSON.stringify(ids) }) as { id: number; at: number }[];
+    return new Map(rows.map((r) => [r.id, r.at]));
+  }
+
   /** Renders finished so far, so the desktop app can say when a new one is ready. */
   finishedRenders(): number {
     return this.stmt(`SELECT count(*) FROM tasks WHERE kind = 'render' AND status = 'SUCCEEDED'`).pluck().get() as number;
@@ -861,6 +886,7 @@ export class TaskRepository {
        AND (@projectId IS NULL OR t.project_id = @projectId) AND (@kind IS NULL OR t.kind = @kind)
        AND (@provider IS NULL OR t.provider = @provider)
        AND (@from IS NULL OR t.finished_at >= @from) AND (@to IS NULL OR t.finished_at < @to)
+       AND (@raw IS NULL OR instr(lower(t.input_json), lower(@raw)) > 0)
        AND (@search IS NULL OR instr(lower(coalesce(json_extract(t.input_json, '$.prompt'), '') || ' ' || coalesce(json_extract(t.input_json, '$.text'), '')), lower(@search)) > 0)`;
     const params = {
       projectId: filter.projectId ?? null,
@@ -869,6 +895,9 @@ export class TaskRepository {
       from: filter.from ?? null,
       to: filter.to ?? null,
       search: filter.search ? filter.search : null,
+      // Words with no character JSON escapes appear as they are in the stored input: a plain match on its text
+      // first spares parsing the JSON of every row that cannot match (most of them, at 100,000 results).
+      raw: filter.search && !/["\\\u0000-\u001f]/.test(filter.search) ? filter.search : null,
     };
     return this.tx(() => {
       const total = this.stmt(`SELECT count(*) FROM tasks t WHERE ${where}`).pluck().get(params) as number;
@@ -883,7 +912,16 @@ export class TaskRepository {
 
   /** The providers that have saved results, for the library's filter. */
   libraryProviders(): string[] {
-    return this.stmt(`SELECT DISTINCT provider FROM tasks WHERE status = 'SUCCEEDED' ORDER BY provider`).pluck().all() as string[];
+    // One step per provider along the index by provider (tasks_durations), not a pass over every result.
+    return this.stmt(
+      `WITH RECURSIVE p(provider) AS (
+         SELECT min(provider) FROM tasks WHERE status = 'SUCCEEDED'
+         UNION ALL
+         SELECT (SELECT min(provider) FROM tasks WHERE status = 'SUCCEEDED' AND provider > p.provider) FROM p WHERE p.provider IS NOT NULL)
+       SELECT provider FROM p WHERE provider IS NOT NULL`,
+    )
+      .pluck()
+      .all() as string[];
   }
 
   /**
@@ -892,17 +930,22 @@ export class TaskRepository {
    */
   scenesOf(ids: readonly number[]): Map<number, string | null> {
     if (ids.length === 0) return new Map();
+    // Found through the dependency rows a Generate writes (a render depends on each clip and narration, a clip on
+    // its image), so only the renders that used these tasks are read, however many renders the studio made.
+    // CROSS JOIN keeps that order: left to itself the planner reads every render first.
     const rows = this.stmt(
       `WITH wanted(id) AS (SELECT value FROM json_each(@ids)),
-            uses AS (SELECT r.id AS render, json_extract(s.value, '$.id') AS scene,
-                            json_extract(s.value, '$.clip."$output"') AS clip, json_extract(s.value, '$.narration."$output"') AS speech
-                       FROM tasks r, json_each(r.input_json, '$.scenes') s
-                      WHERE r.kind = 'render' AND r.project_id IN (SELECT project_id FROM tasks WHERE id IN (SELECT id FROM wanted)))
-       SELECT w.id AS id,
-              (SELECT u.scene FROM uses u
-                WHERE u.clip = w.id OR u.speech = w.id
-                   OR u.clip IN (SELECT c.id FROM tasks c WHERE c.kind = 'clip' AND json_extract(c.input_json, '$.image_url."$output"') = w.id)
-                ORDER BY u.render DESC LIMIT 1) AS scene
+            part(wanted, id) AS (
+              SELECT id, id FROM wanted
+              UNION ALL
+              SELECT w.id, c.id FROM wanted w CROSS JOIN task_dependencies d CROSS JOIN tasks c
+               WHERE d.depends_on = w.id AND c.id = d.task_id AND c.kind = 'clip'),
+            uses(wanted, render, scene) AS MATERIALIZED (
+              SELECT p.wanted, r.id, json_extract(s.value, '$.id')
+                FROM part p CROSS JOIN task_dependencies d CROSS JOIN tasks r CROSS JOIN json_each(r.input_json, '$.scenes') s
+               WHERE d.depends_on = p.id AND r.id = d.task_id AND r.kind = 'render'
+                 AND (json_extract(s.value, '$.clip."$output"') = p.id OR json_extract(s.value, '$.narration."$output"') = p.id))
+       SELECT w.id AS id, (SELECT u.scene FROM uses u WHERE u.wanted = w.id ORDER BY u.render DESC LIMIT 1) AS scene
          FROM wanted w`,
     ).all({ ids: JSON.stringify(ids) }) as { id: number; scene: string | null }[];
     return new Map(rows.map((r) => [r.id, r.scene]));

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 
 interface Loaded<T> {
   /** Whose data this is, so nothing of one project is ever shown as another's. */
@@ -15,10 +15,20 @@ interface Loaded<T> {
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[], scope = ''): { data: T | undefined; error: string | null; reload: () => void } {
   const [loaded, setLoaded] = useState<Loaded<T>>({ scope, error: null });
   const [tick, setTick] = useState(0);
+  // Loads asked for and shown, in order: a load that a change overtook is still shown if nothing newer is yet
+  // (a page opening is followed at once by the first change, which would otherwise throw its first answer away).
+  const order = useRef({ asked: 0, shown: 0, scope });
+  order.current.scope = scope;
   useEffect(() => {
     let live = true;
+    const n = ++order.current.asked;
     load().then(
-      (data) => live && setLoaded({ scope, data, error: null }),
+      (data) => {
+        const o = order.current;
+        if (!live && (o.scope !== scope || n < o.shown)) return;
+        o.shown = n;
+        setLoaded({ scope, data, error: null });
+      },
       (e: Error) => live && setLoaded((was) => ({ scope, data: was.scope === scope ? was.data : undefined, error: e.message })),
     );
     return () => {

@@ -1,5 +1,5 @@
 import { useRef, useState } from 'react';
-import type { PlanStepView } from '../../../main/api/contract.ts';
+import type { EtaView, PlanStepView } from '../../../main/api/contract.ts';
 import { mediaSrc } from '../api.ts';
 import { useAction } from '../useLoad.ts';
 import { StepState } from './ScenePreview.tsx';
@@ -8,7 +8,7 @@ import { StepState } from './ScenePreview.tsx';
  * The finished video at a size worth watching, with the browser's own controls (play, pause, scrub, volume,
  * full screen). In the desktop app it can be saved elsewhere or shown in its folder; in a browser, downloaded.
  */
-export function FinalVideo({ project, render }: { project: string; render: PlanStepView | null }) {
+export function FinalVideo({ project, render, ready = null }: { project: string; render: PlanStepView | null; ready?: EtaView | null }) {
   const video = useRef<HTMLVideoElement>(null);
   const action = useAction();
   const [saved, setSaved] = useState<string | null>(null);
@@ -56,9 +56,17 @@ export function FinalVideo({ project, render }: { project: string; render: PlanS
           )}
         </>
       ) : (
-        <p data-testid="final-state">
-          <StepState step={render} />
-        </p>
+        <>
+          <p data-testid="final-state">
+            <StepState step={render} />
+          </p>
+          {ready && (
+            <p className={`eta${ready.late ? ' late' : ''}`} data-testid="video-ready">
+              The video: {ready.text}
+              {ready.expectedAt && ` (ready by about ${new Date(ready.expectedAt).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })})`}
+            </p>
+          )}
+        </>
       )}
     </section>
   );

@@ -1,10 +1,15 @@
-import type { PlanStepView, ScenePlanView } from '../../../main/api/contract.ts';
+import type { EtaView, PlanStepView, ScenePlanView } from '../../../main/api/contract.ts';
 import { mediaSrc, money, studio } from '../api.ts';
 import { useLoad } from '../useLoad.ts';
 
 /** The project's plan per scene, fetched again at every change the engine makes, so previews fill in as work lands. */
 export function useScenePlan(project: string, version: number, saved: unknown) {
   return useLoad<ScenePlanView>(() => studio.scenePlan(project), [version, saved], project);
+}
+
+/** When a running step is likely to end, from its model's past durations here; nothing without a history. */
+function Eta({ eta }: { eta: EtaView | null | undefined }) {
+  return eta ? <small className={`eta${eta.late ? ' late' : ''}`} data-testid="eta"> {eta.text}</small> : null;
 }
 
 /** Where one step stands, in words; a step waiting on another names it rather than showing a bar. */
@@ -16,13 +21,18 @@ export function StepState({ step }: { step: PlanStepView }) {
     case 'queued':
       return <span className="state queued">queued, to be sent when a slot is free</span>;
     case 'sending':
-      return <span className="state sending">sending to {step.provider}…</span>;
+      return (
+        <span className="state sending">
+          sending to {step.provider}…<Eta eta={t?.eta} />
+        </span>
+      );
     case 'at the provider':
       return (
         <span className="state at-provider">
           at {step.provider}
           {t?.progress !== null && t?.progress !== undefined ? ` (${Math.round(t.progress * 100)}%)` : ''}
           <progress max={1} value={t?.progress ?? undefined} aria-label={`${step.label} progress`} />
+          <Eta eta={t?.eta} />
           {t?.note && <small className="note"> {t.note}</small>}
         </span>
       );

@@ -141,7 +141,7 @@ export function StoryboardView({ project, version }: { project: string; version:
           </p>
         )}
       </section>
-      <FinalVideo project={project} render={plan.data?.render ?? null} />
+      <FinalVideo project={project} render={plan.data?.render ?? null} ready={plan.data?.videoReady ?? null} />
       <EstimatePanel project={project} version={version} stale={dirty} savedAt={saved.data} />
     </div>
   );

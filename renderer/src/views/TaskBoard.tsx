@@ -116,7 +116,15 @@ function Row({ task, onOpen, onCancel }: { task: TaskView; onOpen: (id: number) 
               waiting for: {task.waitingFor.join(', ')}
             </div>
           ) : (
-            <progress max={1} value={task.progress ?? undefined} aria-label={`task ${task.id} progress`} />
+            <>
+              <progress max={1} value={task.progress ?? undefined} aria-label={`task ${task.id} progress`} />
+              {task.eta && (
+                <span className={`eta${task.eta.late ? ' late' : ''}`} data-testid="eta" title={task.eta.expectedAt ? `expected by ${new Date(task.eta.expectedAt).toLocaleTimeString()}` : undefined}>
+                  {' '}
+                  {task.eta.text}
+                </span>
+              )}
+            </>
           ))}
       </div>
       <div className="cost">
@@ -142,7 +150,11 @@ function Row({ task, onOpen, onCancel }: { task: TaskView; onOpen: (id: number) 
 /** Every task of the project, newest first; only the rows in view are fetched and drawn, so thousands stay smooth. */
 export function TaskBoard({ project, version }: { project: string; version: number }) {
   const [total, setTotal] = useState(0);
-  const [pages, setPages] = useState(new Map<number, TaskView[]>());
+  // Each page with the change version it was read at: a change reads again the pages in view, and shows the
+  // rows it had until the new ones come, so the board never empties while the engine works.
+  const [pages, setPages] = useState(new Map<number, { version: number; tasks: TaskView[] }>());
+  // Pages being read, with the version asked for, so a page is not asked for twice at once.
+  const asked = useRef(new Map<number, number>());
   const [scroll, setScroll] = useState(0);
   const [height, setHeight] = useState(600);
   const [error, setError] = useState<string | null>(null);
@@ -154,8 +166,9 @@ export function TaskBoard({ project, version }: { project: string; version: numb
   const first = Math.max(0, Math.floor(scroll / ROW) - 5);
   const last = Math.min(total, Math.ceil((scroll + height) / ROW) + 5);
   const wanted = [...new Set([Math.floor(first / PAGE), Math.floor(Math.max(first, last - 1) / PAGE)])];
+  const inView = useRef(wanted);
+  inView.current = wanted;
 
-  useEffect(() => setPages(new Map()), [project, version]);
   useEffect(() => {
     const el = box.current;
     if (!el) return;
@@ -163,28 +176,42 @@ export function TaskBoard({ project, version }: { project: string; version: numb
     resize.observe(el);
     return () => resize.disconnect();
   }, []);
+  const mounted = useRef(true);
   useEffect(() => {
-    let live = true;
+    mounted.current = true;
+    return () => {
+      mounted.current = false;
+    };
+  }, []);
+  useEffect(() => {
     for (const page of wanted) {
-      if (pages.has(page)) continue;
+      if (pages.get(page)?.version === version || asked.current.get(page) === version) continue;
+      asked.current.set(page, version);
       studio.listTasks(project, page * PAGE, PAGE).then(
         (p) => {
-          if (!live) return;
+          if (asked.current.get(page) === version) asked.current.delete(page);
+          if (!mounted.current) return;
           setTotal(p.total);
-          setPages((old) => new Map(old).set(page, p.tasks));
+          // Pages far from view are let go of, so scrolling through 100,000 tasks keeps a few pages in memory.
+          const near = (k: number) => inView.current.some((w) => Math.abs(k - w) <= 2);
+          setPages((old) => {
+            if ((old.get(page)?.version ?? -1) > version) return old;
+            const kept = new Map([...old].filter(([k]) => near(k)));
+            return near(page) ? kept.set(page, { version, tasks: p.tasks }) : kept;
+          });
           setError(null);
         },
-        (e: Error) => live && setError(e.message),
+        (e: Error) => {
+          if (asked.current.get(page) === version) asked.current.delete(page);
+          if (mounted.current) setError(e.message);
+        },
       );
     }
-    return () => {
-      live = false;
-    };
-  }, [project, pages, wanted.join(',')]);
+  }, [project, version, pages, wanted.join(',')]);
 
   const rows: [number, TaskView][] = [];
   for (let i = first; i < last; i++) {
-    const t = pages.get(Math.floor(i / PAGE))?.[i % PAGE];
+    const t = pages.get(Math.floor(i / PAGE))?.tasks[i % PAGE];
     if (t) rows.push([i, t]);
   }
   return (
