@@ -142,6 +142,16 @@ export async function pollUntilDone(
     if (streaming && clock.now() < deadline) {
       const ended = await follow();
       if (ended) return ended;
+      // A stream refused with Retry-After (a 429) is not followed by a poll sooner than the provider asked.
+      if (retryAfter) {
+        try {
+          await clock.sleep(Math.min(retryAfter, Math.max(0, deadline - clock.now())), signal);
+        } catch {
+          return { state: 'stopped' };
+        }
+        retryAfter = undefined;
+        noteSleep();
+      }
     }
     const late = clock.now() >= deadline;
     const overdue = clock.now() >= overdueAt;

@@ -8,6 +8,8 @@ export async function* eventData(body: AsyncIterable<Uint8Array>, limitBytes = 1
   const decoder = new TextDecoder();
   let pending = '';
   let data: string[] = [];
+  /** The data lines of one event count against the limit too: a stream of lines with no blank one would grow without end. */
+  let dataChars = 0;
   let skipLf = false;
   for await (const chunk of body) {
     pending += decoder.decode(chunk, { stream: true });
@@ -27,9 +29,14 @@ export async function* eventData(body: AsyncIterable<Uint8Array>, limitBytes = 1
       if (line === '') {
         if (data.length > 0) yield data.join('\n');
         data = [];
+        dataChars = 0;
       } else if (line.startsWith('data')) {
         const value = line.length === 4 ? '' : line[4] === ':' ? line.slice(line[5] === ' ' ? 6 : 5) : null;
-        if (value !== null) data.push(value);
+        if (value !== null) {
+          dataChars += value.length + 1;
+          if (dataChars > limitBytes) throw new Error(`an event longer than ${limitBytes} bytes`);
+          data.push(value);
+        }
       }
     }
     pending = pending.slice(start);
