@@ -24,6 +24,7 @@ describe('when to look at a request next', () => {
     ['learned, very late: never past the longest gap', { elapsedMs: 300_000 }, 10_000],
     ['Retry-After stands over a close look', { elapsedMs: 15_000, retryAfterMs: 3_000 }, 3_000],
     ['Retry-After stands over the longest gap', { elapsedMs: 300_000, retryAfterMs: 60_000 }, 60_000],
+    ['a clock set back an hour since the submit: the first look when the quick ones end', { elapsedMs: -3_600_000 }, 10_900],
     ['a narrow spread never looks more often than the shortest gap', { learned: learnDurations([5_000, 5_000, 5_001]), elapsedMs: 5_000 }, 250],
   ] as [string, Partial<PollScheduleInput>, number][])('%s', (_, change, wait) => {
     expect(nextPollDelay({ ...base, ...change })).toBe(wait);

@@ -36,9 +36,12 @@ export function nextPollDelay(p: PollScheduleInput): number {
   } else {
     const { fastMs, slowMs } = p.learned;
     const fine = clamp((slowMs - fastMs) / LOOKS_IN_WINDOW);
-    if (p.elapsedMs < fastMs) wait = Math.max(p.minMs, fastMs - p.elapsedMs);
-    else if (p.elapsedMs <= slowMs) wait = fine;
-    else wait = clamp(Math.max(fine, (p.elapsedMs - slowMs) * BACKOFF_SHARE));
+    // Wall time that went back (a clock set back, a submit stamped by a machine whose clock runs ahead) never
+    // puts the first look past the quick durations.
+    const elapsedMs = Math.max(0, p.elapsedMs);
+    if (elapsedMs < fastMs) wait = Math.max(p.minMs, fastMs - elapsedMs);
+    else if (elapsedMs <= slowMs) wait = fine;
+    else wait = clamp(Math.max(fine, (elapsedMs - slowMs) * BACKOFF_SHARE));
   }
   return Math.round(Math.max(wait, p.retryAfterMs ?? 0));
 }
