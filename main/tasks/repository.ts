@@ -215,14 +215,15 @@ export class TaskRepository {
    * Claims up to the free slots of one kind in one statement: fresh work whose dependencies all succeeded,
    * submitted work nobody holds (an adopted request), and rows whose lease ran out under another owner (unless `reclaimExpired` is off, as it is just after a
    * system sleep, while the other owners renew). A SUBMITTED row stays SUBMITTED, so its saved request id
-   * sends it to polling, never back through submit.
+   * sends it to polling, never back through submit. This owner's own rows hold their slots even when their
+   * lease ran out (a held lock stopped the heartbeat): they are still running here.
    */
   claim(kind: Kind, concurrency: number, leaseMs: number, lease: Lease, reclaimExpired = true): Task[] {
     return this.tx(() => {
       const rows = this.stmt(
         `WITH slots(n) AS (
            SELECT max(0, @concurrency - count(*)) FROM tasks
-            WHERE kind = @kind AND ${LEASED} AND lease_expires_at >= @now)
+            WHERE kind = @kind AND ${LEASED} AND (lease_expires_at >= @now OR lease_owner = @owner))
          UPDATE tasks
             SET lease_owner = @owner, lease_expires_at = @expires, heartbeat_at = @now, updated_at = @now,
                 status = CASE WHEN status = 'PENDING' THEN 'RUNNING' ELSE status END

@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { openStudio } from '../main/studio.ts';
+import { tempDir } from './helpers/tmp.ts';
+
+describe('the per-kind concurrency', () => {
+  it('counts this owner\'s running tasks whose lease ran out (a held lock stopped the heartbeat), so no third one starts', () => {
+    const studio = openStudio(tempDir());
+    try {
+      const project = studio.projects.ensure('Film', 1);
+      const enqueue = (prompt: string) => studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt } }, 1);
+      for (const p of ['a', 'b', 'c']) enqueue(p);
+      const running = studio.tasks.claim('image', 2, 1_000, { owner: 'me', now: 10 });
+      expect(running).toHaveLength(2);
+      // Later than the leases' end: they are still running in this process.
+      expect(studio.tasks.claim('image', 2, 1_000, { owner: 'me', now: 5_000 })).toHaveLength(0);
+    } finally {
+      studio.close();
+    }
+  });
+});
