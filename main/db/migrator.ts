@@ -39,12 +39,17 @@ export function assertKnownVersion(db: Db, migrations: Migration[]): number {
   return current;
 }
 
-/** Applies each pending migration in its own transaction; the schema version lives in user_version. */
+/**
+ * Applies each pending migration in its own transaction; the schema version lives in user_version. The
+ * version is read again inside each write transaction: another process opening the same new database at the
+ * same moment may have applied it since this one looked.
+ */
 export function migrate(db: Db, migrations: Migration[]): number {
   const current = assertKnownVersion(db, migrations);
   const latest = migrations.length;
   for (const m of migrations.slice(current)) {
     db.transaction(() => {
+      if ((db.pragma('user_version', { simple: true }) as number) >= m.version) return;
       db.exec(m.sql);
       db.pragma(`user_version = ${m.version}`);
     }).immediate();
