@@ -54,6 +54,43 @@ function ProviderChart({ rows }: { rows: SpendOverview['byProvider'] }) {
 }
 
 /** Every project against its budget, and spend per provider and per model over all of them. */
+/** Per provider and model: what was billed against what the same requests had been estimated at. */
+function ModelTable({ rows, testId }: { rows: (ModelSpendView & { currency: string })[]; testId: string }) {
+  return (
+    <table className="by-model" data-testid={testId}>
+      <thead>
+        <tr>
+          <th>Model</th>
+          <th>Tasks</th>
+          <th>Billed</th>
+          <th>Estimated for those</th>
+          <th>Billed against estimate</th>
+          <th>Charged, no bill (estimate)</th>
+          <th>Possibly charged</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((m) => (
+          <tr key={`${m.provider} ${m.model} ${m.currency}`}>
+            <td>
+              {m.provider} {m.model}
+            </td>
+            <td className="num">{m.tasks}</td>
+            <td className="num">{money(m.billed, m.currency)}</td>
+            <td className="num">
+              {money(m.estimatedForBilled, m.currency)}
+              {m.billedUnestimated > 0 && <small> ({m.billedUnestimated} had no estimate)</small>}
+            </td>
+            <td className="num">{billedAgainstEstimate(m)}</td>
+            <td className="num">{money(m.estimatedOnly, m.currency)}</td>
+            <td className="num">{money(m.possiblyCharged, m.currency)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
 function Overview({ version }: { version: number }) {
   const overview = useLoad(() => studio.spendOverview(), [version]);
   const exporting = useAction();
@@ -106,37 +143,7 @@ function Overview({ version }: { version: number }) {
           {o.byModel.length > 0 && (
             <>
               <h3>Per model: billed against estimated</h3>
-              <table className="by-model" data-testid="spend-models-all">
-                <thead>
-                  <tr>
-                    <th>Model</th>
-                    <th>Tasks</th>
-                    <th>Billed</th>
-                    <th>Estimated for those</th>
-                    <th>Billed against estimate</th>
-                    <th>Charged, no bill (estimate)</th>
-                    <th>Possibly charged</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {o.byModel.map((m) => (
-                    <tr key={`${m.provider} ${m.model} ${m.currency}`}>
-                      <td>
-                        {m.provider} {m.model}
-                      </td>
-                      <td className="num">{m.tasks}</td>
-                      <td className="num">{money(m.billed, m.currency)}</td>
-                      <td className="num">
-                        {money(m.estimatedForBilled, m.currency)}
-                        {m.billedUnestimated > 0 && <small> ({m.billedUnestimated} had no estimate)</small>}
-                      </td>
-                      <td className="num">{billedAgainstEstimate(m)}</td>
-                      <td className="num">{money(m.estimatedOnly, m.currency)}</td>
-                      <td className="num">{money(m.possiblyCharged, m.currency)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+              <ModelTable rows={o.byModel} testId="spend-models-all" />
             </>
           )}
           <button onClick={() => void exporting.run(async () => saveText(await studio.spendCsv(null), 'all projects spend.csv'))}>Export CSV of all projects</button>
@@ -214,35 +221,7 @@ export function SpendView({ project, version }: { project: string; version: numb
             <span className="actual">■</span> billed <span className="estimated">■</span> estimated <span className="possiblyCharged">■</span> possibly charged
           </p>
           {r.byModel.length > 0 && (
-            <table className="by-model" data-testid="spend-by-model">
-              <thead>
-                <tr>
-                  <th>Model</th>
-                  <th>Tasks</th>
-                  <th>Billed</th>
-                  <th>Estimated for those</th>
-                  <th>Charged, no bill (estimate)</th>
-                  <th>Possibly charged</th>
-                </tr>
-              </thead>
-              <tbody>
-                {r.byModel.map((m) => (
-                  <tr key={`${m.provider} ${m.model}`}>
-                    <td>
-                      {m.provider} {m.model}
-                    </td>
-                    <td className="num">{m.tasks}</td>
-                    <td className="num">{money(m.billed, r.currency)}</td>
-                    <td className="num">
-                      {money(m.estimatedForBilled, r.currency)}
-                      {m.billedUnestimated > 0 && <small> ({m.billedUnestimated} had no estimate)</small>}
-                    </td>
-                    <td className="num">{money(m.estimatedOnly, r.currency)}</td>
-                    <td className="num">{money(m.possiblyCharged, r.currency)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <ModelTable rows={r.byModel.map((m) => ({ ...m, currency: r.currency }))} testId="spend-by-model" />
           )}
           <button onClick={download}>Export CSV of {project}</button>
           {exporting.error && <p className="error">{exporting.error}</p>}
