@@ -1,23 +1,17 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../main/simulator/server.ts';
-import { CHROMIUM, CHROMIUM_ARGS, hasChromium, serve } from '../helpers/browser.ts';
-import { writeSettings } from '../helpers/processes.ts';
+import { CHROMIUM, hasChromium, serve, useBrowser, quickSimulatorSettings } from '../helpers/browser.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 const SHOTS = 'test-results/screenshots';
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 if (!hasChromium) console.warn(`browser tests skipped: no Chromium at ${CHROMIUM} (install chromium or set CHROMIUM_PATH)`);
 
-let browser: Browser;
-beforeAll(async () => {
-  if (!hasChromium) return;
-  mkdirSync(SHOTS, { recursive: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-});
-afterAll(async () => browser?.close());
+const browser = useBrowser();
+beforeAll(() => mkdirSync(SHOTS, { recursive: true }));
 
 interface Finding {
   id: string;
@@ -45,14 +39,10 @@ describe.skipIf(!hasChromium)('accessibility, in Chromium', () => {
   it('axe-core finds no serious or critical violation in any view or in the decisions dialog; the dialog keeps the keyboard', async () => {
     sim = await startSimulator({ jobMs: 300 });
     const dataDir = tempDir();
-    writeSettings(dataDir, {
-      engine: { tickMs: 100, leaseMs: 60_000, poll: { intervalMs: 100, maxIntervalMs: 200 } },
-      providers: { simulator: { baseUrl: sim.url } },
-      ui: { confirmAbove: 100 },
-    });
+    quickSimulatorSettings(dataDir, sim.url);
     // The first paid request is marked sent and the host stops before it leaves: the next start has a decision for the person.
     const first = await serve(dataDir, { STUDIO_STOP_AT: 'after-mark:1' });
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const page = await browser().newPage({ viewport: { width: 1280, height: 800 } });
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(first.url);

@@ -1,27 +1,21 @@
 import { mkdirSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, CHROMIUM_ARGS, hasChromium, serve } from '../helpers/browser.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM, hasChromium, serve, useBrowser } from '../helpers/browser.ts';
 import { writeSettings } from '../helpers/processes.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 const SHOTS = 'test-results/screenshots';
 if (!hasChromium) console.warn(`browser tests skipped: no Chromium at ${CHROMIUM} (install chromium or set CHROMIUM_PATH)`);
 
-let browser: Browser;
-beforeAll(async () => {
-  if (!hasChromium) return;
-  mkdirSync(SHOTS, { recursive: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-});
-afterAll(async () => browser?.close());
+const browser = useBrowser();
+beforeAll(() => mkdirSync(SHOTS, { recursive: true }));
 
 describe.skipIf(!hasChromium)('a tab left open while the studio stops and starts again', () => {
   it('says at once that the studio stopped, then reconnects by itself and works, with no new address', async () => {
     const dataDir = tempDir();
     writeSettings(dataDir, { engine: { tickMs: 100 } });
     const first = await serve(dataDir);
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const page = await browser().newPage({ viewport: { width: 1280, height: 800 } });
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(first.url);

@@ -1,23 +1,18 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../main/simulator/server.ts';
 import { falQueue, realMedia, type Ledger } from '../fakes/providers.ts';
 import { startFake } from '../fakes/server.ts';
-import { CHROMIUM, CHROMIUM_ARGS, hasChromium, serve } from '../helpers/browser.ts';
+import { hasChromium, serve, useBrowser } from '../helpers/browser.ts';
 import { writeSettings } from '../helpers/processes.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 const SHOTS = 'test-results/screenshots';
 
-let browser: Browser;
-beforeAll(async () => {
-  if (!hasChromium) return;
-  mkdirSync(SHOTS, { recursive: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-});
-afterAll(async () => browser?.close());
+const browser = useBrowser();
+beforeAll(() => mkdirSync(SHOTS, { recursive: true }));
 
 const shot = (page: Page, name: string) => page.screenshot({ path: `${SHOTS}/${name}.png` });
 
@@ -36,7 +31,7 @@ describe.skipIf(!hasChromium)('providers, previews and the finished video in Chr
       providers: { simulator: { baseUrl: sim.url } },
     });
     const { host, url } = await serve(dataDir, { STUDIO_FAL_BASE_URL: fal.url, FAL_KEY: '' });
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
+    const context = await browser().newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
     const page = await context.newPage();
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));

@@ -2,8 +2,7 @@ import { mkdirSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../main/simulator/server.ts';
-import { CHROMIUM, hasChromium, serve, useBrowser } from '../helpers/browser.ts';
-import { writeSettings } from '../helpers/processes.ts';
+import { CHROMIUM, hasChromium, serve, useBrowser, quickSimulatorSettings } from '../helpers/browser.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 const SHOTS = 'test-results/screenshots';
@@ -21,11 +20,7 @@ describe.skipIf(!hasChromium)('the studio in Chromium, through the loopback host
   it('estimate, generate, progress, a crash mid-run, the decision it leaves, and the spend', async () => {
     sim = await startSimulator({ jobMs: 1_200 });
     const dataDir = tempDir();
-    writeSettings(dataDir, {
-      engine: { tickMs: 100, leaseMs: 60_000, poll: { intervalMs: 100, maxIntervalMs: 200 } },
-      providers: { simulator: { baseUrl: sim.url } },
-      ui: { confirmAbove: 100 },
-    });
+    quickSimulatorSettings(dataDir, sim.url);
     // The host stops itself at the fourth paid request (the first clip), after marking it and before it leaves;
     // other requests may be inside their own send windows. (A request the provider has named by then is recorded
     // from the receipt journal at the next start, so it needs no decision.)

@@ -5,8 +5,7 @@ import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../main/simulator/server.ts';
 import { cli } from '../helpers/cli.ts';
-import { hasChromium, serve, useBrowser } from '../helpers/browser.ts';
-import { writeSettings } from '../helpers/processes.ts';
+import { hasChromium, serve, useBrowser, quickSimulatorSettings } from '../helpers/browser.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 const SHOTS = 'test-results/screenshots';
@@ -58,11 +57,7 @@ describe.skipIf(!hasChromium)('takes in Chromium, through the loopback host', ()
   it('a second take made in the UI keeps the first; picking the first buys nothing and the render uses it', async () => {
     sim = await startSimulator({ jobMs: 300 });
     const dataDir = tempDir();
-    writeSettings(dataDir, {
-      engine: { tickMs: 100, leaseMs: 60_000, poll: { intervalMs: 100, maxIntervalMs: 200 } },
-      providers: { simulator: { baseUrl: sim.url } },
-      ui: { confirmAbove: 100 },
-    });
+    quickSimulatorSettings(dataDir, sim.url);
     const file = join(dataDir, 'board.json');
     writeFileSync(file, JSON.stringify(BOARD));
     expect((await cli(dataDir, 'storyboard', 'create', 'Fox', '--file', file)).code).toBe(0);

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
-import { startStudio, type StudioProcess } from './processes.ts';
+import { startStudio, writeSettings, type StudioProcess } from './processes.ts';
 
 /** Debian's Chromium; the UI is driven in a real browser through the loopback host. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -42,4 +42,13 @@ export function storedStoryboard(dataDir: string, project: string): string {
   } finally {
     db.close();
   }
+}
+
+/** Settings for a page test on the simulator: a quick engine, and no confirmation below 100 USD. */
+export function quickSimulatorSettings(dataDir: string, simulatorUrl: string): void {
+  writeSettings(dataDir, {
+    engine: { tickMs: 100, leaseMs: 60_000, poll: { intervalMs: 100, maxIntervalMs: 200 } },
+    providers: { simulator: { baseUrl: simulatorUrl } },
+    ui: { confirmAbove: 100 },
+  });
 }
