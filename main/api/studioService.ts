@@ -7,6 +7,7 @@ import { describeTakes, pickTake, takeAsJson, TakeRefused, type TakeSummary } fr
 import { checkProjectName, MAX_BUDGET, ProjectRefused } from '../projects/repository.ts';
 import { isProviderId, PROVIDER_IDS, type Providers } from '../providers/registry.ts';
 import { checkSettingsPatch, PatchRefused } from './settingsPatch.ts';
+import { spendCsv, spendOverview, spendReport } from './spendViews.ts';
 import { modelCatalogue } from './models.ts';
 import { etaView, pendingDependencies, planLabels, scenePlan } from './scenePlan.ts';
 import { learnDurations, type LearnedDurations } from '../engine/durations.ts';
@@ -22,7 +23,6 @@ import type {
   LibraryPage,
   LibraryQuery,
   OutputFileView,
-  ProviderSpendView,
   SpendOverview,
   TaskDetail,
   TaskRefView,
@@ -75,7 +75,6 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 const money = (micros: number | null) => fromMicros(micros);
 
 /** A CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180). */
-const csvField = (v: string) => (/[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
 
 function summary(t: Task): string {
   const input = t.input as Record<string, unknown>;
@@ -298,65 +297,15 @@ export class StudioService implements StudioApi {
   }
 
   async spend(project: string): Promise<SpendReport> {
-    const p = this.project(project);
-    const total = this.studio.tasks.spend(p.id)[0]!;
-    return {
-      project: p.name,
-      currency: p.currency,
-      totals: { actual: money(total.actual)!, estimated: money(total.estimated)!, possiblyCharged: money(total.possiblyCharged)! },
-      rows: this.studio.tasks.spendByDay(p.id).map((r) => ({ ...r, actual: money(r.actual)!, estimated: money(r.estimated)!, possiblyCharged: money(r.possiblyCharged)! })),
-      byModel: this.studio.tasks.spendByModel(p.id).map((m) => ({
-        ...m,
-        billed: money(m.billed)!,
-        estimatedForBilled: money(m.estimatedForBilled)!,
-        estimatedOnly: money(m.estimatedOnly)!,
-        possiblyCharged: money(m.possiblyCharged)!,
-      })),
-    };
+    return spendReport(this.studio.tasks, this.project(project));
   }
 
   async spendCsv(project: string | null): Promise<string> {
-    if (project === null) {
-      const lines = this.studio.tasks.spendByDayAll().map((r) => [csvField(r.project), r.day, r.provider, money(r.actual), money(r.estimated), money(r.possiblyCharged), r.currency].join(','));
-      return ['project,day,provider,billed,estimated,possibly_charged,currency', ...lines].join('\n') + '\n';
-    }
-    const report = await this.spend(project);
-    const lines = report.rows.map((r) => [r.day, r.provider, r.actual, r.estimated, r.possiblyCharged, report.currency].join(','));
-    return ['day,provider,billed,estimated,possibly_charged,currency', ...lines].join('\n') + '\n';
+    return spendCsv(this.studio.tasks, project === null ? null : this.project(project));
   }
 
   async spendOverview(): Promise<SpendOverview> {
-    const projects = this.studio.tasks.spend().map((r) => ({
-      name: r.project,
-      currency: r.currency,
-      billed: money(r.actual)!,
-      estimated: money(r.estimated)!,
-      possiblyCharged: money(r.possiblyCharged)!,
-      budget: money(r.budget),
-      shareUsed: r.budget === null || r.budget === 0 ? null : (r.actual + r.estimated + r.possiblyCharged) / r.budget,
-    }));
-    const byModel = this.studio.tasks.spendByModelAll();
-    const providers = new Map<string, ProviderSpendView>();
-    for (const m of byModel) {
-      const key = `${m.provider} ${m.currency}`;
-      const p = providers.get(key) ?? { provider: m.provider, currency: m.currency, billed: 0, estimated: 0, possiblyCharged: 0 };
-      // Summed in micro-units, converted once, so the figures do not drift.
-      p.billed += m.billed;
-      p.estimated += m.estimatedOnly;
-      p.possiblyCharged += m.possiblyCharged;
-      providers.set(key, p);
-    }
-    return {
-      projects,
-      byProvider: [...providers.values()].map((p) => ({ ...p, billed: money(p.billed)!, estimated: money(p.estimated)!, possiblyCharged: money(p.possiblyCharged)! })),
-      byModel: byModel.map((m) => ({
-        ...m,
-        billed: money(m.billed)!,
-        estimatedForBilled: money(m.estimatedForBilled)!,
-        estimatedOnly: money(m.estimatedOnly)!,
-        possiblyCharged: money(m.possiblyCharged)!,
-      })),
-    };
+    return spendOverview(this.studio.tasks);
   }
 
   private files(t: Task): OutputFileView[] {

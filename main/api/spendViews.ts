@@ -1,0 +1,63 @@
+import type { Project } from '../projects/repository.ts';
+import { fromMicros } from '../tasks/model.ts';
+import type { ModelSpend, TaskRepository } from '../tasks/repository.ts';
+import type { ModelSpendView, ProviderSpendView, SpendOverview, SpendReport } from './contract.ts';
+
+const money = (micros: number) => fromMicros(micros)!;
+const csvField = (v: string) => (/[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+
+function modelSpendView<T extends ModelSpend>(m: T): T & ModelSpendView {
+  return { ...m, billed: money(m.billed), estimatedForBilled: money(m.estimatedForBilled), estimatedOnly: money(m.estimatedOnly), possiblyCharged: money(m.possiblyCharged) };
+}
+
+/** One project's spend: totals, per day and provider, per model; in currency units. */
+export function spendReport(tasks: TaskRepository, project: Project): SpendReport {
+  const total = tasks.spend(project.id)[0]!;
+  return {
+    project: project.name,
+    currency: project.currency,
+    totals: { actual: money(total.actual), estimated: money(total.estimated), possiblyCharged: money(total.possiblyCharged) },
+    rows: tasks.spendByDay(project.id).map((r) => ({ ...r, actual: money(r.actual), estimated: money(r.estimated), possiblyCharged: money(r.possiblyCharged) })),
+    byModel: tasks.spendByModel(project.id).map(modelSpendView),
+  };
+}
+
+/** Spend per day and provider as CSV, for one project or (null) all of them. */
+export function spendCsv(tasks: TaskRepository, project: Project | null): string {
+  if (project === null) {
+    const lines = tasks.spendByDayAll().map((r) => [csvField(r.project), r.day, r.provider, money(r.actual), money(r.estimated), money(r.possiblyCharged), r.currency].join(','));
+    return ['project,day,provider,billed,estimated,possibly_charged,currency', ...lines].join('\n') + '\n';
+  }
+  const report = spendReport(tasks, project);
+  const lines = report.rows.map((r) => [r.day, r.provider, r.actual, r.estimated, r.possiblyCharged, report.currency].join(','));
+  return ['day,provider,billed,estimated,possibly_charged,currency', ...lines].join('\n') + '\n';
+}
+
+/** Every project against its budget, and spend per provider and per model across them. */
+export function spendOverview(tasks: TaskRepository): SpendOverview {
+  const projects = tasks.spend().map((r) => ({
+    name: r.project,
+    currency: r.currency,
+    billed: money(r.actual),
+    estimated: money(r.estimated),
+    possiblyCharged: money(r.possiblyCharged),
+    budget: r.budget === null ? null : money(r.budget),
+    shareUsed: r.budget === null || r.budget === 0 ? null : (r.actual + r.estimated + r.possiblyCharged) / r.budget,
+  }));
+  const byModel = tasks.spendByModelAll();
+  const providers = new Map<string, ProviderSpendView>();
+  for (const m of byModel) {
+    const key = `${m.provider} ${m.currency}`;
+    const p = providers.get(key) ?? { provider: m.provider, currency: m.currency, billed: 0, estimated: 0, possiblyCharged: 0 };
+    // Summed in micro-units, converted once, so the figures do not drift.
+    p.billed += m.billed;
+    p.estimated += m.estimatedOnly;
+    p.possiblyCharged += m.possiblyCharged;
+    providers.set(key, p);
+  }
+  return {
+    projects,
+    byProvider: [...providers.values()].map((p) => ({ ...p, billed: money(p.billed), estimated: money(p.estimated), possiblyCharged: money(p.possiblyCharged) })),
+    byModel: byModel.map(modelSpendView),
+  };
+}
