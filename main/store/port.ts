@@ -1,0 +1,192 @@
+import type { Project } from '../projects/repository.ts';
+import type { Storyboard } from '../pipeline/storyboard.ts';
+import type { TakeRecord } from '../pipeline/takeRepository.ts';
+import type { Receipt, SavedOutput } from '../ports.ts';
+import type { Charged, Kind, NewTask, RemoteRef, Status, Task, TaskEvent, TaskOutput } from '../tasks/model.ts';
+
+/**
+ * The storage port. Two stores implement it: SQLite (embedded, the default) and PostgreSQL (team mode, several
+ * machines on one task table). It is asynchronous so that a networked database fits; every method that
+ * writes is one transaction and has reached the database (and, for SQLite, the disk) when its promise resolves.
+ */
+
+/** Spend of one provider's model within a project; amounts in micro-units. */
+export interface ModelSpend {
+  provider: string;
+  model: string;
+  tasks: number;
+  billed: number;
+  estimatedForBilled: number;
+  billedUnestimated: number;
+  estimatedOnly: number;
+  possiblyCharged: number;
+}
+
+export interface LibraryFilter {
+  projectId?: number | null;
+  kind?: Kind | null;
+  provider?: string | null;
+  from?: number | null;
+  to?: number | null;
+  search?: string | null;
+}
+
+export interface CompletedResult {
+  outputs: SavedOutput[];
+  costActual: number | null;
+  costSource?: string | null;
+  requestId?: string | null;
+}
+
+/**
+ * Who writes and when. `now` is the caller's clock; a store shared by several machines takes lease times from
+ * its own clock instead, so a machine whose clock runs ahead cannot take a lease early.
+ */
+export interface Lease {
+  owner: string;
+  now: number;
+}
+
+/** Money in micro-units of the project's currency. */
+export interface SpendRow {
+  projectId: number;
+  project: string;
+  currency: string;
+  budget: number | null;
+  actual: number;
+  estimated: number;
+  possiblyCharged: number;
+  /** Enqueued work not sent yet, at its estimate: committed by a Generate, so a budget counts it. */
+  queued: number;
+  /** Tasks spent, possibly charged or enqueued whose price is unknown: in none of the figures above. */
+  unpriced: number;
+}
+
+export interface DaySpend {
+  day: string;
+  provider: string;
+  actual: number;
+  estimated: number;
+  possiblyCharged: number;
+}
+
+export interface TaskStore {
+  /**
+   * Calls `listener` when a write of this process may have left work to claim or a slot free. It may be called
+   * inside the write's transaction, so it must only schedule its work for later. Returns the unsubscribe.
+   */
+  onClaimable(listener: () => void): () => void;
+  enqueue(task: NewTask, now: number): Promise<Task>;
+  get(id: number): Promise<Task | undefined>;
+  list(filter?: { projectId?: number; status?: Status }): Promise<Task[]>;
+  events(taskId: number): Promise<TaskEvent[]>;
+  /** One statement per kind; a SUBMITTED row stays SUBMITTED; `concurrency` counts every owner's leased rows. */
+  claim(kind: Kind, concurrency: number, leaseMs: number, lease: Lease, reclaimExpired?: boolean): Promise<Task[]>;
+  /** The boundary write before a paid request leaves: fenced by the lease and checked against the budget. */
+  markSubmitStarted(id: number, idempotencyKey: string, leaseMs: number, lease: Lease): Promise<Task | undefined>;
+  recordSubmitted(id: number, remote: Omit<RemoteRef, 'model'>, estimate: { cost: number; source: string } | null, lease: Lease): Promise<Task | undefined>;
+  noteRequestId(id: number, requestId: string, lease: Lease): Promise<Task | undefined>;
+  applyReceipt(receipt: Receipt, pollable: boolean, now: number): Promise<Task | undefined>;
+  receiptSettled(receipt: Receipt): Promise<boolean>;
+  setEstimate(id: number, cost: number, source: string, currency: string, lease: Lease): Promise<boolean>;
+  saveProgress(id: number, progress: number | null, leaseMs: number, lease: Lease): Promise<boolean>;
+  complete(id: number, out: CompletedResult, lease: Lease): Promise<Task | undefined>;
+  completeAttempt(id: number, idempotencyKey: string | null, out: CompletedResult, now: number): Promise<Task | undefined>;
+  outputs(taskId: number): Promise<TaskOutput[]>;
+  setNote(id: number, note: string | null, lease: Lease): Promise<boolean>;
+  fail(id: number, error: string, charged: Charged, lease: Lease, cost?: { amount: number; source: string } | null): Promise<Task | undefined>;
+  requeue(id: number, nextAttemptAt: number, reason: string, lease: Lease): Promise<Task | undefined>;
+  parkUnknown(id: number, reason: string, lease: Lease, from?: 'RUNNING' | 'SUBMITTED'): Promise<Task | undefined>;
+  note(id: number, reason: string, detail: unknown, now: number): Promise<void>;
+  renewLeases(ids: readonly number[], leaseMs: number, lease: Lease): Promise<Set<number>>;
+  expiredLeases(now: number): Promise<Task[]>;
+  expireLease(id: number, lease: Lease): Promise<boolean>;
+  retryLater(id: number, notBefore: number, note: string, lease: Lease): Promise<boolean>;
+  expireLeasesOf(owners: string[], now: number): Promise<number>;
+  recoverRequeue(task: Task, now: number, reason: string): Promise<Task | undefined>;
+  recoverPark(task: Task, now: number, reason: string): Promise<Task | undefined>;
+  hasOutstandingWork(): Promise<boolean>;
+  spend(projectId?: number | null): Promise<SpendRow[]>;
+  withSameInput(projectId: number, hash: string): Promise<Task[]>;
+  requestHolder(exceptTask: number, requestId: string): Promise<Task | undefined>;
+  requestIdsInUse(provider: string, ids: readonly string[], exceptTask: number): Promise<Set<string>>;
+  spendByDay(projectId: number): Promise<DaySpend[]>;
+  spendByModel(projectId: number): Promise<ModelSpend[]>;
+  page(projectId: number, offset: number, limit: number): Promise<{ total: number; tasks: Task[] }>;
+  recentDurations(provider: string, model: string, limit?: number): Promise<number[]>;
+  recentRenderDurations(provider: string, model: string, limit?: number): Promise<number[]>;
+  claimedAt(ids: readonly number[]): Promise<Map<number, number>>;
+  finishedRenders(): Promise<number>;
+  counts(): Promise<{ projectId: number; status: Status; n: number }[]>;
+  dueForLookup(providers: readonly string[], maxTries: number, intervalMs: number, now: number, limit: number): Promise<{ task: Task; tries: number }[]>;
+  unknownProviders(): Promise<string[]>;
+  lookupNoted(id: number, attempt: string | null, reason: string, detail: { lookup: number; verdict: 'again' | 'ask' } & Record<string, unknown>, now: number): Promise<void>;
+  sameInputOverlapping(task: Pick<Task, 'id' | 'inputHash'>, from: number, to: number): Promise<number[]>;
+  adoptFound(id: number, attempt: string | null, requestId: string, why: string, evidence: Record<string, unknown>, now: number): Promise<Task | undefined>;
+  adopt(id: number, requestId: string, now: number): Promise<Task | undefined>;
+  resubmit(id: number, now: number): Promise<Task | undefined>;
+  giveUp(id: number, now: number): Promise<Task | undefined>;
+  cancel(id: number, now: number): Promise<Task | undefined>;
+  pendingDependents(id: number): Promise<Task[]>;
+  related(id: number): Promise<{ dependsOn: Task[]; dependents: Task[] }>;
+  library(filter: LibraryFilter, offset: number, limit: number): Promise<{ total: number; items: { task: Task; project: string; files: number }[] }>;
+  libraryProviders(): Promise<string[]>;
+  scenesOf(ids: readonly number[]): Promise<Map<number, string | null>>;
+  outputFile(taskId: number, index: number): Promise<string | null>;
+  forgetOutputs(id: number, reason: string, files: string[], now: number): Promise<Task | undefined>;
+  spendByModelAll(): Promise<(ModelSpend & { currency: string })[]>;
+  spendByDayAll(): Promise<(DaySpend & { project: string; currency: string })[]>;
+}
+
+export interface ProjectStore {
+  byName(name: string): Promise<Project | undefined>;
+  /** Projects are named by people; the first task in a new name creates it. */
+  ensure(name: string, now: number): Promise<Project>;
+  /** Inside a transaction: holds the project until it ends, so two Generates of one project (on any machine) judge and enqueue one after the other. */
+  lock(id: number): Promise<Project | undefined>;
+  setBudget(id: number, budget: number | null): Promise<void>;
+  list(): Promise<Project[]>;
+}
+
+export interface StoryboardStore {
+  get(projectId: number): Promise<Storyboard | undefined>;
+  raw(projectId: number): Promise<unknown>;
+  save(projectId: number, board: Storyboard, now: number): Promise<void>;
+}
+
+export interface TakeStore {
+  list(projectId: number, scene?: string): Promise<TakeRecord[]>;
+  picks(projectId: number): Promise<Map<string, number>>;
+  add(take: Omit<TakeRecord, 'take'>): Promise<TakeRecord>;
+  pick(projectId: number, scene: string, take: number, now: number): Promise<void>;
+}
+
+export interface OwnerStore {
+  register(owner: { id: string; hostname: string; pid: number }, now: number): Promise<void>;
+  onHost(hostname: string): Promise<{ id: string; pid: number }[]>;
+  remove(id: string): Promise<void>;
+}
+
+export interface Stores {
+  tasks: TaskStore;
+  projects: ProjectStore;
+  storyboards: StoryboardStore;
+  takes: TakeStore;
+  owners: OwnerStore;
+}
+
+export interface Store extends Stores {
+  readonly kind: 'sqlite' | 'postgres';
+  /** Where the data is, for messages: the database file, or the team database's address without its password. */
+  readonly where: string;
+  /**
+   * Runs `fn` as one transaction over the stores it is given. Until it ends, no other write of this process
+   * reaches the database, so a judgement made inside it still holds when it commits.
+   */
+  transaction<T>(fn: (tx: Stores) => Promise<T>): Promise<T>;
+  /** Why the database can no longer be used as opened (an SQLite file deleted or replaced), or null. */
+  moved(): string | null;
+  /** How long a write waits for another program's lock before it gives up (the default when absent). */
+  waitForLocks(ms?: number): void;
+  close(): Promise<void>;
+}
