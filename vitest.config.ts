@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // One throwaway PostgreSQL cluster for the run; each test file makes its own databases in it.
+    globalSetup: ['test/helpers/postgresSetup.ts'],
     // Crash tests run real worker processes; the machines have two cores.
     maxWorkers: 2,
     testTimeout: 60_000,
