@@ -1,0 +1,1112 @@
+import { hostname } from 'node:os';
+import type { Receipt } from '../../ports.ts';
+import type { Actor, Charged, Kind, NewTask, RemoteRef, Status, Task, TaskEvent, TaskOutput } from '../../tasks/model.ts';
+import { inputHash } from '../../tasks/inputHash.ts';
+import { rowToEvent, rowToOutput, rowToTask, type EventRow, type OutputRow, type TaskRow } from '../../tasks/rows.ts';
+import type { CompletedResult, DaySpend, Lease, LibraryFilter, ModelSpend, SpendRow, TaskStore } from '../port.ts';
+import { named } from './named.ts';
+import type { Sql } from './sql.ts';
+
+interface Transition {
+  /**
+   * The status the write's condition already pins, or 'kept' when the write never changes the status. Without
+   * it the row is locked and its status read first, so the event names the status the write really left.
+   */
+  from?: Status | 'kept';
+  actor: Actor;
+  reason: string;
+  detail?: unknown;
+  /** More writes of the same transition, as further WITH queries reading the updated row from `changed`. */
+  also?: string;
+}
+
+/**
+ * The database's clock in milliseconds. Lease times (lease_expires_at, heartbeat_at) and every comparison with
+ * a lease's expiry use it, so a machine whose clock runs ahead cannot take a lease early. Every other time
+ * (created_at, updated_at, submit_started_at, next_attempt_at, events' `at`) is the caller's, as in the
+ * embedded store: they are compared with the caller's own clock and with the provider's times.
+ */
+const CLOCK = `clock AS (SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS ms)`;
+const DB_NOW = `(SELECT ms FROM clock)`;
+
+const LEASED = `status IN ('RUNNING', 'SUBMITTED')`;
+
+/** What a project has spent or may have spent: billed, else estimated, for accepted and unknown requests. */
+const PROJECT_SPEND = `(SELECT coalesce(sum(CASE WHEN s.charged <> 'no' THEN coalesce(s.cost_actual, s.cost_estimated, 0) ELSE 0 END)
+                                   + sum(s.cost_abandoned), 0)
+                         FROM tasks s WHERE s.project_id = tasks.project_id)`;
+
+/**
+ * This task's estimate still fits in its project's budget (or the project has none). A task of unknown price (the
+ * person confirmed it) is never counted as 0: it goes only while something of the budget is left.
+ */
+const WITHIN_BUDGET = `(SELECT CASE WHEN p.budget IS NULL THEN true
+                                    WHEN tasks.cost_estimated IS NULL THEN ${PROJECT_SPEND} < p.budget
+                                    ELSE ${PROJECT_SPEND} + tasks.cost_estimated <= p.budget END
+                          FROM projects p WHERE p.id = tasks.project_id)`;
+
+// Ownership is the fence: a takeover or a recovery changes lease_owner, and recovery writes are themselves
+// conditioned on the exact lease they saw, so an owner that was only asleep may renew and carry on.
+const FENCE = `lease_owner = @owner::text`;
+
+/**
+ * Another task of the same provider already holds @requestId. Compared without case: providers print their
+ * ids in one case, but a person may type another, and one request must never count for two tasks.
+ */
+const HELD_ELSEWHERE = `EXISTS (SELECT 1 FROM tasks o WHERE o.provider = tasks.provider AND lower(o.remote_request_id) = lower(@requestId::text)
+                                  AND o.id <> tasks.id)`;
+
+/**
+ * Taken before a write that checks HELD_ELSEWHERE, in its transaction: two machines adopting one request for
+ * two tasks then check one after the other, and the second sees the first's, as the embedded store's single
+ * writer makes them do (the unique index on request ids would otherwise refuse the second with an error).
+ */
+const LOCK_REQUEST = `SELECT pg_advisory_xact_lock(hashtext('studio.task.request'), hashtext(lower(@requestId::text)))`;
+
+/**
+ * Taken before a claim, in its transaction. The claim counts the kind's leased rows and takes that many fewer,
+ * but a statement counts what had committed when it began: two machines claiming at once would each see the
+ * other's slots free and together run more than the concurrency. With this lock they count one after the
+ * other, and the second statement begins after the first committed. SKIP LOCKED alone cannot do it: it keeps
+ * claims from waiting on each other's rows, not from each counting the same free slots.
+ */
+const LOCK_CLAIM = `SELECT pg_advisory_xact_lock(hashtext('studio.task.claim'), hashtext(@kind::text))`;
+
+/** One provider's model's spend, per group of tasks (see spendByModel). */
+const MODEL_SPEND = `count(*) AS tasks,
+       coalesce(sum(CASE WHEN charged = 'yes' THEN cost_actual END), 0)::bigint AS billed,
+       coalesce(sum(CASE WHEN charged = 'yes' AND cost_actual IS NOT NULL THEN cost_estimated END), 0)::bigint AS "estimatedForBilled",
+       count(CASE WHEN charged = 'yes' AND cost_actual IS NOT NULL AND cost_estimated IS NULL THEN 1 END) AS "billedUnestimated",
+       coalesce(sum(CASE WHEN charged = 'yes' AND cost_actual IS NULL THEN cost_estimated END), 0)::bigint AS "estimatedOnly",
+       (coalesce(sum(CASE WHEN charged = 'maybe' THEN cost_estimated END), 0) + sum(cost_abandoned))::bigint AS "possiblyCharged"`;
+
+const jsonOrNull = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
+
+/**
+ * All SQL for the task table in PostgreSQL, shared by several machines. Each public method is one transaction:
+ * one statement where it can be (an update and its event written together), several in `sql.tx` otherwise.
+ * `machine` names this host on the files it saves.
+ */
+export class PostgresTaskStore implements TaskStore {
+  constructor(
+    private readonly sql: Sql,
+    private readonly machine: string = hostname(),
+    private readonly claimable = new Set<() => void>(),
+  ) {}
+
+  /** This store over a transaction's connection: its writes join the transaction and wake this store's listeners. */
+  within(sql: Sql): PostgresTaskStore {
+    return new PostgresTaskStore(sql, this.machine, this.claimable);
+  }
+
+  private run<R = TaskRow>(q: Sql, text: string, params: Readonly<Record<string, unknown>> = {}): Promise<R[]> {
+    const { text: numbered, values } = named(text, params);
+    return q.query<R>(numbered, values);
+  }
+
+  /**
+   * Calls `listener` when a write of this process may have left work to claim or a slot free (a task enqueued,
+   * or one let go of: finished, requeued, released), once the write is made. Returns the unsubscribe.
+   */
+  onClaimable(listener: () => void): () => void {
+    this.claimable.add(listener);
+    return () => this.claimable.delete(listener);
+  }
+
+  private wake<T extends Task | undefined>(task: T): T {
+    if (task && task.leaseOwner === null) for (const listener of this.claimable) listener();
+    return task;
+  }
+
+  /**
+   * Updates one row if `where` still holds and logs the transition in the same statement. Returns the updated
+   * task, or undefined when the condition no longer holds (lease lost, state moved on). Wakes no one: see change.
+   */
+  private async transition(q: Sql, id: number, where: string, set: string, params: Record<string, unknown>, from: Status | 'kept', t: Transition) {
+    const [row] = await this.run(
+      q,
+      `WITH ${CLOCK},
+       changed AS (UPDATE tasks SET ${set}, updated_at = @now::bigint WHERE id = @id::bigint AND (${where}) RETURNING *),
+       event AS (INSERT INTO task_events (task_id, at, from_status, to_status, actor, reason, detail_json)
+                 SELECT id, @now::bigint, ${from === 'kept' ? 'status' : '@eventFrom::text'}, status, @eventActor::text, @eventReason::text, @eventDetail::text
+                   FROM changed)
+       ${t.also ?? ''}
+       SELECT * FROM changed`,
+      { ...params, id, eventFrom: from, eventActor: t.actor, eventReason: t.reason, eventDetail: jsonOrNull(t.detail) },
+    );
+    return row && rowToTask(row);
+  }
+
+  /** A transition as one transaction, waking the listeners when it let go of the row. */
+  private async change(id: number, where: string, set: string, params: Record<string, unknown>, t: Transition) {
+    return this.wake(await this.changeIn(this.sql, id, where, set, params, t));
+  }
+
+  /**
+   * A transition within `q`. One whose status is not pinned locks the row and reads it first, in a transaction:
+   * the status a statement reads is the one of its start, and another machine may change the row before the
+   * update reaches it.
+   */
+  private async changeIn(q: Sql, id: number, where: string, set: string, params: Record<string, unknown>, t: Transition) {
+    if (t.from !== undefined) return this.transition(q, id, where, set, params, t.from, t);
+    return q.tx(async (tx) => {
+      const [row] = await this.run<{ status: Status }>(tx, `SELECT status FROM tasks WHERE id = @id::bigint FOR NO KEY UPDATE`, { id });
+      return row ? this.transition(tx, id, where, set, params, row.status, t) : undefined;
+    });
+  }
+
+  async enqueue(task: NewTask, now: number): Promise<Task> {
+    const [row] = await this.run(
+      this.sql,
+      `WITH task AS (
+         INSERT INTO tasks (project_id, kind, provider, model, input_json, input_hash, max_attempts,
+                            cost_estimated, cost_estimate_source, currency, next_attempt_at, created_at, updated_at)
+         VALUES (@projectId::bigint, @kind::text, @provider::text, @model::text, @input::text, @hash::text, @maxAttempts::integer,
+                 @cost::bigint, @source::text, coalesce(@currency::text, 'USD'), @now::bigint, @now::bigint, @now::bigint) RETURNING *),
+       deps AS (INSERT INTO task_dependencies (task_id, depends_on) SELECT task.id, d FROM task, unnest(@dependsOn::bigint[]) d),
+       event AS (INSERT INTO task_events (task_id, at, from_status, to_status, actor, reason)
+                 SELECT id, @now::bigint, NULL, 'PENDING', 'person', 'enqueued' FROM task)
+       SELECT * FROM task`,
+      {
+        projectId: task.projectId,
+        kind: task.kind,
+        provider: task.provider,
+        model: task.model,
+        input: JSON.stringify(task.input),
+        hash: inputHash(task.provider, task.model, task.input),
+        maxAttempts: task.maxAttempts ?? 5,
+        cost: task.estimate?.cost ?? null,
+        source: task.estimate?.source ?? null,
+        currency: task.estimate?.currency ?? null,
+        dependsOn: task.dependsOn ?? [],
+        now,
+      },
+    );
+    for (const listener of this.claimable) listener();
+    return rowToTask(row!);
+  }
+
+  async get(id: number): Promise<Task | undefined> {
+    const [row] = await this.run(this.sql, `SELECT * FROM tasks WHERE id = @id::bigint`, { id });
+    return row && rowToTask(row);
+  }
+
+  async list(filter: { projectId?: number; status?: Status } = {}): Promise<Task[]> {
+    const rows = await this.run(
+      this.sql,
+      `SELECT * FROM tasks WHERE (@projectId::bigint IS NULL OR project_id = @projectId::bigint)
+         AND (@status::text IS NULL OR status = @status::text) ORDER BY id`,
+      { projectId: filter.projectId ?? null, status: filter.status ?? null },
+    );
+    return rows.map(rowToTask);
+  }
+
+  async events(taskId: number): Promise<TaskEvent[]> {
+    return (await this.run<EventRow>(this.sql, `SELECT * FROM task_events WHERE task_id = @taskId::bigint ORDER BY id`, { taskId })).map(rowToEvent);
+  }
+
+  /**
+   * Claims up to the free slots of one kind in one statement: fresh work whose dependencies all succeeded,
+   * submitted work nobody holds (an adopted request), and rows whose lease ran out under another owner (unless
+   * `reclaimExpired` is off, as it is just after a system sleep, while the other owners renew). A SUBMITTED row
+   * stays SUBMITTED, so its saved request id sends it to polling, never back through submit. The free slots are
+   * the concurrency less every machine's rows of the kind under an unexpired lease, and less this owner's own
+   * rows even when their lease ran out (a held lock stopped the heartbeat): they are still running here. Rows
+   * another transaction holds are skipped (SKIP LOCKED), never waited for. They are locked as the UPDATE locks
+   * them (FOR NO KEY UPDATE rather than FOR UPDATE): the key never changes, so an enqueue whose dependency is one
+   * of them checks its foreign key without waiting, and such a row is not skipped for it.
+   */
+  async claim(kind: Kind, concurrency: number, leaseMs: number, lease: Lease, reclaimExpired = true): Promise<Task[]> {
+    const rows = await this.sql.tx(async (tx) => {
+      await this.run(tx, LOCK_CLAIM, { kind });
+      return this.run(
+        tx,
+        `WITH ${CLOCK},
+         slots AS (
+           SELECT greatest(0, @concurrency::bigint - count(*)) AS n FROM tasks
+            WHERE kind = @kind::text AND ${LEASED} AND (lease_expires_at >= ${DB_NOW} OR lease_owner = @owner::text)),
+         held AS (
+           SELECT id FROM tasks
+            WHERE kind = @kind::text AND ${LEASED} AND next_attempt_at <= @now::bigint
+              AND (lease_owner IS NULL OR (@reclaim::boolean AND lease_expires_at < ${DB_NOW} AND lease_owner <> @owner::text))
+            ORDER BY lease_expires_at NULLS FIRST LIMIT (SELECT n FROM slots)
+              FOR NO KEY UPDATE SKIP LOCKED),
+         fresh AS (
+           SELECT id FROM tasks t
+            WHERE kind = @kind::text AND status = 'PENDING' AND next_attempt_at <= @now::bigint
+              AND NOT EXISTS (SELECT 1 FROM task_dependencies d JOIN tasks p ON p.id = d.depends_on
+                               WHERE d.task_id = t.id AND p.status <> 'SUCCEEDED')
+            ORDER BY created_at, id LIMIT (SELECT n FROM slots) - (SELECT count(*) FROM held)
+              FOR NO KEY UPDATE OF t SKIP LOCKED),
+         claimed AS (
+           UPDATE tasks
+              SET lease_owner = @owner::text, lease_expires_at = ${DB_NOW} + @leaseMs::bigint, heartbeat_at = ${DB_NOW},
+                  updated_at = @now::bigint, status = CASE WHEN status = 'PENDING' THEN 'RUNNING' ELSE status END
+            WHERE id IN (SELECT id FROM held UNION ALL SELECT id FROM fresh)
+           RETURNING *),
+         event AS (
+           INSERT INTO task_events (task_id, at, from_status, to_status, actor, reason, detail_json)
+           SELECT id, @now::bigint, CASE WHEN status = 'SUBMITTED' THEN 'SUBMITTED' ELSE 'PENDING' END, status, 'engine',
+                  CASE WHEN status = 'SUBMITTED' THEN 'reclaimed to poll its saved request' ELSE 'claimed' END, @detail::text
+             FROM claimed)
+         SELECT * FROM claimed ORDER BY id`,
+        // The recovery sweep requeues expired RUNNING rows before each claim, so a RUNNING row came from PENDING.
+        { kind, concurrency, owner: lease.owner, now: lease.now, leaseMs, reclaim: reclaimExpired, detail: JSON.stringify({ owner: lease.owner }) },
+      );
+    });
+    return rows.map(rowToTask);
+  }
+
+  /**
+   * The boundary: written before the paid request leaves. No row changed means do not send: the lease is gone,
+   * or this request would take the project past its budget. The budget is checked in the same write, and the
+   * project's row is held first (FOR NO KEY UPDATE: the boundary writes of one project, from every machine, wait
+   * for each other, while enqueues, whose foreign key only shares the row, do not), so the check reads what the
+   * boundary write before it committed and two machines cannot both spend the last of the budget.
+   */
+  async markSubmitStarted(id: number, idempotencyKey: string, leaseMs: number, lease: Lease): Promise<Task | undefined> {
+    const task = await this.sql.tx(async (tx) => {
+      await this.run(tx, `SELECT 1 FROM projects WHERE id = (SELECT project_id FROM tasks WHERE id = @id::bigint) FOR NO KEY UPDATE`, { id });
+      return this.transition(
+        tx,
+        id,
+        `${FENCE} AND status = 'RUNNING' AND submit_started_at IS NULL AND ${WITHIN_BUDGET}`,
+        `submit_started_at = @now::bigint, attempts = attempts + 1, idempotency_key = @key::text, charged = 'maybe',
+         lease_expires_at = ${DB_NOW} + @leaseMs::bigint, heartbeat_at = ${DB_NOW}`,
+        { ...lease, key: idempotencyKey, leaseMs },
+        'RUNNING',
+        { actor: 'engine', reason: 'submit started', detail: { idempotencyKey } },
+      );
+    });
+    return this.wake(task);
+  }
+
+  /**
+   * The provider named the request: the row becomes addressable. Written as soon as the id is heard (a
+   * header) and again with what the whole answer adds (handle, quote), so it holds for the same id twice.
+   */
+  async recordSubmitted(id: number, remote: Omit<RemoteRef, 'model'>, estimate: { cost: number; source: string } | null, lease: Lease) {
+    // Pinned to RUNNING on the hot path; the same id recorded already (a receipt replayed meanwhile) holds too.
+    return (await this.submitted(id, remote, estimate, lease, 'RUNNING')) ?? this.submitted(id, remote, estimate, lease, 'SUBMITTED');
+  }
+
+  private submitted(id: number, remote: Omit<RemoteRef, 'model'>, estimate: { cost: number; source: string } | null, lease: Lease, from: 'RUNNING' | 'SUBMITTED') {
+    return this.change(
+      id,
+      `${FENCE} AND submit_started_at IS NOT NULL AND status = '${from}'${from === 'SUBMITTED' ? ' AND remote_request_id = @requestId::text' : ''}`,
+      `status = 'SUBMITTED', remote_request_id = @requestId::text, remote_handle = coalesce(@handle::text, remote_handle),
+       submitted_at = coalesce(submitted_at, @now::bigint), charged = 'yes',
+       cost_estimated = coalesce(@cost::bigint, cost_estimated), cost_estimate_source = coalesce(@source::text, cost_estimate_source)`,
+      {
+        ...lease,
+        requestId: remote.requestId,
+        handle: remote.handle ? JSON.stringify(remote.handle) : null,
+        cost: estimate?.cost ?? null,
+        source: estimate?.source ?? null,
+      },
+      { from, actor: 'engine', reason: 'provider accepted the request', detail: { requestId: remote.requestId } },
+    );
+  }
+
+  /**
+   * A request id heard from a provider that cannot be asked about it later (a synchronous answer still
+   * arriving): kept on the row, still RUNNING, so a person who must decide has it.
+   */
+  async noteRequestId(id: number, requestId: string, lease: Lease) {
+    return this.change(
+      id,
+      `${FENCE} AND status = 'RUNNING' AND submit_started_at IS NOT NULL`,
+      `remote_request_id = @requestId::text`,
+      { ...lease, requestId },
+      { from: 'RUNNING', actor: 'engine', reason: 'the provider named the request; its answer is still arriving', detail: { requestId } },
+    );
+  }
+
+  /**
+   * Records a journaled request id the row lacks (its write failed, or its process died first), for the
+   * attempt it belongs to only. A row that can be polled by its id goes to SUBMITTED, from RUNNING or from an
+   * unknown outcome the engine parked; any other row (cancelled, decided by a person) just keeps the id.
+   */
+  async applyReceipt(receipt: Receipt, pollable: boolean, now: number) {
+    const params = {
+      now,
+      key: receipt.idempotencyKey,
+      requestId: receipt.requestId,
+      handle: receipt.handle ? JSON.stringify(receipt.handle) : null,
+      at: receipt.at,
+      pollable,
+    };
+    const task = await this.sql.tx(async (tx) => {
+      await this.run(tx, LOCK_REQUEST, params);
+      return this.changeIn(
+        tx,
+        receipt.taskId,
+        `idempotency_key = @key::text AND remote_request_id IS NULL AND NOT ${HELD_ELSEWHERE}`,
+        `remote_request_id = @requestId::text, remote_handle = @handle::text, submitted_at = coalesce(submitted_at, @at::bigint),
+         charged = CASE WHEN @pollable::boolean AND status IN ('RUNNING', 'OUTCOME_UNKNOWN') THEN 'yes' ELSE charged END,
+         unknown_reason = CASE WHEN @pollable::boolean AND status = 'OUTCOME_UNKNOWN' THEN NULL ELSE unknown_reason END,
+         finished_at = CASE WHEN @pollable::boolean AND status = 'OUTCOME_UNKNOWN' THEN NULL ELSE finished_at END,
+         next_attempt_at = CASE WHEN @pollable::boolean AND status = 'OUTCOME_UNKNOWN' THEN @now::bigint ELSE next_attempt_at END,
+         status = CASE WHEN @pollable::boolean AND status IN ('RUNNING', 'OUTCOME_UNKNOWN') THEN 'SUBMITTED' ELSE status END`,
+        params,
+        { actor: 'engine', reason: 'recorded the request id kept in the receipt journal', detail: { requestId: receipt.requestId } },
+      );
+    });
+    return this.wake(task);
+  }
+
+  /** Whether the table already holds what a receipt says, or the receipt's attempt is over. */
+  async receiptSettled(receipt: Receipt): Promise<boolean> {
+    const [row] = await this.run<{ key: string | null; request_id: string | null }>(
+      this.sql,
+      `SELECT idempotency_key AS key, remote_request_id AS request_id FROM tasks WHERE id = @id::bigint`,
+      { id: receipt.taskId },
+    );
+    return !row || row.key !== receipt.idempotencyKey || row.request_id !== null;
+  }
+
+  /** The catalogue's estimate, set before the boundary so spend is known even if the provider never answers. */
+  async setEstimate(id: number, cost: number, source: string, currency: string, lease: Lease): Promise<boolean> {
+    const rows = await this.run(
+      this.sql,
+      `UPDATE tasks SET cost_estimated = @cost::bigint, cost_estimate_source = @source::text, currency = @currency::text, updated_at = @now::bigint
+        WHERE id = @id::bigint AND ${FENCE} RETURNING id`,
+      { id, cost, source, currency, ...lease },
+    );
+    return rows.length === 1;
+  }
+
+  /** Saves progress (a poll's, a render's) and extends the lease in the same write. */
+  async saveProgress(id: number, progress: number | null, leaseMs: number, lease: Lease): Promise<boolean> {
+    const rows = await this.run(
+      this.sql,
+      `WITH ${CLOCK}
+       UPDATE tasks SET progress = coalesce(@progress::double precision, progress), lease_expires_at = ${DB_NOW} + @leaseMs::bigint,
+              heartbeat_at = ${DB_NOW}, updated_at = @now::bigint
+        WHERE id = @id::bigint AND ${FENCE} AND ${LEASED} RETURNING id`,
+      { id, progress, leaseMs, ...lease },
+    );
+    return rows.length === 1;
+  }
+
+  /** Every file of the result is linked to the task; the first is its main output. */
+  async complete(id: number, out: CompletedResult, lease: Lease) {
+    // Pinned to the status of the usual path (a polled request), which spares reading it first; a synchronous
+    // result and a render complete from RUNNING.
+    return (
+      (await this.completeWhere(this.sql, id, `${FENCE} AND status = 'SUBMITTED'`, { ...lease }, out, undefined, 'SUBMITTED')) ??
+      (await this.completeWhere(this.sql, id, `${FENCE} AND status = 'RUNNING'`, { ...lease }, out, undefined, 'RUNNING'))
+    );
+  }
+
+  /**
+   * Completes a row that moved on without the worker that holds its attempt's result (parked, taken by
+   * another worker, cancelled or given up too late meanwhile): conditioned on the attempt, not the lease,
+   * since the saved result proves the outcome and was paid for.
+   */
+  async completeAttempt(id: number, idempotencyKey: string | null, out: CompletedResult, now: number) {
+    return this.completeWhere(
+      this.sql,
+      id,
+      `idempotency_key = @key::text AND (status IN ('RUNNING', 'SUBMITTED', 'OUTCOME_UNKNOWN', 'CANCELLED') OR (status = 'FAILED' AND charged = 'maybe'))`,
+      { now, key: idempotencyKey },
+      out,
+      'the paid result of this attempt arrived after the task had moved on; it is kept',
+    );
+  }
+
+  private async completeWhere(q: Sql, id: number, where: string, params: Record<string, unknown>, out: CompletedResult, why?: string, from?: Status) {
+    const first = out.outputs[0]!;
+    const task = await this.changeIn(
+      q,
+      id,
+      where,
+      `status = 'SUCCEEDED', output_path = @outputPath::text, output_sha256 = @sha256::text, progress = 1, error = NULL, note = NULL,
+       unknown_reason = NULL, charged = CASE WHEN submit_started_at IS NULL THEN charged ELSE 'yes' END,
+       remote_request_id = coalesce(remote_request_id, @requestId::text),
+       cost_actual_source = CASE WHEN @costActual::bigint IS NULL THEN cost_actual_source ELSE @costSource::text END,
+       cost_actual = coalesce(@costActual::bigint, cost_actual), lease_owner = NULL, lease_expires_at = NULL, finished_at = @now::bigint`,
+      {
+        ...params,
+        outputPath: first.path,
+        sha256: first.sha256,
+        costActual: out.costActual,
+        costSource: out.costSource ?? null,
+        requestId: out.requestId ?? null,
+        paths: out.outputs.map((o) => o.path),
+        sums: out.outputs.map((o) => o.sha256),
+        sizes: out.outputs.map((o) => o.bytes),
+        types: out.outputs.map((o) => o.contentType),
+        machine: this.machine,
+      },
+      {
+        from,
+        actor: 'engine',
+        reason: why ?? (out.outputs.length > 1 ? `${out.outputs.length} outputs saved` : 'output saved'),
+        also: `, saved AS (
+                 INSERT INTO task_outputs (task_id, idx, path, sha256, machine, bytes, content_type)
+                 SELECT changed.id, o.n - 1, o.path, o.sha256, @machine::text, o.bytes, o.content_type
+                   FROM changed, unnest(@paths::text[], @sums::text[], @sizes::bigint[], @types::text[]) WITH ORDINALITY AS o(path, sha256, bytes, content_type, n)
+                 ON CONFLICT (task_id, idx) DO UPDATE SET path = excluded.path, sha256 = excluded.sha256, machine = excluded.machine,
+                                                          bytes = excluded.bytes, content_type = excluded.content_type)`,
+      },
+    );
+    return this.wake(task);
+  }
+
+  async outputs(taskId: number): Promise<TaskOutput[]> {
+    return (await this.run<OutputRow>(this.sql, `SELECT * FROM task_outputs WHERE task_id = @taskId::bigint ORDER BY idx`, { taskId })).map(rowToOutput);
+  }
+
+  /** What the engine is waiting on, for the person; no state changes, so no event. */
+  async setNote(id: number, note: string | null, lease: Lease): Promise<boolean> {
+    const rows = await this.run(this.sql, `UPDATE tasks SET note = @note::text, updated_at = @now::bigint WHERE id = @id::bigint AND ${FENCE} RETURNING id`, {
+      id,
+      note,
+      ...lease,
+    });
+    return rows.length === 1;
+  }
+
+  async fail(id: number, error: string, charged: Charged, lease: Lease, cost: { amount: number; source: string } | null = null) {
+    const task = await this.sql.tx(async (tx) => {
+      const failed = await this.changeIn(
+        tx,
+        id,
+        `${FENCE} AND ${LEASED}`,
+        `status = 'FAILED', error = @error::text, charged = @charged::text, note = NULL,
+         cost_actual_source = CASE WHEN @costActual::bigint IS NULL THEN cost_actual_source ELSE @costSource::text END,
+         cost_actual = coalesce(@costActual::bigint, cost_actual), lease_owner = NULL, lease_expires_at = NULL, finished_at = @now::bigint`,
+        { ...lease, error, charged, costActual: cost?.amount ?? null, costSource: cost?.source ?? null },
+        { actor: 'engine', reason: error },
+      );
+      if (failed) await this.cancelDependents(tx, id, lease.now);
+      return failed;
+    });
+    return this.wake(task);
+  }
+
+  /** Back to the queue, as if never sent: only for outcomes that prove the request was not applied. */
+  async requeue(id: number, nextAttemptAt: number, reason: string, lease: Lease) {
+    return this.change(
+      id,
+      `${FENCE} AND status = 'RUNNING'`,
+      `status = 'PENDING', next_attempt_at = @nextAttemptAt::bigint, submit_started_at = NULL, idempotency_key = NULL,
+       charged = 'no', lease_owner = NULL, lease_expires_at = NULL, heartbeat_at = NULL`,
+      { ...lease, nextAttemptAt },
+      { from: 'RUNNING', actor: 'engine', reason },
+    );
+  }
+
+  /** `from` pins the state the caller saw, so a row that became SUBMITTED meanwhile is never parked. */
+  async parkUnknown(id: number, reason: string, lease: Lease, from: 'RUNNING' | 'SUBMITTED' = 'RUNNING') {
+    return this.change(
+      id,
+      `${FENCE} AND status = @from::text`,
+      `status = 'OUTCOME_UNKNOWN', unknown_reason = @reason::text, charged = 'maybe', note = NULL,
+       lease_owner = NULL, lease_expires_at = NULL, finished_at = @now::bigint`,
+      { ...lease, reason, from },
+      { from, actor: 'engine', reason },
+    );
+  }
+
+  /** Something that happened to a task without changing its status, in its history. */
+  async note(id: number, reason: string, detail: unknown, now: number): Promise<void> {
+    await this.run(
+      this.sql,
+      `INSERT INTO task_events (task_id, at, from_status, to_status, actor, reason, detail_json)
+       SELECT id, @now::bigint, status, status, 'engine', @reason::text, @detail::text FROM tasks WHERE id = @id::bigint`,
+      { id, now, reason, detail: jsonOrNull(detail) },
+    );
+  }
+
+  /**
+   * The heartbeat: one write renews the leases of the tasks an owner is working on; the ids that come
+   * back tell it which it still holds. Only running work is renewed, so a row nobody works on expires.
+   */
+  async renewLeases(ids: readonly number[], leaseMs: number, lease: Lease): Promise<Set<number>> {
+    if (ids.length === 0) return new Set();
+    const rows = await this.run<{ id: number }>(
+      this.sql,
+      `WITH ${CLOCK}
+       UPDATE tasks SET lease_expires_at = ${DB_NOW} + @leaseMs::bigint, heartbeat_at = ${DB_NOW}
+        WHERE id = ANY(@ids::bigint[]) AND ${FENCE} AND ${LEASED} RETURNING id`,
+      { ids, leaseMs, owner: lease.owner },
+    );
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /** Leased rows whose lease ran out by the database's clock (or whose owner is known dead), for the recovery sweep. */
+  async expiredLeases(_now: number): Promise<Task[]> {
+    const rows = await this.run(this.sql, `WITH ${CLOCK} SELECT * FROM tasks WHERE ${LEASED} AND lease_expires_at < ${DB_NOW} ORDER BY id`);
+    return rows.map(rowToTask);
+  }
+
+  /**
+   * Gives a row back when its executor stopped without finishing it: a submitted one is released so any
+   * worker, this one included, polls it again; a running one expires for the recovery sweep to judge.
+   */
+  async expireLease(id: number, lease: Lease): Promise<boolean> {
+    return !!(await this.change(
+      id,
+      `${FENCE} AND ${LEASED}`,
+      `lease_owner = CASE WHEN status = 'SUBMITTED' THEN NULL ELSE lease_owner END,
+       lease_expires_at = CASE WHEN status = 'SUBMITTED' THEN NULL ELSE ${DB_NOW} - 1 END`,
+      { ...lease },
+      { from: 'kept', actor: 'engine', reason: 'released: its worker stopped before finishing it', detail: { owner: lease.owner } },
+    ));
+  }
+
+  /** Releases a submitted row to be polled again no sooner than `notBefore`, saying why on the row. */
+  async retryLater(id: number, notBefore: number, note: string, lease: Lease): Promise<boolean> {
+    return !!(await this.change(
+      id,
+      `${FENCE} AND status = 'SUBMITTED'`,
+      `lease_owner = NULL, lease_expires_at = NULL, next_attempt_at = @notBefore::bigint, note = @note::text`,
+      { ...lease, notBefore, note },
+      { from: 'SUBMITTED', actor: 'engine', reason: note, detail: { notBefore } },
+    ));
+  }
+
+  /** Ends the leases of owners that are known to be gone, so their rows are recovered now. */
+  async expireLeasesOf(owners: string[], now: number): Promise<number> {
+    if (owners.length === 0) return 0;
+    const [row] = await this.run<{ n: number }>(
+      this.sql,
+      `WITH ${CLOCK},
+       expired AS (UPDATE tasks SET lease_expires_at = ${DB_NOW} - 1 WHERE lease_owner = ANY(@owners::text[]) AND ${LEASED}
+                   RETURNING id, status, lease_owner),
+       event AS (INSERT INTO task_events (task_id, at, from_status, to_status, actor, reason, detail_json)
+                 SELECT id, @now::bigint, status, status, 'engine', 'its worker process is gone; recovering it now',
+                        json_build_object('owner', lease_owner)::text
+                   FROM expired)
+       SELECT count(*) AS n FROM expired`,
+      { owners, now },
+    );
+    return row!.n;
+  }
+
+  /** Recovery writes hold only if the row is still exactly as the sweep saw it (no renewal in between). */
+  async recoverRequeue(task: Task, now: number, reason: string) {
+    return this.change(
+      task.id,
+      `lease_owner = @seenOwner::text AND lease_expires_at = @seenExpiry::bigint AND status = 'RUNNING' AND submit_started_at IS NULL`,
+      `status = 'PENDING', lease_owner = NULL, lease_expires_at = NULL, heartbeat_at = NULL, next_attempt_at = @now::bigint`,
+      { now, seenOwner: task.leaseOwner, seenExpiry: task.leaseExpiresAt },
+      { from: 'RUNNING', actor: 'engine', reason },
+    );
+  }
+
+  async recoverPark(task: Task, now: number, reason: string) {
+    return this.change(
+      task.id,
+      `lease_owner = @seenOwner::text AND lease_expires_at = @seenExpiry::bigint AND status = 'RUNNING'`,
+      `status = 'OUTCOME_UNKNOWN', unknown_reason = @reason::text, charged = 'maybe',
+       lease_owner = NULL, lease_expires_at = NULL, finished_at = @now::bigint`,
+      { now, reason, seenOwner: task.leaseOwner, seenExpiry: task.leaseExpiresAt },
+      { from: 'RUNNING', actor: 'engine', reason },
+    );
+  }
+
+  /** Work that will still move without a person: active rows, and pending rows not blocked by a failure. */
+  async hasOutstandingWork(): Promise<boolean> {
+    const rows = await this.run(
+      this.sql,
+      `SELECT 1 FROM tasks t WHERE status IN ('RUNNING', 'SUBMITTED')
+          OR (status = 'PENDING' AND NOT EXISTS (
+                SELECT 1 FROM task_dependencies d JOIN tasks p ON p.id = d.depends_on
+                 WHERE d.task_id = t.id AND p.status IN ('FAILED', 'CANCELLED', 'OUTCOME_UNKNOWN')))
+        LIMIT 1`,
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * Spend per project: what the provider billed where it said, else the estimate, for accepted work;
+   * requests whose outcome is unknown (and earlier attempts a person resubmitted) as possibly charged.
+   */
+  async spend(projectId: number | null = null): Promise<SpendRow[]> {
+    return this.run<SpendRow>(
+      this.sql,
+      `SELECT p.id AS "projectId", p.name AS project, p.currency AS currency, p.budget AS budget,
+              coalesce(sum(CASE WHEN t.charged = 'yes' THEN t.cost_actual END), 0)::bigint AS actual,
+              coalesce(sum(CASE WHEN t.charged = 'yes' AND t.cost_actual IS NULL THEN t.cost_estimated END), 0)::bigint AS estimated,
+              (coalesce(sum(CASE WHEN t.charged = 'maybe' THEN t.cost_estimated END), 0)
+                + coalesce(sum(t.cost_abandoned), 0))::bigint AS "possiblyCharged",
+              coalesce(sum(CASE WHEN t.charged = 'no' AND t.status IN ('PENDING', 'RUNNING') THEN t.cost_estimated END), 0)::bigint AS queued,
+              count(CASE WHEN t.kind <> 'render' AND t.cost_actual IS NULL AND t.cost_estimated IS NULL
+                          AND (t.charged <> 'no' OR t.status IN ('PENDING', 'RUNNING')) THEN 1 END) AS unpriced
+         FROM projects p LEFT JOIN tasks t ON t.project_id = p.id
+        WHERE @projectId::bigint IS NULL OR p.id = @projectId::bigint
+        GROUP BY p.id ORDER BY p.id`,
+      { projectId },
+    );
+  }
+
+  /**
+   * Every task of the project with this exact provider, model and input, newest first: what a Generate
+   * judges a step by (one to reuse, or one paid for whose result was lost).
+   */
+  async withSameInput(projectId: number, hash: string): Promise<Task[]> {
+    const rows = await this.run(this.sql, `SELECT * FROM tasks WHERE project_id = @projectId::bigint AND input_hash = @hash::text ORDER BY id DESC`, {
+      projectId,
+      hash,
+    });
+    return rows.map(rowToTask);
+  }
+
+  /** The task, other than `exceptTask`, that holds this request at the task's provider. */
+  async requestHolder(exceptTask: number, requestId: string): Promise<Task | undefined> {
+    const [row] = await this.run(
+      this.sql,
+      `SELECT o.* FROM tasks t JOIN tasks o ON o.provider = t.provider AND lower(o.remote_request_id) = lower(@requestId::text) AND o.id <> t.id
+        WHERE t.id = @exceptTask::bigint ORDER BY o.id LIMIT 1`,
+      { exceptTask, requestId },
+    );
+    return row && rowToTask(row);
+  }
+
+  /** Which of these request ids already belong to a task, so reconciliation never offers another task's request. */
+  async requestIdsInUse(provider: string, ids: readonly string[], exceptTask: number): Promise<Set<string>> {
+    const rows = await this.run<{ id: string }>(
+      this.sql,
+      `SELECT c AS id FROM unnest(@ids::text[]) c
+        WHERE EXISTS (SELECT 1 FROM tasks WHERE provider = @provider::text AND lower(remote_request_id) = lower(c) AND id <> @exceptTask::bigint)`,
+      { provider, ids, exceptTask },
+    );
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /** Spend of one project per day (of the request, in UTC) and provider, for the spend chart and its CSV. */
+  async spendByDay(projectId: number): Promise<DaySpend[]> {
+    return this.run<DaySpend>(
+      this.sql,
+      `SELECT to_char(to_timestamp(coalesce(submitted_at, submit_started_at, created_at) / 1000) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, provider,
+              coalesce(sum(CASE WHEN charged = 'yes' THEN cost_actual END), 0)::bigint AS actual,
+              coalesce(sum(CASE WHEN charged = 'yes' AND cost_actual IS NULL THEN cost_estimated END), 0)::bigint AS estimated,
+              (coalesce(sum(CASE WHEN charged = 'maybe' THEN cost_estimated END), 0) + sum(cost_abandoned))::bigint AS "possiblyCharged"
+         FROM tasks WHERE project_id = @projectId::bigint AND (charged <> 'no' OR cost_abandoned > 0)
+        GROUP BY 1, provider ORDER BY 1, provider`,
+      { projectId },
+    );
+  }
+
+  /**
+   * Spend of one project per provider and model: what was billed, what those same requests had been estimated
+   * at (so the estimates can be judged), what was charged with no bill, and what was possibly charged.
+   */
+  async spendByModel(projectId: number): Promise<ModelSpend[]> {
+    return this.run<ModelSpend>(
+      this.sql,
+      `SELECT provider, model, ${MODEL_SPEND}
+         FROM tasks WHERE project_id = @projectId::bigint AND kind <> 'render' AND (charged <> 'no' OR cost_abandoned > 0)
+        GROUP BY provider, model ORDER BY provider, model`,
+      { projectId },
+    );
+  }
+
+  /** One page of a project's tasks, newest first, for a list that shows thousands. */
+  async page(projectId: number, offset: number, limit: number): Promise<{ total: number; tasks: Task[] }> {
+    const [count] = await this.run<{ n: number }>(this.sql, `SELECT count(*) AS n FROM tasks WHERE project_id = @projectId::bigint`, { projectId });
+    const rows = await this.run(this.sql, `SELECT * FROM tasks WHERE project_id = @projectId::bigint ORDER BY id DESC LIMIT @limit::bigint OFFSET @offset::bigint`, {
+      projectId,
+      limit,
+      offset,
+    });
+    return { total: count!.n, tasks: rows.map(rowToTask) };
+  }
+
+  /**
+   * How long this model's latest successful requests took, from the provider's acceptance to the result saved,
+   * in milliseconds (newest first): what polls are timed by and estimates are made from.
+   */
+  async recentDurations(provider: string, model: string, limit = 50): Promise<number[]> {
+    const rows = await this.run<{ d: number }>(
+      this.sql,
+      `SELECT finished_at - submitted_at AS d FROM tasks
+        WHERE provider = @provider::text AND model = @model::text AND status = 'SUCCEEDED' AND submitted_at IS NOT NULL AND finished_at >= submitted_at
+        ORDER BY id DESC LIMIT @limit::bigint`,
+      { provider, model, limit },
+    );
+    return rows.map((r) => r.d);
+  }
+
+  /**
+   * How long the latest successful renders took, from their claim to the file saved (newest first): a render is
+   * made by the studio, so it has no provider's acceptance to count from.
+   */
+  async recentRenderDurations(provider: string, model: string, limit = 50): Promise<number[]> {
+    const rows = await this.run<{ d: number }>(
+      this.sql,
+      `SELECT d FROM (SELECT t.finished_at - (SELECT max(e.at) FROM task_events e
+                                              WHERE e.task_id = t.id AND e.to_status = 'RUNNING' AND e.from_status = 'PENDING') AS d
+                        FROM tasks t WHERE t.provider = @provider::text AND t.model = @model::text AND t.status = 'SUCCEEDED'
+                       ORDER BY t.id DESC LIMIT @limit::bigint) latest
+        WHERE d >= 0`,
+      { provider, model, limit },
+    );
+    return rows.map((r) => r.d);
+  }
+
+  /** When each of these running tasks was last claimed: where a render's time is counted from. */
+  async claimedAt(ids: readonly number[]): Promise<Map<number, number>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.run<{ id: number; at: number }>(
+      this.sql,
+      `SELECT e.task_id AS id, max(e.at) AS at FROM task_events e
+        WHERE e.task_id = ANY(@ids::bigint[]) AND e.to_status = 'RUNNING' AND e.from_status = 'PENDING' GROUP BY e.task_id`,
+      { ids },
+    );
+    return new Map(rows.map((r) => [r.id, r.at]));
+  }
+
+  /** Renders finished so far, so the desktop app can say when a new one is ready. */
+  async finishedRenders(): Promise<number> {
+    const [row] = await this.run<{ n: number }>(this.sql, `SELECT count(*) AS n FROM tasks WHERE kind = 'render' AND status = 'SUCCEEDED'`);
+    return row!.n;
+  }
+
+  /** Tasks per status, per project. */
+  async counts(): Promise<{ projectId: number; status: Status; n: number }[]> {
+    return this.run(this.sql, `SELECT project_id AS "projectId", status, count(*) AS n FROM tasks GROUP BY project_id, status`);
+  }
+
+  // ---- Lookups the engine makes on its own -------------------------------------------------
+
+  /**
+   * Unknown outcomes of these providers due for a lookup: fewer than `maxTries` made since the task was parked,
+   * none of them ending in a question for the person, the last one (or the parking) at least `intervalMs` ago.
+   * Lookups are events whose detail has `lookup` (see lookupNoted); `tries` counts those of this parking.
+   * A task whose request id is known is not looked up: it was parked because the provider stopped answering
+   * about that request, and adopting it again would only start the same polling over, without end.
+   */
+  async dueForLookup(providers: readonly string[], maxTries: number, intervalMs: number, now: number, limit: number): Promise<{ task: Task; tries: number }[]> {
+    const rows = await this.run<TaskRow & { lookup_tries: number }>(
+      this.sql,
+      `SELECT * FROM (
+         SELECT t.*, l.tries AS lookup_tries, l.last AS lookup_last, l.asked AS lookup_asked
+           FROM tasks t,
+                LATERAL (SELECT count(*) FILTER (WHERE d.detail ->> 'lookup' IS NOT NULL) AS tries,
+                                max(e.at) FILTER (WHERE d.detail ->> 'lookup' IS NOT NULL) AS last,
+                                count(*) FILTER (WHERE d.detail ->> 'verdict' = 'ask') AS asked
+                           FROM task_events e, LATERAL (SELECT e.detail_json::json AS detail) d
+                          WHERE e.task_id = t.id AND e.at >= t.finished_at AND e.detail_json IS NOT NULL) l
+          WHERE t.status = 'OUTCOME_UNKNOWN' AND t.remote_request_id IS NULL AND t.provider = ANY(@providers::text[])) due
+        WHERE lookup_asked = 0 AND lookup_tries < @maxTries::bigint AND coalesce(lookup_last, finished_at) + @intervalMs::bigint <= @now::bigint
+        ORDER BY coalesce(lookup_last, finished_at) LIMIT @limit::bigint`,
+      { providers, maxTries, intervalMs, now, limit },
+    );
+    return rows.map((r) => ({ task: rowToTask(r), tries: r.lookup_tries }));
+  }
+
+  /** The providers of the tasks whose outcome is unknown. */
+  async unknownProviders(): Promise<string[]> {
+    const rows = await this.run<{ provider: string }>(this.sql, `SELECT DISTINCT provider FROM tasks WHERE status = 'OUTCOME_UNKNOWN'`);
+    return rows.map((r) => r.provider);
+  }
+
+  /**
+   * A lookup made for an unknown outcome, in its history: `detail.lookup` is its number, `detail.verdict` what came
+   * of it. Kept only while the row is still that attempt's unknown outcome, so a lookup that outlived a resubmit
+   * neither counts as one of the next parking's lookups nor asks the person about it.
+   */
+  async lookupNoted(id: number, attempt: string | null, reason: string, detail: { lookup: number; verdict: 'again' | 'ask' } & Record<string, unknown>, now: number): Promise<void> {
+    await this.run(
+      this.sql,
+      `INSERT INTO task_events (task_id, at, from_status, to_status, actor, reason, detail_json)
+       SELECT id, @now::bigint, 'OUTCOME_UNKNOWN', 'OUTCOME_UNKNOWN', 'engine', @reason::text, @detail::text FROM tasks
+        WHERE id = @id::bigint AND status = 'OUTCOME_UNKNOWN' AND idempotency_key IS NOT DISTINCT FROM @attempt::text`,
+      { id, attempt, reason, detail: JSON.stringify(detail), now },
+    );
+  }
+
+  /**
+   * Other tasks that sent this input (same provider, model and input) in a window overlapping [from, to]:
+   * from their send's start to the provider's naming of the request, or to their end, or to now.
+   */
+  async sameInputOverlapping(task: Pick<Task, 'id' | 'inputHash'>, from: number, to: number): Promise<number[]> {
+    const rows = await this.run<{ id: number }>(
+      this.sql,
+      `SELECT id FROM tasks WHERE input_hash = @hash::text AND id <> @id::bigint AND submit_started_at IS NOT NULL
+          AND submit_started_at <= @to::bigint AND coalesce(submitted_at, finished_at, @to::bigint) >= @from::bigint ORDER BY id`,
+      { hash: task.inputHash, id: task.id, from, to },
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * The engine adopts the request a lookup found to be exactly the one sent (see lookupVerdict), as a person's
+   * adoption does and under the same conditions, recording why and the evidence, and telling the person on the row.
+   * Only for the attempt the lookup was made for (`attempt`, its idempotency key): a person may have resubmitted
+   * while the lookup was under way, and what it found for the earlier send is no proof about the next one.
+   */
+  async adoptFound(id: number, attempt: string | null, requestId: string, why: string, evidence: Record<string, unknown>, now: number) {
+    return this.adoption(
+      id,
+      `status = 'OUTCOME_UNKNOWN' AND idempotency_key IS NOT DISTINCT FROM @attempt::text AND NOT ${HELD_ELSEWHERE}`,
+      `, note = @note::text`,
+      { now, attempt, requestId, note: `adopted by the studio after a lookup: request ${requestId}, ${why}` },
+      { from: 'OUTCOME_UNKNOWN', actor: 'engine', reason: `adopted by the studio after a lookup: ${why}`, detail: { ...evidence, adopted: requestId } },
+    );
+  }
+
+  // ---- A person's decisions ---------------------------------------------------------------
+
+  /**
+   * No row changed means the task moved on, or the request already belongs to another task of the same
+   * provider (see requestHolder): the check is part of this write, made under the request's lock, so two
+   * adoptions racing on any machines cannot both take one request, which would count one result twice and
+   * drop the other task's request from the spend.
+   */
+  async adopt(id: number, requestId: string, now: number) {
+    return this.adoption(
+      id,
+      `status = 'OUTCOME_UNKNOWN' AND NOT ${HELD_ELSEWHERE}`,
+      '',
+      { now, requestId },
+      { from: 'OUTCOME_UNKNOWN', actor: 'person', reason: 'adopted a request id found at the provider', detail: { requestId } },
+    );
+  }
+
+  private async adoption(id: number, where: string, alsoSet: string, params: Record<string, unknown> & { requestId: string }, t: Transition) {
+    const task = await this.sql.tx(async (tx) => {
+      await this.run(tx, LOCK_REQUEST, params);
+      return this.changeIn(
+        tx,
+        id,
+        where,
+        `status = 'SUBMITTED', remote_request_id = @requestId::text, remote_handle = NULL, submitted_at = @now::bigint, next_attempt_at = @now::bigint,
+         charged = 'yes', unknown_reason = NULL, finished_at = NULL, lease_owner = NULL, lease_expires_at = NULL${alsoSet}`,
+        params,
+        t,
+      );
+    });
+    return this.wake(task);
+  }
+
+  async resubmit(id: number, now: number) {
+    return this.change(
+      id,
+      `status = 'OUTCOME_UNKNOWN'`,
+      `status = 'PENDING', cost_abandoned = cost_abandoned + coalesce(cost_estimated, 0), charged = 'no',
+       submit_started_at = NULL, idempotency_key = NULL, remote_request_id = NULL, remote_handle = NULL, submitted_at = NULL,
+       unknown_reason = NULL, finished_at = NULL, next_attempt_at = @now::bigint, progress = NULL`,
+      { now },
+      { from: 'OUTCOME_UNKNOWN', actor: 'person', reason: 'resubmitted: the earlier attempt may also have been charged' },
+    );
+  }
+
+  async giveUp(id: number, now: number) {
+    return this.endWithDependents(id, now, (tx) =>
+      this.changeIn(
+        tx,
+        id,
+        `status = 'OUTCOME_UNKNOWN'`,
+        `status = 'FAILED', error = 'given up after an unknown outcome', finished_at = @now::bigint`,
+        { now },
+        { from: 'OUTCOME_UNKNOWN', actor: 'person', reason: 'gave up; still counted as possibly charged' },
+      ),
+    );
+  }
+
+  /** Cancels a task that has not finished. The caller asks the provider to cancel a submitted one. */
+  async cancel(id: number, now: number) {
+    return this.endWithDependents(id, now, (tx) =>
+      this.changeIn(
+        tx,
+        id,
+        `status IN ('PENDING', 'RUNNING', 'SUBMITTED')`,
+        `status = 'CANCELLED', finished_at = @now::bigint, lease_owner = NULL, lease_expires_at = NULL, note = NULL,
+         charged = CASE WHEN charged = 'yes' THEN 'maybe' ELSE charged END`,
+        { now },
+        { actor: 'person', reason: 'cancelled' },
+      ),
+    );
+  }
+
+  /** A task ended without success, and the pending work that needed it with it, as one transaction. */
+  private async endWithDependents(id: number, now: number, end: (tx: Sql) => Promise<Task | undefined>) {
+    const task = await this.sql.tx(async (tx) => {
+      const ended = await end(tx);
+      if (ended) await this.cancelDependents(tx, id, now);
+      return ended;
+    });
+    return this.wake(task);
+  }
+
+  /** Pending work that can never run because something it needs failed or was cancelled. */
+  private async cancelDependents(tx: Sql, id: number, now: number): Promise<void> {
+    const dependents = await this.run<{ id: number }>(
+      tx,
+      `SELECT t.id FROM task_dependencies d JOIN tasks t ON t.id = d.task_id
+        WHERE d.depends_on = @id::bigint AND t.status = 'PENDING' ORDER BY t.id`,
+      { id },
+    );
+    for (const { id: dep } of dependents) {
+      const cancelled = await this.transition(
+        tx,
+        dep,
+        `status = 'PENDING'`,
+        `status = 'CANCELLED', error = @error::text, finished_at = @now::bigint`,
+        { now, error: `task ${id}, which this one needs, did not succeed` },
+        'PENDING',
+        { actor: 'engine', reason: 'a task it depends on did not succeed', detail: { dependsOn: id } },
+      );
+      if (cancelled) await this.cancelDependents(tx, dep, now);
+    }
+  }
+
+  /** The pending work a cancel of this task would cancel too (see cancelDependents), nearest first. */
+  async pendingDependents(id: number): Promise<Task[]> {
+    const rows = await this.run(
+      this.sql,
+      `WITH RECURSIVE deps(id, depth) AS (
+         SELECT d.task_id, 1 FROM task_dependencies d JOIN tasks t ON t.id = d.task_id WHERE d.depends_on = @id::bigint AND t.status = 'PENDING'
+         UNION
+         SELECT d.task_id, deps.depth + 1 FROM deps JOIN task_dependencies d ON d.depends_on = deps.id JOIN tasks t ON t.id = d.task_id
+          WHERE t.status = 'PENDING')
+       SELECT t.* FROM tasks t JOIN (SELECT id, min(depth) AS depth FROM deps GROUP BY id) x ON x.id = t.id ORDER BY x.depth, t.id`,
+      { id },
+    );
+    return rows.map(rowToTask);
+  }
+
+  /** The tasks this one was made from, and those made from it. */
+  async related(id: number): Promise<{ dependsOn: Task[]; dependents: Task[] }> {
+    const dependsOn = await this.run(this.sql, `SELECT t.* FROM task_dependencies d JOIN tasks t ON t.id = d.depends_on WHERE d.task_id = @id::bigint ORDER BY t.id`, { id });
+    const dependents = await this.run(this.sql, `SELECT t.* FROM task_dependencies d JOIN tasks t ON t.id = d.task_id WHERE d.depends_on = @id::bigint ORDER BY t.id`, { id });
+    return { dependsOn: dependsOn.map(rowToTask), dependents: dependents.map(rowToTask) };
+  }
+
+  // ---- The library: every result the studio saved, across projects ---------------------------
+
+  /**
+   * One page of saved results (finished tasks with at least one file), newest first, with the project's name.
+   * A result whose files the person deleted stays listed (it was paid for); its output_path is cleared.
+   */
+  async library(filter: LibraryFilter, offset: number, limit: number): Promise<{ total: number; items: { task: Task; project: string; files: number }[] }> {
+    const where = `t.status = 'SUCCEEDED' AND EXISTS (SELECT 1 FROM task_outputs o WHERE o.task_id = t.id)
+       AND (@projectId::bigint IS NULL OR t.project_id = @projectId::bigint) AND (@kind::text IS NULL OR t.kind = @kind::text)
+       AND (@provider::text IS NULL OR t.provider = @provider::text)
+       AND (@from::bigint IS NULL OR t.finished_at >= @from::bigint) AND (@to::bigint IS NULL OR t.finished_at < @to::bigint)
+       AND (@raw::text IS NULL OR strpos(lower(t.input_json), lower(@raw::text)) > 0)
+       AND (@search::text IS NULL OR strpos(lower(coalesce(t.input_json::json ->> 'prompt', '') || ' ' || coalesce(t.input_json::json ->> 'text', '')),
+                                            lower(@search::text)) > 0)`;
+    const params = {
+      projectId: filter.projectId ?? null,
+      kind: filter.kind ?? null,
+      provider: filter.provider ?? null,
+      from: filter.from ?? null,
+      to: filter.to ?? null,
+      search: filter.search ? filter.search : null,
+      // Words with no character JSON escapes appear as they are in the stored input: a plain match on its text
+      // first spares parsing the JSON of every row that cannot match.
+      raw: filter.search && !/["\\\u0000-\u001f]/.test(filter.search) ? filter.search : null,
+    };
+    const [count] = await this.run<{ n: number }>(this.sql, `SELECT count(*) AS n FROM tasks t WHERE ${where}`, params);
+    const rows = await this.run<TaskRow & { project_name: string; file_count: number }>(
+      this.sql,
+      `SELECT t.*, p.name AS project_name, (SELECT count(*) FROM task_outputs o WHERE o.task_id = t.id) AS file_count
+         FROM tasks t JOIN projects p ON p.id = t.project_id WHERE ${where}
+        ORDER BY t.finished_at DESC, t.id DESC LIMIT @limit::bigint OFFSET @offset::bigint`,
+      { ...params, limit, offset },
+    );
+    return { total: count!.n, items: rows.map((r) => ({ task: rowToTask(r), project: r.project_name, files: r.file_count })) };
+  }
+
+  /** The providers that have saved results, for the library's filter. */
+  async libraryProviders(): Promise<string[]> {
+    // One step per provider along the index by provider (tasks_durations), not a pass over every result.
+    const rows = await this.run<{ provider: string }>(
+      this.sql,
+      `WITH RECURSIVE p(provider) AS (
+         SELECT min(provider) FROM tasks WHERE status = 'SUCCEEDED'
+         UNION ALL
+         SELECT (SELECT min(provider) FROM tasks WHERE status = 'SUCCEEDED' AND provider > p.provider) FROM p WHERE p.provider IS NOT NULL)
+       SELECT provider FROM p WHERE provider IS NOT NULL`,
+    );
+    return rows.map((r) => r.provider);
+  }
+
+  /**
+   * The scene each task was made for, read from the renders that used it: a render names each scene's clip and
+   * narration, and a clip names the image it was made from. The newest render wins; null when none used it.
+   */
+  async scenesOf(ids: readonly number[]): Promise<Map<number, string | null>> {
+    if (ids.length === 0) return new Map();
+    // Found through the dependency rows a Generate writes (a render depends on each clip and narration, a clip on
+    // its image), so only the renders that used these tasks are read, however many renders the studio made.
+    const rows = await this.run<{ id: number; scene: string | null }>(
+      this.sql,
+      `WITH wanted(id, n) AS (SELECT * FROM unnest(@ids::bigint[]) WITH ORDINALITY),
+            part(wanted, id) AS (
+              SELECT id, id FROM wanted
+              UNION ALL
+              SELECT w.id, c.id FROM wanted w JOIN task_dependencies d ON d.depends_on = w.id JOIN tasks c ON c.id = d.task_id
+               WHERE c.kind = 'clip'),
+            uses(wanted, render, scene) AS MATERIALIZED (
+              SELECT p.wanted, r.id, s.value ->> 'id'
+                FROM part p JOIN task_dependencies d ON d.depends_on = p.id JOIN tasks r ON r.id = d.task_id
+                     CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(r.input_json::jsonb -> 'scenes') = 'array'
+                                                                  THEN r.input_json::jsonb -> 'scenes' ELSE '[]'::jsonb END) s(value)
+               WHERE r.kind = 'render'
+                 AND (s.value -> 'clip' -> '$output' = to_jsonb(p.id) OR s.value -> 'narration' -> '$output' = to_jsonb(p.id)))
+       SELECT w.id AS id, (SELECT u.scene FROM uses u WHERE u.wanted = w.id ORDER BY u.render DESC LIMIT 1) AS scene
+         FROM wanted w ORDER BY w.n`,
+      { ids },
+    );
+    return new Map(rows.map((r) => [r.id, r.scene]));
+  }
+
+  /** The file of one output of a task, while its result has not been deleted. */
+  async outputFile(taskId: number, index: number): Promise<string | null> {
+    const [row] = await this.run<{ path: string }>(
+      this.sql,
+      `SELECT o.path FROM task_outputs o JOIN tasks t ON t.id = o.task_id
+        WHERE o.task_id = @taskId::bigint AND o.idx = @index::integer AND t.output_path IS NOT NULL`,
+      { taskId, index },
+    );
+    return row?.path ?? null;
+  }
+
+  /**
+   * The person deleted a result's files: the row keeps every figure of what it cost and its task_outputs, and no
+   * longer names a file, so a Generate judges the step a paid result that is lost. Logged with the files removed.
+   */
+  async forgetOutputs(id: number, reason: string, files: string[], now: number) {
+    return this.change(
+      id,
+      `status = 'SUCCEEDED' AND output_path IS NOT NULL`,
+      `output_path = NULL, output_sha256 = NULL`,
+      { now },
+      { from: 'SUCCEEDED', actor: 'person', reason, detail: { deletedFiles: files } },
+    );
+  }
+
+  // ---- Spend across projects ---------------------------------------------------------------
+
+  /** spendByModel over every project, per currency (projects may keep different ones). */
+  async spendByModelAll(): Promise<(ModelSpend & { currency: string })[]> {
+    return this.run<ModelSpend & { currency: string }>(
+      this.sql,
+      `SELECT provider, model, currency, ${MODEL_SPEND}
+         FROM tasks WHERE kind <> 'render' AND (charged <> 'no' OR cost_abandoned > 0)
+        GROUP BY provider, model, currency ORDER BY provider, model, currency`,
+    );
+  }
+
+  /** spendByDay over every project, with each row's project, for the CSV of all projects. */
+  async spendByDayAll(): Promise<(DaySpend & { project: string; currency: string })[]> {
+    return this.run<DaySpend & { project: string; currency: string }>(
+      this.sql,
+      `SELECT p.name AS project, p.currency AS currency,
+              to_char(to_timestamp(coalesce(t.submitted_at, t.submit_started_at, t.created_at) / 1000) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day,
+              t.provider AS provider,
+              coalesce(sum(CASE WHEN t.charged = 'yes' THEN t.cost_actual END), 0)::bigint AS actual,
+              coalesce(sum(CASE WHEN t.charged = 'yes' AND t.cost_actual IS NULL THEN t.cost_estimated END), 0)::bigint AS estimated,
+              (coalesce(sum(CASE WHEN t.charged = 'maybe' THEN t.cost_estimated END), 0) + sum(t.cost_abandoned))::bigint AS "possiblyCharged"
+         FROM tasks t JOIN projects p ON p.id = t.project_id WHERE t.charged <> 'no' OR t.cost_abandoned > 0
+        GROUP BY p.id, 3, t.provider ORDER BY p.name, 3, t.provider`,
+    );
+  }
+}

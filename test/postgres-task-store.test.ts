@@ -1,0 +1,430 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openDatabase } from '../main/db/database.ts';
+import { connect, type TeamPool } from '../main/store/postgres/connection.ts';
+import { PostgresTaskStore } from '../main/store/postgres/taskStore.ts';
+import type { Lease, TaskStore } from '../main/store/port.ts';
+import { SqliteTaskStore } from '../main/store/sqlite/taskStore.ts';
+import type { NewTask, Task } from '../main/tasks/model.ts';
+import { freshDatabase, postgresAvailable } from './helpers/postgres.ts';
+
+const LEASE = 60_000;
+const output = (name: string) => ({ path: `/media/${name}.png`, sha256: 'a'.repeat(64), bytes: 10, contentType: 'image/png' });
+
+const pools: TeamPool[] = [];
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.end()));
+});
+
+/** A fresh team database and two machines on it, each with its own pool and host name. */
+async function team() {
+  const url = await freshDatabase();
+  const machine = (host: string) => {
+    const pool = connect(url);
+    pools.push(pool);
+    return { pool, tasks: new PostgresTaskStore(pool.sql, host) };
+  };
+  const one = machine('host-one');
+  const two = machine('host-two');
+  const project = async (name: string, budget: number | null = null) => {
+    const [row] = await one.pool.sql.query<{ id: number }>(`INSERT INTO projects (name, budget, created_at) VALUES ($1, $2, 0) RETURNING id`, [name, budget]);
+    return row!.id;
+  };
+  return { one, two, project };
+}
+
+const as = (owner: string, now = Date.now()): Lease => ({ owner, now });
+const image = (projectId: number, prompt: string, extra: Partial<NewTask> = {}): NewTask => ({
+  projectId,
+  kind: 'image',
+  provider: 'fake',
+  model: 'fake-image',
+  input: { prompt },
+  ...extra,
+});
+
+/** The database's clock, in milliseconds. */
+async function dbNow(pool: TeamPool): Promise<number> {
+  const [row] = await pool.sql.query<{ ms: number }>(`SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS ms`);
+  return row!.ms;
+}
+
+describe.skipIf(!postgresAvailable)('the PostgreSQL task store', () => {
+  it('claims fresh work to RUNNING and a released submitted row as SUBMITTED, saying which in the history', async () => {
+    const { one, two, project } = await team();
+    const projectId = await project('Fox');
+    const { id } = await one.tasks.enqueue(image(projectId, 'a fox'), Date.now());
+    expect(await one.tasks.claim('image', 4, LEASE, as('a'))).toMatchObject([{ id, status: 'RUNNING', leaseOwner: 'a' }]);
+    await one.tasks.markSubmitStarted(id, 'k1', LEASE, as('a'));
+    await one.tasks.recordSubmitted(id, { requestId: 'req-9', handle: null }, null, as('a'));
+    expect(await one.tasks.expireLease(id, as('a'))).toBe(true);
+    const [row] = await two.tasks.claim('image', 4, LEASE, as('b'));
+    expect(row).toMatchObject({ id, status: 'SUBMITTED', remoteRequestId: 'req-9', leaseOwner: 'b' });
+    const events = await two.tasks.events(id);
+    expect(events.map((e) => [e.fromStatus, e.toStatus, e.reason])).toEqual([
+      [null, 'PENDING', 'enqueued'],
+      ['PENDING', 'RUNNING', 'claimed'],
+      ['RUNNING', 'RUNNING', 'submit started'],
+      ['RUNNING', 'SUBMITTED', 'provider accepted the request'],
+      ['SUBMITTED', 'SUBMITTED', 'released: its worker stopped before finishing it'],
+      ['SUBMITTED', 'SUBMITTED', 'reclaimed to poll its saved request'],
+    ]);
+    expect(events.at(-1)!.detail).toEqual({ owner: 'b' });
+  });
+
+  it('skips a row another transaction holds, without waiting for it', async () => {
+    const { one, two, project } = await team();
+    const projectId = await project('Fox');
+    const held = await one.tasks.enqueue(image(projectId, 'held'), Date.now());
+    const free = await one.tasks.enqueue(image(projectId, 'free'), Date.now());
+    const client = await two.pool.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT id FROM tasks WHERE id = $1 FOR UPDATE', [held.id]);
+      const started = Date.now();
+      const claimed = await one.tasks.claim('image', 4, LEASE, as('a'));
+      // The connection's lock wait is seconds: a claim that waited for the row would take that long, or fail.
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(claimed.map((t) => t.id)).toEqual([free.id]);
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
+    }
+    expect(await one.tasks.claim('image', 4, LEASE, as('a'))).toMatchObject([{ id: held.id, status: 'RUNNING' }]);
+  });
+
+  it('counts every machine’s leased rows: claims at once from two machines never run more than the concurrency', async () => {
+    const { one, two, project } = await team();
+    const projectId = await project('Fox');
+    for (let i = 0; i < 20; i++) await one.tasks.enqueue(image(projectId, `fox ${i}`), Date.now());
+    await one.tasks.enqueue({ ...image(projectId, 'a line'), kind: 'speech' }, Date.now());
+    for (let round = 0; round < 3; round++) {
+      const claims = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => (i % 2 ? one : two).tasks.claim('image', 3, LEASE, as(`owner-${round}-${i}`))),
+      );
+      const [row] = await one.pool.sql.query<{ n: number }>(`SELECT count(*) AS n FROM tasks WHERE kind = 'image' AND status = 'RUNNING'`);
+      expect(claims.flat()).toHaveLength(3);
+      expect(row!.n).toBe(3);
+      for (const task of claims.flat()) await one.tasks.complete(task.id, { outputs: [output(`fox-${task.id}`)], costActual: null }, as(task.leaseOwner!));
+    }
+    // Another kind has slots of its own.
+    expect(await two.tasks.claim('speech', 1, LEASE, as('c'))).toHaveLength(1);
+  });
+
+  it('fences every executor write by the lease owner: a stale owner changes nothing', async () => {
+    const { one, two, project } = await team();
+    const projectId = await project('Fox');
+    const { id } = await one.tasks.enqueue(image(projectId, 'a fox', { estimate: { cost: 10, source: 'test', currency: 'USD' } }), Date.now());
+    await one.tasks.claim('image', 1, LEASE, as('a'));
+    const before = await one.tasks.get(id);
+    const stale = as('b');
+    expect(await two.tasks.markSubmitStarted(id, 'k', LEASE, stale)).toBeUndefined();
+    expect(await two.tasks.setEstimate(id, 99, 'other', 'EUR', stale)).toBe(false);
+    expect(await two.tasks.saveProgress(id, 0.5, LEASE, stale)).toBe(false);
+    expect(await two.tasks.setNote(id, 'hello', stale)).toBe(false);
+    expect(await two.tasks.requeue(id, 0, 'again', stale)).toBeUndefined();
+    expect(await two.tasks.parkUnknown(id, 'lost', stale)).toBeUndefined();
+    expect(await two.tasks.fail(id, 'no', 'no', stale)).toBeUndefined();
+    expect(await two.tasks.complete(id, { outputs: [output('x')], costActual: 5 }, stale)).toBeUndefined();
+    expect(await two.tasks.renewLeases([id], LEASE, stale)).toEqual(new Set());
+    expect(await two.tasks.expireLease(id, stale)).toBe(false);
+    expect(await one.tasks.get(id)).toEqual(before);
+    expect((await one.tasks.events(id)).map((e) => e.reason)).toEqual(['enqueued', 'claimed']);
+    expect(await one.tasks.outputs(id)).toEqual([]);
+    // The owner itself still may.
+    expect(await one.tasks.markSubmitStarted(id, 'k', LEASE, as('a'))).toMatchObject({ attempts: 1, charged: 'maybe' });
+  });
+
+  it('keeps task_events append-only: a trigger refuses UPDATE, DELETE and TRUNCATE', async () => {
+    const { one, project } = await team();
+    const { id } = await one.tasks.enqueue(image(await project('Fox'), 'a fox'), Date.now());
+    const sql = one.pool.sql;
+    await expect(sql.query(`UPDATE task_events SET reason = 'edited' WHERE task_id = $1`, [id])).rejects.toThrow(/task_events is append-only: UPDATE refused/);
+    await expect(sql.query(`DELETE FROM task_events WHERE task_id = $1`, [id])).rejects.toThrow(/task_events is append-only: DELETE refused/);
+    await expect(sql.query(`TRUNCATE task_events CASCADE`)).rejects.toThrow(/task_events is append-only: TRUNCATE refused/);
+    expect((await one.tasks.events(id)).map((e) => e.reason)).toEqual(['enqueued']);
+  });
+
+  it('lets one of two machines spend the last of a budget at the boundary, and refuses the other before anything is sent', async () => {
+    const { one, two, project } = await team();
+    for (let round = 0; round < 5; round++) {
+      const projectId = await project(`Budget ${round}`, 100_000);
+      const estimate = { cost: 60_000, source: 'catalogue', currency: 'USD' };
+      const first = await one.tasks.enqueue(image(projectId, `a ${round}`, { estimate }), Date.now());
+      const second = await two.tasks.enqueue(image(projectId, `b ${round}`, { estimate }), Date.now());
+      expect(await one.tasks.claim('image', 1, LEASE, as('a'))).toMatchObject([{ id: first.id }]);
+      expect(await two.tasks.claim('image', 2, LEASE, as('b'))).toMatchObject([{ id: second.id }]);
+      // Both boundary writes are made while a third connection holds the project, so both wait, then go at once.
+      const holder = await one.pool.pool.connect();
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM projects WHERE id = $1 FOR UPDATE', [projectId]);
+      const marks = Promise.all([one.tasks.markSubmitStarted(first.id, 'ka', LEASE, as('a')), two.tasks.markSubmitStarted(second.id, 'kb', LEASE, as('b'))]);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await holder.query('COMMIT');
+      holder.release();
+      const results = await marks;
+      expect(results.filter(Boolean)).toHaveLength(1);
+      const [spent] = await one.tasks.spend(projectId);
+      expect(spent!.possiblyCharged).toBe(60_000);
+      const refused = results[0] ? second.id : first.id;
+      expect(await one.tasks.get(refused)).toMatchObject({ status: 'RUNNING', submitStartedAt: null, charged: 'no', attempts: 0 });
+      for (const t of [first, second]) await one.tasks.fail(t.id, 'done', 'no', as(t.id === first.id ? 'a' : 'b'));
+    }
+  });
+
+  it('takes lease times from the database clock: a caller whose clock runs ahead cannot take an unexpired lease', async () => {
+    const { one, two, project } = await team();
+    const { id } = await one.tasks.enqueue(image(await project('Fox'), 'a fox'), Date.now());
+    const before = await dbNow(one.pool);
+    const [claimed] = await one.tasks.claim('image', 1, 1_000, as('a'));
+    const after = await dbNow(one.pool);
+    expect(claimed!.leaseExpiresAt).toBeGreaterThanOrEqual(before + 1_000);
+    expect(claimed!.leaseExpiresAt).toBeLessThanOrEqual(after + 1_000);
+    expect(claimed!.heartbeatAt).toBeGreaterThanOrEqual(before);
+    const ahead = Date.now() + 365 * 24 * 3600_000;
+    expect(await two.tasks.claim('image', 1, LEASE, as('b', ahead))).toEqual([]);
+    expect(await two.tasks.expiredLeases(ahead)).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    // Expired by the database's clock, whatever the callers' clocks say.
+    expect((await two.tasks.expiredLeases(0)).map((t) => t.id)).toEqual([id]);
+    expect(await two.tasks.claim('image', 1, LEASE, as('b'))).toMatchObject([{ id, leaseOwner: 'b' }]);
+    // The renewal and the boundary write take the database's clock too.
+    const renewedFrom = await dbNow(one.pool);
+    expect(await two.tasks.renewLeases([id], LEASE, as('b', 0))).toEqual(new Set([id]));
+    expect((await two.tasks.get(id))!.leaseExpiresAt).toBeGreaterThanOrEqual(renewedFrom + LEASE);
+    const marked = await two.tasks.markSubmitStarted(id, 'k', LEASE, as('b', 5));
+    expect(marked).toMatchObject({ submitStartedAt: 5 });
+    expect(marked!.leaseExpiresAt).toBeGreaterThanOrEqual(renewedFrom + LEASE);
+  });
+
+  it('holds one request id for one task only, compared without case, and refuses the second of two adoptions at once', async () => {
+    const { one, two, project } = await team();
+    const projectId = await project('Fox');
+    const parked = async (prompt: string) => {
+      const { id } = await one.tasks.enqueue(image(projectId, prompt), Date.now());
+      await one.tasks.claim('image', 10, LEASE, as('a'));
+      await one.tasks.markSubmitStarted(id, `k-${id}`, LEASE, as('a'));
+      await one.tasks.parkUnknown(id, 'the connection dropped', as('a'));
+      return id;
+    };
+    const holder = await parked('held');
+    await one.tasks.adopt(holder, 'REQ-1', Date.now());
+    const other = await parked('other');
+    expect(await two.tasks.adopt(other, 'req-1', Date.now())).toBeUndefined();
+    expect(await two.tasks.requestHolder(other, 'Req-1')).toMatchObject({ id: holder });
+    expect(await two.tasks.requestIdsInUse('fake', ['req-1', 'req-2'], other)).toEqual(new Set(['req-1']));
+    // Whatever writes the table: the index refuses a second holder.
+    await expect(one.pool.sql.query(`UPDATE tasks SET remote_request_id = 'req-1' WHERE id = $1`, [other])).rejects.toThrow(/tasks_remote_request/);
+    // Another provider's request of the same id is another request.
+    await expect(
+      one.pool.sql.query(`UPDATE tasks SET provider = 'another', remote_request_id = 'req-1' WHERE id = $1 RETURNING id`, [other]),
+    ).resolves.toHaveLength(1);
+
+    for (let round = 0; round < 5; round++) {
+      const [x, y] = [await parked(`x ${round}`), await parked(`y ${round}`)];
+      const adopted = await Promise.all([one.tasks.adopt(x, `shared-${round}`, Date.now()), two.tasks.adopt(y, `SHARED-${round}`, Date.now())]);
+      expect(adopted.filter(Boolean)).toHaveLength(1);
+    }
+  });
+
+  it('lets a person enqueue one input twice: only a Generate judges reuse', async () => {
+    const { one, project } = await team();
+    const projectId = await project('Fox');
+    const a = await one.tasks.enqueue(image(projectId, 'a fox'), Date.now());
+    const b = await one.tasks.enqueue(image(projectId, 'a fox'), Date.now());
+    expect((await one.tasks.withSameInput(projectId, a.inputHash)).map((t) => t.id)).toEqual([b.id, a.id]);
+  });
+
+  it('records the machine that saved each output, and wakes this process when work is added or a slot freed', async () => {
+    const { one, two, project } = await team();
+    const projectId = await project('Fox');
+    let woken = 0;
+    const stop = two.tasks.onClaimable(() => woken++);
+    const { id } = await two.tasks.enqueue(image(projectId, 'a fox'), Date.now());
+    expect(woken).toBe(1);
+    await two.tasks.claim('image', 1, LEASE, as('b'));
+    expect(woken).toBe(1);
+    await two.tasks.complete(id, { outputs: [output('one'), output('two')], costActual: 41_000, costSource: 'provider' }, as('b'));
+    expect(woken).toBe(2);
+    stop();
+    const rows = await one.pool.sql.query(`SELECT idx, machine FROM task_outputs WHERE task_id = $1 ORDER BY idx`, [id]);
+    expect(rows).toEqual([
+      { idx: 0, machine: 'host-two' },
+      { idx: 1, machine: 'host-two' },
+    ]);
+    expect(await one.tasks.outputs(id)).toMatchObject([{ index: 0, path: '/media/one.png' }, { index: 1, path: '/media/two.png' }]);
+  });
+});
+
+describe.skipIf(!postgresAvailable)('the PostgreSQL task store within a transaction', () => {
+  it('joins it, so what it wrote goes when the transaction is rolled back, and wakes the store’s listeners', async () => {
+    const { one, project } = await team();
+    const projectId = await project('Fox');
+    let woken = 0;
+    one.tasks.onClaimable(() => woken++);
+    const refused = one.pool.sql.tx(async (q) => {
+      const { id } = await one.tasks.within(q).enqueue(image(projectId, 'a fox'), Date.now());
+      expect(await one.tasks.within(q).get(id)).toMatchObject({ status: 'PENDING' });
+      throw new Error('changed my mind');
+    });
+    await expect(refused).rejects.toThrow('changed my mind');
+    expect(woken).toBe(1);
+    expect(await one.tasks.list({ projectId })).toEqual([]);
+  });
+});
+
+/** The same calls on both stores; what each returns and logs, without the lease times PostgreSQL takes from its own clock. */
+async function script(tasks: TaskStore, projectId: number, now: number) {
+  const t0 = 1_700_000_000_000;
+  const estimate = { cost: 25_000, source: 'catalogue', currency: 'USD' };
+  const img = await tasks.enqueue(image(projectId, 'a fox', { estimate }), t0);
+  const clip = await tasks.enqueue({ ...image(projectId, 'a fox runs', { estimate }), kind: 'clip', model: 'fake-clip', dependsOn: [img.id] }, t0 + 1);
+  const after = await tasks.enqueue({ ...image(projectId, 'a fox rests'), kind: 'clip', model: 'fake-clip', dependsOn: [clip.id] }, t0 + 2);
+  const lost = await tasks.enqueue(image(projectId, 'a lost fox', { estimate }), t0 + 3);
+  const refused = await tasks.enqueue(image(projectId, 'a refused fox', { estimate }), t0 + 4);
+  const a = as('a', now);
+  await tasks.claim('image', 2, LEASE, a);
+  await tasks.claim('clip', 2, LEASE, a);
+  await tasks.markSubmitStarted(img.id, 'k-img', LEASE, a);
+  await tasks.recordSubmitted(img.id, { requestId: 'req-img', handle: { status: 'https://x/status' } }, { cost: 30_000, source: 'quote' }, a);
+  await tasks.saveProgress(img.id, 0.5, LEASE, a);
+  await tasks.complete(img.id, { outputs: [output('img')], costActual: 31_000, costSource: 'provider' }, a);
+  await tasks.claim('image', 2, LEASE, a);
+  await tasks.claim('clip', 2, LEASE, a);
+  await tasks.markSubmitStarted(lost.id, 'k-lost', LEASE, a);
+  await tasks.noteRequestId(lost.id, 'req-lost', a);
+  await tasks.parkUnknown(lost.id, 'the answer never came', a);
+  await tasks.resubmit(lost.id, now);
+  await tasks.claim('image', 3, LEASE, a);
+  await tasks.markSubmitStarted(lost.id, 'k-lost-2', LEASE, a);
+  await tasks.parkUnknown(lost.id, 'the answer never came again', a);
+  await tasks.lookupNoted(lost.id, 'k-lost-2', 'looked it up', { lookup: 1, verdict: 'again' }, now);
+  const due = await tasks.dueForLookup(['fake'], 3, 0, now + 1, 10);
+  await tasks.adoptFound(lost.id, 'k-lost-2', 'req-found', 'same input', { seen: 1 }, now);
+  await tasks.markSubmitStarted(clip.id, 'k-clip', LEASE, a);
+  await tasks.fail(clip.id, 'the model refused the input', 'no', a);
+  await tasks.setNote(refused.id, 'waiting', a);
+  await tasks.requeue(refused.id, now, 'rate limited', a);
+  await tasks.cancel(refused.id, now);
+  await tasks.note(lost.id, 'looked at', { by: 'test' }, now);
+  const ids = [img.id, clip.id, after.id, lost.id, refused.id];
+  const strip = (t: Task) => ({ ...t, leaseExpiresAt: t.leaseExpiresAt === null ? null : 'set', heartbeatAt: t.heartbeatAt === null ? null : 'set' });
+  return {
+    tasks: await Promise.all(ids.map(async (id) => strip((await tasks.get(id))!))),
+    events: await Promise.all(ids.map(async (id) => (await tasks.events(id)).map(({ id: _, ...e }) => e))),
+    outputs: await tasks.outputs(img.id),
+    due: due.map((d) => ({ id: d.task.id, tries: d.tries })),
+    spend: await tasks.spend(projectId),
+    byModel: await tasks.spendByModel(projectId),
+    byDay: await tasks.spendByDay(projectId),
+    library: await tasks.library({ search: 'FOX' }, 0, 10).then((l) => ({ ...l, items: l.items.map((i) => ({ ...i, task: strip(i.task) })) })),
+    counts: (await tasks.counts()).sort((x, y) => x.status.localeCompare(y.status)),
+    outstanding: await tasks.hasOutstandingWork(),
+    durations: await tasks.recentDurations('fake', 'fake-image'),
+  };
+}
+
+/** More of the same: receipts, late results, recovery, renders and the reads made from them. */
+async function scriptMore(tasks: TaskStore, projectId: number, now: number) {
+  const a = as('a', now);
+  const strip = (t: Task | undefined) => t && { ...t, leaseExpiresAt: t.leaseExpiresAt === null ? null : 'set', heartbeatAt: t.heartbeatAt === null ? null : 'set' };
+  const sent = async (prompt: string, key: string, owner = a) => {
+    const { id } = await tasks.enqueue(image(projectId, prompt), now);
+    await tasks.claim('image', 10, LEASE, owner);
+    await tasks.markSubmitStarted(id, key, LEASE, owner);
+    return id;
+  };
+  const still = await sent('a still', 'k-still');
+  await tasks.recordSubmitted(still, { requestId: 'req-still', handle: null }, null, a);
+  await tasks.complete(still, { outputs: [output('still')], costActual: 20_000 }, a);
+  const clip = await tasks.enqueue({ ...image(projectId, 'it moves'), kind: 'clip', model: 'fake-clip', input: { image: { $output: still } }, dependsOn: [still] }, now);
+  await tasks.claim('clip', 1, LEASE, a);
+  await tasks.complete(clip.id, { outputs: [output('clip')], costActual: null }, a);
+  const scenes = [{ id: 'dawn', clip: { $output: clip.id }, narration: null }];
+  const render = await tasks.enqueue({ ...image(projectId, 'render'), kind: 'render', provider: 'studio', model: 'ffmpeg', input: { scenes }, dependsOn: [clip.id] }, now);
+  await tasks.claim('render', 1, LEASE, a);
+  await tasks.complete(render.id, { outputs: [output('render')], costActual: null }, { owner: 'a', now: now + 500 });
+
+  const receipted = await sent('a receipt', 'k-receipt');
+  const receipt = { taskId: receipted, idempotencyKey: 'k-receipt', requestId: 'req-receipt', handle: { status: 'https://x' }, at: now };
+  const applied = await tasks.applyReceipt(receipt, true, now);
+  const late = await sent('a late result', 'k-late');
+  await tasks.cancel(late, now);
+  await tasks.completeAttempt(late, 'k-late', { outputs: [output('late')], costActual: 7_000, requestId: 'req-late' }, now);
+  const given = await sent('given up', 'k-given');
+  await tasks.parkUnknown(given, 'lost', a);
+  await tasks.giveUp(given, now);
+  const polled = await sent('polled later', 'k-polled');
+  await tasks.recordSubmitted(polled, { requestId: 'req-polled', handle: null }, null, a);
+  await tasks.retryLater(polled, now + 1_000, 'the provider asked to wait', a);
+  const dead = as('dead', now);
+  const orphan = await tasks.enqueue(image(projectId, 'orphan'), now);
+  await tasks.claim('image', 10, LEASE, dead);
+  const orphanSent = await sent('orphan sent', 'k-orphan', dead);
+  const expired = await tasks.expireLeasesOf(['dead'], now);
+  const recovered = [];
+  for (const t of await tasks.expiredLeases(now)) {
+    recovered.push(t.submitStartedAt === null ? await tasks.recoverRequeue(t, now, 'requeued') : await tasks.recoverPark(t, now, 'parked: it may have been sent'));
+  }
+  const fileBefore = await tasks.outputFile(still, 0);
+  await tasks.forgetOutputs(still, 'deleted by the person', ['/media/still.png'], now);
+  const ids = [still, clip.id, render.id, receipted, late, given, polled, orphan.id, orphanSent];
+  return {
+    tasks: await Promise.all(ids.map(async (id) => strip(await tasks.get(id)))),
+    events: await Promise.all(ids.map(async (id) => (await tasks.events(id)).map(({ id: _, ...e }) => e))),
+    applied: strip(applied),
+    settled: await tasks.receiptSettled(receipt),
+    expired,
+    recovered: recovered.map(strip),
+    files: [fileBefore, await tasks.outputFile(still, 0), await tasks.outputFile(late, 0)],
+    scenes: [...(await tasks.scenesOf([still, clip.id, render.id, 999]))],
+    pending: (await tasks.pendingDependents(still)).map((t) => t.id),
+    related: await tasks.related(clip.id).then((r) => ({ dependsOn: r.dependsOn.map((t) => t.id), dependents: r.dependents.map((t) => t.id) })),
+    page: await tasks.page(projectId, 1, 3).then((p) => ({ total: p.total, ids: p.tasks.map((t) => t.id) })),
+    renderDurations: await tasks.recentRenderDurations('studio', 'ffmpeg'),
+    claimedAt: [...(await tasks.claimedAt([render.id, clip.id]))],
+    renders: await tasks.finishedRenders(),
+    byModelAll: await tasks.spendByModelAll(),
+    byDayAll: await tasks.spendByDayAll(),
+    providers: await tasks.libraryProviders(),
+    unknown: await tasks.unknownProviders(),
+    holder: (await tasks.requestHolder(late, 'REQ-POLLED'))?.id,
+    overlapping: await tasks.sameInputOverlapping({ id: 0, inputHash: (await tasks.get(late))!.inputHash }, now - 1, now + 1),
+    succeeded: (await tasks.list({ projectId, status: 'SUCCEEDED' })).map((t) => t.id),
+    libraryByKind: await tasks.library({ kind: 'render', provider: 'studio', from: now, to: now + 1_000 }, 0, 5).then((l) => ({ total: l.total, ids: l.items.map((i) => i.task.id) })),
+  };
+}
+
+describe.skipIf(!postgresAvailable)('the PostgreSQL and SQLite task stores', () => {
+  it('give the same statuses, figures and history for the same calls', async () => {
+    const { one, project } = await team();
+    const pgProject = await project('Parity');
+    const dir = mkdtempSync(join(tmpdir(), 'studio-parity-'));
+    const db = openDatabase(join(dir, 'studio.db'));
+    try {
+      const sqliteProject = Number(db.prepare(`INSERT INTO projects (name, created_at) VALUES ('Parity', 0)`).run().lastInsertRowid);
+      expect(sqliteProject).toBe(pgProject);
+      // The callers' clock is the same for both; PostgreSQL's lease times are its own, near it.
+      const now = Date.now();
+      const onSqlite = await script(new SqliteTaskStore(db), sqliteProject, now);
+      const onPostgres = await script(one.tasks, pgProject, now);
+      expect(onPostgres).toEqual(onSqlite);
+      expect(onPostgres.tasks.map((t) => t.status)).toEqual(['SUCCEEDED', 'FAILED', 'CANCELLED', 'SUBMITTED', 'CANCELLED']);
+      const moreOnSqlite = await scriptMore(new SqliteTaskStore(db), sqliteProject, now);
+      const moreOnPostgres = await scriptMore(one.tasks, pgProject, now);
+      expect(moreOnPostgres).toEqual(moreOnSqlite);
+      expect(onPostgres.due).toEqual([{ id: 4, tries: 1 }]);
+      expect(moreOnPostgres).toMatchObject({ expired: 2, settled: true, renders: 1, libraryByKind: { total: 1, ids: [8] }, holder: 12 });
+      expect(moreOnPostgres.recovered.map((t) => t!.status)).toEqual(['PENDING', 'OUTCOME_UNKNOWN']);
+      expect(moreOnPostgres.scenes).toEqual([[6, 'dawn'], [7, 'dawn'], [8, null], [999, null]]);
+      expect(moreOnPostgres.tasks.map((t) => t!.status)).toEqual([
+        'SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED', 'SUBMITTED', 'SUCCEEDED', 'FAILED', 'SUBMITTED', 'PENDING', 'OUTCOME_UNKNOWN',
+      ]);
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
