@@ -258,23 +258,6 @@ describe.skipIf(!postgresAvailable)('the PostgreSQL task store', () => {
   });
 });
 
-describe.skipIf(!postgresAvailable)('the PostgreSQL task store within a transaction', () => {
-  it('joins it, so what it wrote goes when the transaction is rolled back, and wakes the store’s listeners', async () => {
-    const { one, project } = await team();
-    const projectId = await project('Fox');
-    let woken = 0;
-    one.tasks.onClaimable(() => woken++);
-    const refused = one.pool.sql.tx(async (q) => {
-      const { id } = await one.tasks.within(q).enqueue(image(projectId, 'a fox'), Date.now());
-      expect(await one.tasks.within(q).get(id)).toMatchObject({ status: 'PENDING' });
-      throw new Error('changed my mind');
-    });
-    await expect(refused).rejects.toThrow('changed my mind');
-    expect(woken).toBe(1);
-    expect(await one.tasks.list({ projectId })).toEqual([]);
-  });
-});
-
 /** The same calls on both stores; what each returns and logs, without the lease times PostgreSQL takes from its own clock. */
 async function script(tasks: TaskStore, projectId: number, now: number) {
   const t0 = 1_700_000_000_000;

@@ -88,16 +88,12 @@ const jsonOrNull = (value: unknown): string | null => (value === undefined ? nul
  * `machine` names this host on the files it saves.
  */
 export class PostgresTaskStore implements TaskStore {
+  private readonly claimable = new Set<() => void>();
+
   constructor(
     private readonly sql: Sql,
     private readonly machine: string = hostname(),
-    private readonly claimable = new Set<() => void>(),
   ) {}
-
-  /** This store over a transaction's connection: its writes join the transaction and wake this store's listeners. */
-  within(sql: Sql): PostgresTaskStore {
-    return new PostgresTaskStore(sql, this.machine, this.claimable);
-  }
 
   private run<R = TaskRow>(q: Sql, text: string, params: Readonly<Record<string, unknown>> = {}): Promise<R[]> {
     const { text: numbered, values } = named(text, params);
