@@ -7,7 +7,7 @@ import { initTeamDatabase } from '../../main/store/postgres/migrator.ts';
  * The run's PostgreSQL cluster (started once by postgresSetup.ts). Where it could not start, `postgresAvailable`
  * is false: PostgreSQL tests use `describe.skipIf(!postgresAvailable)`, and the run says why they were skipped.
  */
-const cluster = inject('postgres');
+const cluster = inject('postgres') ?? { unavailable: 'no cluster was started for this run (see globalSetup in vitest.config.ts)' };
 
 export const postgresAvailable = 'adminUrl' in cluster;
 

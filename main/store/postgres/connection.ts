@@ -59,12 +59,14 @@ export interface TeamPool {
 export function connect(url: string, options: { max?: number } = {}): TeamPool {
   const address = checkTeamUrl(url);
   const where = redactUrl(url);
+  const settings = new LockWait(LOCK_TIMEOUT_MS);
   const pool = new pg.Pool({
     connectionString: url,
     types,
     max: options.max ?? 10,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+    lock_timeout: LOCK_TIMEOUT_MS,
     keepAlive: true,
     fallback_application_name: 'studio',
   });
@@ -73,8 +75,10 @@ export function connect(url: string, options: { max?: number } = {}): TeamPool {
   pool.on('error', () => undefined);
   // A connection cut while taken (its statement is under way) says so twice: the statement fails, which the
   // caller hears, and the connection emits an error, which would otherwise end the process.
-  pool.on('connect', (client) => client.on('error', () => undefined));
-  const settings = new LockWait(LOCK_TIMEOUT_MS);
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+    settings.connected(client);
+  });
   let ended: Promise<void> | null = null;
   return {
     pool,
@@ -86,12 +90,20 @@ export function connect(url: string, options: { max?: number } = {}): TeamPool {
   };
 }
 
-/** The lock wait every connection carries; a changed one is set on each connection as it is next taken. */
+/**
+ * The lock wait every connection carries. A connection starts with the one the pool was made with; a changed
+ * one is set on each connection as it is next taken.
+ */
 export class LockWait {
   private version = 0;
-  private readonly applied = new WeakMap<pg.PoolClient, number>();
+  private readonly applied = new WeakMap<pg.ClientBase, number>();
 
   constructor(private ms: number) {}
+
+  /** A new connection, which has the pool's first lock wait. */
+  connected(client: pg.ClientBase): void {
+    this.applied.set(client, 0);
+  }
 
   set(ms: number): void {
     if (ms === this.ms) return;
