@@ -1,6 +1,6 @@
-import type { Project } from '../projects/repository.ts';
+import type { Project } from '../projects/project.ts';
 import type { Storyboard } from '../pipeline/storyboard.ts';
-import type { TakeRecord } from '../pipeline/takeRepository.ts';
+import type { TakeRecord } from '../pipeline/takeRecord.ts';
 import type { Receipt, SavedOutput } from '../ports.ts';
 import type { Charged, Kind, NewTask, RemoteRef, Status, Task, TaskEvent, TaskOutput } from '../tasks/model.ts';
 

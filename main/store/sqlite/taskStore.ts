@@ -1,66 +1,11 @@
 import type { Statement } from 'better-sqlite3';
-import type { Db } from '../db/database.ts';
-import { immediateTransactions } from '../db/transaction.ts';
-import type { Receipt, SavedOutput } from '../ports.ts';
-import type { Actor, Charged, Kind, NewTask, RemoteRef, Status, Task, TaskEvent, TaskOutput } from './model.ts';
-import { inputHash } from './inputHash.ts';
-import { rowToEvent, rowToOutput, rowToTask, type EventRow, type OutputRow, type TaskRow } from './rows.ts';
-
-/** Spend of one provider's model within a project; amounts in micro-units. */
-export interface ModelSpend {
-  provider: string;
-  model: string;
-  tasks: number;
-  billed: number;
-  /** What the billed requests had been estimated at. */
-  estimatedForBilled: number;
-  /** Billed requests that had no estimate (a price the studio did not know). */
-  billedUnestimated: number;
-  /** Charged, with no bill from the provider: the estimate stands. */
-  estimatedOnly: number;
-  possiblyCharged: number;
-}
-
-/** Which saved results the library lists; times in ms, `to` excluded. */
-export interface LibraryFilter {
-  projectId?: number | null;
-  kind?: Kind | null;
-  provider?: string | null;
-  from?: number | null;
-  to?: number | null;
-  /** Words of the prompt (or the narration's text), matched without case. */
-  search?: string | null;
-}
-
-/** A result saved whole, as the row records it. */
-export interface CompletedResult {
-  outputs: SavedOutput[];
-  costActual: number | null;
-  /** How costActual was reached (see tasks.cost_actual_source). */
-  costSource?: string | null;
-  requestId?: string | null;
-}
-
-/** Every executor write names the lease it relies on; a write that changes no row means the lease is gone. */
-export interface Lease {
-  owner: string;
-  now: number;
-}
-
-/** Money in micro-units of the project's currency. */
-export interface SpendRow {
-  projectId: number;
-  project: string;
-  currency: string;
-  budget: number | null;
-  actual: number;
-  estimated: number;
-  possiblyCharged: number;
-  /** Enqueued work not sent yet, at its estimate: committed by a Generate, so a budget counts it. */
-  queued: number;
-  /** Tasks spent, possibly charged or enqueued whose price is unknown: in none of the figures above. */
-  unpriced: number;
-}
+import type { Db } from '../../db/database.ts';
+import { immediateTransactions } from '../../db/transaction.ts';
+import type { Receipt } from '../../ports.ts';
+import type { Actor, Charged, Kind, NewTask, RemoteRef, Status, Task, TaskEvent, TaskOutput } from '../../tasks/model.ts';
+import { inputHash } from '../../tasks/inputHash.ts';
+import { rowToEvent, rowToOutput, rowToTask, type EventRow, type OutputRow, type TaskRow } from '../../tasks/rows.ts';
+import type { CompletedResult, DaySpend, Lease, LibraryFilter, ModelSpend, SpendRow, TaskStore } from '../port.ts';
 
 interface Transition {
   /** The status the write's condition already pins, which spares reading it first. */
@@ -98,8 +43,8 @@ const FENCE = `lease_owner = @owner`;
 const HELD_ELSEWHERE = `EXISTS (SELECT 1 FROM tasks o WHERE o.provider = tasks.provider AND lower(o.remote_request_id) = lower(@requestId)
                                   AND o.id <> tasks.id)`;
 
-/** All SQL for the task table. Each public method is one transaction. */
-export class TaskRepository {
+/** All SQL for the task table in SQLite. Each public method is one transaction, committed when its promise resolves. */
+export class SqliteTaskStore implements TaskStore {
   private readonly statements = new Map<string, Statement>();
   private readonly claimable = new Set<() => void>();
 
@@ -132,10 +77,6 @@ export class TaskRepository {
     for (const listener of this.claimable) listener();
   }
 
-  /** Runs several repository calls as one transaction: one commit, one sync, for a batch. */
-  batch<T>(fn: () => T): T {
-    return this.tx(fn);
-  }
 
   private event(taskId: number, at: number, from: Status | null, to: Status, t: Transition): void {
     this.stmt(
@@ -165,7 +106,7 @@ export class TaskRepository {
     });
   }
 
-  enqueue(task: NewTask, now: number): Task {
+  async enqueue(task: NewTask, now: number): Promise<Task> {
     return this.tx(() => {
       const row = this.stmt(
         `INSERT INTO tasks (project_id, kind, provider, model, input_json, input_hash, max_attempts,
@@ -194,12 +135,12 @@ export class TaskRepository {
     });
   }
 
-  get(id: number): Task | undefined {
+  async get(id: number): Promise<Task | undefined> {
     const row = this.stmt(`SELECT * FROM tasks WHERE id = ?`).get(id) as TaskRow | undefined;
     return row && rowToTask(row);
   }
 
-  list(filter: { projectId?: number; status?: Status } = {}): Task[] {
+  async list(filter: { projectId?: number; status?: Status } = {}): Promise<Task[]> {
     const rows = this.stmt(
       `SELECT * FROM tasks WHERE (@projectId IS NULL OR project_id = @projectId)
          AND (@status IS NULL OR status = @status) ORDER BY id`,
@@ -207,7 +148,7 @@ export class TaskRepository {
     return rows.map(rowToTask);
   }
 
-  events(taskId: number): TaskEvent[] {
+  async events(taskId: number): Promise<TaskEvent[]> {
     return (this.stmt(`SELECT * FROM task_events WHERE task_id = ? ORDER BY id`).all(taskId) as EventRow[]).map(rowToEvent);
   }
 
@@ -218,7 +159,7 @@ export class TaskRepository {
    * sends it to polling, never back through submit. This owner's own rows hold their slots even when their
    * lease ran out (a held lock stopped the heartbeat): they are still running here.
    */
-  claim(kind: Kind, concurrency: number, leaseMs: number, lease: Lease, reclaimExpired = true): Task[] {
+  async claim(kind: Kind, concurrency: number, leaseMs: number, lease: Lease, reclaimExpired = true): Promise<Task[]> {
     return this.tx(() => {
       const rows = this.stmt(
         `WITH slots(n) AS (
@@ -265,7 +206,7 @@ export class TaskRepository {
    * the lease is gone, or this request would take the project past its budget (see withinBudget). The
    * budget is checked in the same write, so two workers cannot both spend the last of it.
    */
-  markSubmitStarted(id: number, idempotencyKey: string, leaseMs: number, lease: Lease): Task | undefined {
+  async markSubmitStarted(id: number, idempotencyKey: string, leaseMs: number, lease: Lease): Promise<Task | undefined> {
     return this.change(
       id,
       `${FENCE} AND status = 'RUNNING' AND submit_started_at IS NULL AND ${WITHIN_BUDGET}`,
@@ -280,7 +221,7 @@ export class TaskRepository {
    * The provider named the request: the row becomes addressable. Written as soon as the id is heard (a
    * header) and again with what the whole answer adds (handle, quote), so it holds for the same id twice.
    */
-  recordSubmitted(id: number, remote: Omit<RemoteRef, 'model'>, estimate: { cost: number; source: string } | null, lease: Lease) {
+  async recordSubmitted(id: number, remote: Omit<RemoteRef, 'model'>, estimate: { cost: number; source: string } | null, lease: Lease) {
     // Pinned to RUNNING on the hot path; the same id recorded already (a receipt replayed meanwhile) holds too.
     return this.submitted(id, remote, estimate, lease, 'RUNNING') ?? this.submitted(id, remote, estimate, lease, 'SUBMITTED');
   }
@@ -308,7 +249,7 @@ export class TaskRepository {
    * A request id heard from a provider that cannot be asked about it later (a synchronous answer still
    * arriving): kept on the row, still RUNNING, so a person who must decide has it.
    */
-  noteRequestId(id: number, requestId: string, lease: Lease) {
+  async noteRequestId(id: number, requestId: string, lease: Lease) {
     return this.change(
       id,
       `${FENCE} AND status = 'RUNNING' AND submit_started_at IS NOT NULL`,
@@ -323,7 +264,7 @@ export class TaskRepository {
    * attempt it belongs to only. A row that can be polled by its id goes to SUBMITTED, from RUNNING or from an
    * unknown outcome the engine parked; any other row (cancelled, decided by a person) just keeps the id.
    */
-  applyReceipt(receipt: Receipt, pollable: boolean, now: number) {
+  async applyReceipt(receipt: Receipt, pollable: boolean, now: number) {
     return this.change(
       receipt.taskId,
       `idempotency_key = @key AND remote_request_id IS NULL AND NOT ${HELD_ELSEWHERE}`,
@@ -346,7 +287,7 @@ export class TaskRepository {
   }
 
   /** Whether the table already holds what a receipt says, or the receipt's attempt is over. */
-  receiptSettled(receipt: Receipt): boolean {
+  async receiptSettled(receipt: Receipt): Promise<boolean> {
     const row = this.stmt(`SELECT idempotency_key AS key, remote_request_id AS requestId FROM tasks WHERE id = ?`).get(receipt.taskId) as
       | { key: string | null; requestId: string | null }
       | undefined;
@@ -354,7 +295,7 @@ export class TaskRepository {
   }
 
   /** The catalogue's estimate, set before the boundary so spend is known even if the provider never answers. */
-  setEstimate(id: number, cost: number, source: string, currency: string, lease: Lease): boolean {
+  async setEstimate(id: number, cost: number, source: string, currency: string, lease: Lease): Promise<boolean> {
     const r = this.stmt(
       `UPDATE tasks SET cost_estimated = @cost, cost_estimate_source = @source, currency = @currency, updated_at = @now
         WHERE id = @id AND ${FENCE}`,
@@ -363,7 +304,7 @@ export class TaskRepository {
   }
 
   /** Saves progress (a poll's, a render's) and extends the lease in the same write. */
-  saveProgress(id: number, progress: number | null, leaseMs: number, lease: Lease): boolean {
+  async saveProgress(id: number, progress: number | null, leaseMs: number, lease: Lease): Promise<boolean> {
     const r = this.stmt(
       `UPDATE tasks SET progress = coalesce(@progress, progress), lease_expires_at = @now + @leaseMs,
               heartbeat_at = @now, updated_at = @now
@@ -373,7 +314,7 @@ export class TaskRepository {
   }
 
   /** Every file of the result is linked to the task; the first is its main output. */
-  complete(id: number, out: CompletedResult, lease: Lease) {
+  async complete(id: number, out: CompletedResult, lease: Lease) {
     // Pinned to the status of the usual path (a polled request), which spares reading it first; a synchronous
     // result and a render complete from RUNNING.
     return (
@@ -387,7 +328,7 @@ export class TaskRepository {
    * another worker, cancelled or given up too late meanwhile): conditioned on the attempt, not the lease,
    * since the saved result proves the outcome and was paid for.
    */
-  completeAttempt(id: number, idempotencyKey: string | null, out: CompletedResult, now: number) {
+  async completeAttempt(id: number, idempotencyKey: string | null, out: CompletedResult, now: number) {
     return this.completeWhere(
       id,
       `idempotency_key = @key AND (status IN ('RUNNING', 'SUBMITTED', 'OUTCOME_UNKNOWN', 'CANCELLED') OR (status = 'FAILED' AND charged = 'maybe'))`,
@@ -423,16 +364,16 @@ export class TaskRepository {
     );
   }
 
-  outputs(taskId: number): TaskOutput[] {
+  async outputs(taskId: number): Promise<TaskOutput[]> {
     return (this.stmt(`SELECT * FROM task_outputs WHERE task_id = ? ORDER BY idx`).all(taskId) as OutputRow[]).map(rowToOutput);
   }
 
   /** What the engine is waiting on, for the person; no state changes, so no event. */
-  setNote(id: number, note: string | null, lease: Lease): boolean {
+  async setNote(id: number, note: string | null, lease: Lease): Promise<boolean> {
     return this.stmt(`UPDATE tasks SET note = @note, updated_at = @now WHERE id = @id AND ${FENCE}`).run({ id, note, ...lease }).changes === 1;
   }
 
-  fail(id: number, error: string, charged: Charged, lease: Lease, cost: { amount: number; source: string } | null = null) {
+  async fail(id: number, error: string, charged: Charged, lease: Lease, cost: { amount: number; source: string } | null = null) {
     const task = this.change(
       id,
       `${FENCE} AND ${LEASED}`,
@@ -447,7 +388,7 @@ export class TaskRepository {
   }
 
   /** Back to the queue, as if never sent: only for outcomes that prove the request was not applied. */
-  requeue(id: number, nextAttemptAt: number, reason: string, lease: Lease) {
+  async requeue(id: number, nextAttemptAt: number, reason: string, lease: Lease) {
     return this.change(
       id,
       `${FENCE} AND status = 'RUNNING'`,
@@ -459,7 +400,7 @@ export class TaskRepository {
   }
 
   /** `from` pins the state the caller saw, so a row that became SUBMITTED meanwhile is never parked. */
-  parkUnknown(id: number, reason: string, lease: Lease, from: 'RUNNING' | 'SUBMITTED' = 'RUNNING') {
+  async parkUnknown(id: number, reason: string, lease: Lease, from: 'RUNNING' | 'SUBMITTED' = 'RUNNING') {
     return this.change(
       id,
       `${FENCE} AND status = @from`,
@@ -471,7 +412,7 @@ export class TaskRepository {
   }
 
   /** Something that happened to a task without changing its status, in its history. */
-  note(id: number, reason: string, detail: unknown, now: number): void {
+  async note(id: number, reason: string, detail: unknown, now: number): Promise<void> {
     this.tx(() => {
       const row = this.stmt(`SELECT status FROM tasks WHERE id = ?`).get(id) as { status: Status } | undefined;
       if (row) this.event(id, now, row.status, row.status, { actor: 'engine', reason, detail });
@@ -482,7 +423,7 @@ export class TaskRepository {
    * The heartbeat: one write renews the leases of the tasks an owner is working on; the ids that come
    * back tell it which it still holds. Only running work is renewed, so a row nobody works on expires.
    */
-  renewLeases(ids: readonly number[], leaseMs: number, lease: Lease): Set<number> {
+  async renewLeases(ids: readonly number[], leaseMs: number, lease: Lease): Promise<Set<number>> {
     if (ids.length === 0) return new Set();
     const rows = this.stmt(
       `UPDATE tasks SET lease_expires_at = @expires, heartbeat_at = @now
@@ -492,7 +433,7 @@ export class TaskRepository {
   }
 
   /** Leased rows whose lease ran out (or whose owner is known dead), for the recovery sweep. */
-  expiredLeases(now: number): Task[] {
+  async expiredLeases(now: number): Promise<Task[]> {
     return (this.stmt(`SELECT * FROM tasks WHERE ${LEASED} AND lease_expires_at < ? ORDER BY id`).all(now) as TaskRow[]).map(
       rowToTask,
     );
@@ -502,7 +443,7 @@ export class TaskRepository {
    * Gives a row back when its executor stopped without finishing it: a submitted one is released so any
    * worker, this one included, polls it again; a running one expires for the recovery sweep to judge.
    */
-  expireLease(id: number, lease: Lease): boolean {
+  async expireLease(id: number, lease: Lease): Promise<boolean> {
     return !!this.change(
       id,
       `${FENCE} AND ${LEASED}`,
@@ -514,7 +455,7 @@ export class TaskRepository {
   }
 
   /** Releases a submitted row to be polled again no sooner than `notBefore`, saying why on the row. */
-  retryLater(id: number, notBefore: number, note: string, lease: Lease): boolean {
+  async retryLater(id: number, notBefore: number, note: string, lease: Lease): Promise<boolean> {
     return !!this.change(
       id,
       `${FENCE} AND status = 'SUBMITTED'`,
@@ -525,7 +466,7 @@ export class TaskRepository {
   }
 
   /** Ends the leases of owners that are known to be gone, so their rows are recovered now. */
-  expireLeasesOf(owners: string[], now: number): number {
+  async expireLeasesOf(owners: string[], now: number): Promise<number> {
     return this.tx(() => {
       let n = 0;
       for (const owner of owners) {
@@ -542,7 +483,7 @@ export class TaskRepository {
   }
 
   /** Recovery writes hold only if the row is still exactly as the sweep saw it (no renewal in between). */
-  recoverRequeue(task: Task, now: number, reason: string) {
+  async recoverRequeue(task: Task, now: number, reason: string) {
     return this.change(
       task.id,
       `lease_owner = @seenOwner AND lease_expires_at = @seenExpiry AND status = 'RUNNING' AND submit_started_at IS NULL`,
@@ -552,7 +493,7 @@ export class TaskRepository {
     );
   }
 
-  recoverPark(task: Task, now: number, reason: string) {
+  async recoverPark(task: Task, now: number, reason: string) {
     return this.change(
       task.id,
       `lease_owner = @seenOwner AND lease_expires_at = @seenExpiry AND status = 'RUNNING'`,
@@ -564,7 +505,7 @@ export class TaskRepository {
   }
 
   /** Work that will still move without a person: active rows, and pending rows not blocked by a failure. */
-  hasOutstandingWork(): boolean {
+  async hasOutstandingWork(): Promise<boolean> {
     return !!this.stmt(
       `SELECT 1 FROM tasks t WHERE status IN ('RUNNING', 'SUBMITTED')
           OR (status = 'PENDING' AND NOT EXISTS (
@@ -578,7 +519,7 @@ export class TaskRepository {
    * Spend per project: what the provider billed where it said, else the estimate, for accepted work;
    * requests whose outcome is unknown (and earlier attempts a person resubmitted) as possibly charged.
    */
-  spend(projectId: number | null = null): SpendRow[] {
+  async spend(projectId: number | null = null): Promise<SpendRow[]> {
     return this.stmt(
       `SELECT p.id AS projectId, p.name AS project, p.currency AS currency, p.budget AS budget,
               coalesce(sum(CASE WHEN t.charged = 'yes' THEN t.cost_actual END), 0) AS actual,
@@ -598,13 +539,13 @@ export class TaskRepository {
    * Every task of the project with this exact provider, model and input, newest first: what a Generate
    * judges a step by (one to reuse, or one paid for whose result was lost).
    */
-  withSameInput(projectId: number, hash: string): Task[] {
+  async withSameInput(projectId: number, hash: string): Promise<Task[]> {
     const rows = this.stmt(`SELECT * FROM tasks WHERE project_id = ? AND input_hash = ? ORDER BY id DESC`).all(projectId, hash) as TaskRow[];
     return rows.map(rowToTask);
   }
 
   /** The task, other than `exceptTask`, that holds this request at the task's provider. */
-  requestHolder(exceptTask: number, requestId: string): Task | undefined {
+  async requestHolder(exceptTask: number, requestId: string): Promise<Task | undefined> {
     const row = this.stmt(
       `SELECT o.* FROM tasks t JOIN tasks o ON o.provider = t.provider AND lower(o.remote_request_id) = lower(@requestId) AND o.id <> t.id
         WHERE t.id = @exceptTask ORDER BY o.id LIMIT 1`,
@@ -613,7 +554,7 @@ export class TaskRepository {
   }
 
   /** Which of these request ids already belong to a task, so reconciliation never offers another task's request. */
-  requestIdsInUse(provider: string, ids: readonly string[], exceptTask: number): Set<string> {
+  async requestIdsInUse(provider: string, ids: readonly string[], exceptTask: number): Promise<Set<string>> {
     const rows = this.stmt(
       `SELECT c.value AS id FROM json_each(@ids) c
         WHERE EXISTS (SELECT 1 FROM tasks WHERE provider = @provider AND lower(remote_request_id) = lower(c.value) AND id <> @exceptTask)`,
@@ -623,7 +564,7 @@ export class TaskRepository {
 
 
   /** Spend of one project per day (of the request) and provider, for the spend chart and its CSV. */
-  spendByDay(projectId: number): { day: string; provider: string; actual: number; estimated: number; possiblyCharged: number }[] {
+  async spendByDay(projectId: number): Promise<DaySpend[]> {
     return this.stmt(
       `SELECT date(coalesce(submitted_at, submit_started_at, created_at) / 1000, 'unixepoch') AS day, provider,
               coalesce(sum(CASE WHEN charged = 'yes' THEN cost_actual END), 0) AS actual,
@@ -638,7 +579,7 @@ export class TaskRepository {
    * Spend of one project per provider and model: what was billed, what those same requests had been estimated
    * at (so the estimates can be judged), what was charged with no bill, and what was possibly charged.
    */
-  spendByModel(projectId: number): ModelSpend[] {
+  async spendByModel(projectId: number): Promise<ModelSpend[]> {
     return this.stmt(
       `SELECT provider, model, count(*) AS tasks,
               coalesce(sum(CASE WHEN charged = 'yes' THEN cost_actual END), 0) AS billed,
@@ -652,7 +593,7 @@ export class TaskRepository {
   }
 
   /** One page of a project's tasks, newest first, for a list that shows thousands. */
-  page(projectId: number, offset: number, limit: number): { total: number; tasks: Task[] } {
+  async page(projectId: number, offset: number, limit: number): Promise<{ total: number; tasks: Task[] }> {
     const total = this.stmt(`SELECT count(*) FROM tasks WHERE project_id = ?`).pluck().get(projectId) as number;
     const rows = this.stmt(`SELECT * FROM tasks WHERE project_id = ? ORDER BY id DESC LIMIT ? OFFSET ?`).all(projectId, limit, offset) as TaskRow[];
     return { total, tasks: rows.map(rowToTask) };
@@ -662,7 +603,7 @@ export class TaskRepository {
    * How long this model's latest successful requests took on this machine, from the provider's acceptance to
    * the result saved, in milliseconds (newest first): what polls are timed by and estimates are made from.
    */
-  recentDurations(provider: string, model: string, limit = 50): number[] {
+  async recentDurations(provider: string, model: string, limit = 50): Promise<number[]> {
     return this.stmt(
       `SELECT finished_at - submitted_at FROM tasks
         WHERE provider = ? AND model = ? AND status = 'SUCCEEDED' AND submitted_at IS NOT NULL AND finished_at >= submitted_at
@@ -676,7 +617,7 @@ export class TaskRepository {
    * How long the latest successful renders took on this machine, from their claim to the file saved (newest
    * first): a render is made here, so it has no provider's acceptance to count from.
    */
-  recentRenderDurations(provider: string, model: string, limit = 50): number[] {
+  async recentRenderDurations(provider: string, model: string, limit = 50): Promise<number[]> {
     return this.stmt(
       `SELECT d FROM (SELECT t.finished_at - (SELECT max(e.at) FROM task_events e
                                               WHERE e.task_id = t.id AND e.to_status = 'RUNNING' AND e.from_status = 'PENDING') AS d
@@ -688,7 +629,7 @@ export class TaskRepository {
   }
 
   /** When each of these running tasks was last claimed: where a render's time is counted from. */
-  claimedAt(ids: readonly number[]): Map<number, number> {
+  async claimedAt(ids: readonly number[]): Promise<Map<number, number>> {
     if (ids.length === 0) return new Map();
     const rows = this.stmt(
       `SELECT e.task_id AS id, max(e.at) AS at FROM json_each(@ids) w CROSS JOIN task_events e
@@ -698,12 +639,12 @@ export class TaskRepository {
   }
 
   /** Renders finished so far, so the desktop app can say when a new one is ready. */
-  finishedRenders(): number {
+  async finishedRenders(): Promise<number> {
     return this.stmt(`SELECT count(*) FROM tasks WHERE kind = 'render' AND status = 'SUCCEEDED'`).pluck().get() as number;
   }
 
   /** Tasks per status, per project. */
-  counts(): { projectId: number; status: Status; n: number }[] {
+  async counts(): Promise<{ projectId: number; status: Status; n: number }[]> {
     return this.stmt(`SELECT project_id AS projectId, status, count(*) AS n FROM tasks GROUP BY project_id, status`).all() as never;
   }
 
@@ -716,7 +657,7 @@ export class TaskRepository {
    * A task whose request id is known is not looked up: it was parked because the provider stopped answering
    * about that request, and adopting it again would only start the same polling over, without end.
    */
-  dueForLookup(providers: readonly string[], maxTries: number, intervalMs: number, now: number, limit: number): { task: Task; tries: number }[] {
+  async dueForLookup(providers: readonly string[], maxTries: number, intervalMs: number, now: number, limit: number): Promise<{ task: Task; tries: number }[]> {
     const rows = this.stmt(
       `SELECT * FROM (
          SELECT t.*,
@@ -735,7 +676,7 @@ export class TaskRepository {
   }
 
   /** The providers of the tasks whose outcome is unknown. */
-  unknownProviders(): string[] {
+  async unknownProviders(): Promise<string[]> {
     return this.stmt(`SELECT DISTINCT provider FROM tasks WHERE status = 'OUTCOME_UNKNOWN'`).pluck().all() as string[];
   }
 
@@ -744,7 +685,7 @@ export class TaskRepository {
    * of it. Kept only while the row is still that attempt's unknown outcome, so a lookup that outlived a resubmit
    * neither counts as one of the next parking's lookups nor asks the person about it.
    */
-  lookupNoted(id: number, attempt: string | null, reason: string, detail: { lookup: number; verdict: 'again' | 'ask' } & Record<string, unknown>, now: number): void {
+  async lookupNoted(id: number, attempt: string | null, reason: string, detail: { lookup: number; verdict: 'again' | 'ask' } & Record<string, unknown>, now: number): Promise<void> {
     this.tx(() => {
       const row = this.stmt(`SELECT 1 FROM tasks WHERE id = ? AND status = 'OUTCOME_UNKNOWN' AND idempotency_key IS ?`).get(id, attempt);
       if (row) this.event(id, now, 'OUTCOME_UNKNOWN', 'OUTCOME_UNKNOWN', { actor: 'engine', reason, detail });
@@ -755,7 +696,7 @@ export class TaskRepository {
    * Other tasks that sent this input (same provider, model and input) in a window overlapping [from, to]:
    * from their send's start to the provider's naming of the request, or to their end, or to now.
    */
-  sameInputOverlapping(task: Pick<Task, 'id' | 'inputHash'>, from: number, to: number): number[] {
+  async sameInputOverlapping(task: Pick<Task, 'id' | 'inputHash'>, from: number, to: number): Promise<number[]> {
     return this.stmt(
       `SELECT id FROM tasks WHERE input_hash = @hash AND id <> @id AND submit_started_at IS NOT NULL
           AND submit_started_at <= @to AND coalesce(submitted_at, finished_at, @to) >= @from ORDER BY id`,
@@ -770,7 +711,7 @@ export class TaskRepository {
    * Only for the attempt the lookup was made for (`attempt`, its idempotency key): a person may have resubmitted
    * while the lookup was under way, and what it found for the earlier send is no proof about the next one.
    */
-  adoptFound(id: number, attempt: string | null, requestId: string, why: string, evidence: Record<string, unknown>, now: number) {
+  async adoptFound(id: number, attempt: string | null, requestId: string, why: string, evidence: Record<string, unknown>, now: number) {
     return this.change(
       id,
       `status = 'OUTCOME_UNKNOWN' AND idempotency_key IS @attempt AND NOT ${HELD_ELSEWHERE}`,
@@ -789,7 +730,7 @@ export class TaskRepository {
    * provider (see requestHolder): the check is part of this write, so two adoptions racing cannot both
    * take one request, which would count one result twice and drop the other task's request from the spend.
    */
-  adopt(id: number, requestId: string, now: number) {
+  async adopt(id: number, requestId: string, now: number) {
     return this.change(
       id,
       `status = 'OUTCOME_UNKNOWN' AND NOT ${HELD_ELSEWHERE}`,
@@ -800,7 +741,7 @@ export class TaskRepository {
     );
   }
 
-  resubmit(id: number, now: number) {
+  async resubmit(id: number, now: number) {
     return this.change(
       id,
       `status = 'OUTCOME_UNKNOWN'`,
@@ -812,7 +753,7 @@ export class TaskRepository {
     );
   }
 
-  giveUp(id: number, now: number) {
+  async giveUp(id: number, now: number) {
     const task = this.change(
       id,
       `status = 'OUTCOME_UNKNOWN'`,
@@ -825,7 +766,7 @@ export class TaskRepository {
   }
 
   /** Cancels a task that has not finished. The caller asks the provider to cancel a submitted one. */
-  cancel(id: number, now: number) {
+  async cancel(id: number, now: number) {
     const task = this.change(
       id,
       `status IN ('PENDING', 'RUNNING', 'SUBMITTED')`,
@@ -857,7 +798,7 @@ export class TaskRepository {
   }
 
   /** The pending work a cancel of this task would cancel too (see cancelDependents), nearest first. */
-  pendingDependents(id: number): Task[] {
+  async pendingDependents(id: number): Promise<Task[]> {
     const rows = this.stmt(
       `WITH RECURSIVE deps(id, depth) AS (
          SELECT d.task_id, 1 FROM task_dependencies d JOIN tasks t ON t.id = d.task_id WHERE d.depends_on = ? AND t.status = 'PENDING'
@@ -870,7 +811,7 @@ export class TaskRepository {
   }
 
   /** The tasks this one was made from, and those made from it. */
-  related(id: number): { dependsOn: Task[]; dependents: Task[] } {
+  async related(id: number): Promise<{ dependsOn: Task[]; dependents: Task[] }> {
     const dependsOn = this.stmt(`SELECT t.* FROM task_dependencies d JOIN tasks t ON t.id = d.depends_on WHERE d.task_id = ? ORDER BY t.id`).all(id) as TaskRow[];
     const dependents = this.stmt(`SELECT t.* FROM task_dependencies d JOIN tasks t ON t.id = d.task_id WHERE d.depends_on = ? ORDER BY t.id`).all(id) as TaskRow[];
     return { dependsOn: dependsOn.map(rowToTask), dependents: dependents.map(rowToTask) };
@@ -882,7 +823,7 @@ export class TaskRepository {
    * One page of saved results (finished tasks with at least one file), newest first, with the project's name.
    * A result whose files the person deleted stays listed (it was paid for); its output_path is cleared.
    */
-  library(filter: LibraryFilter, offset: number, limit: number): { total: number; items: { task: Task; project: string; files: number }[] } {
+  async library(filter: LibraryFilter, offset: number, limit: number): Promise<{ total: number; items: { task: Task; project: string; files: number }[] }> {
     const where = `t.status = 'SUCCEEDED' AND EXISTS (SELECT 1 FROM task_outputs o WHERE o.task_id = t.id)
        AND (@projectId IS NULL OR t.project_id = @projectId) AND (@kind IS NULL OR t.kind = @kind)
        AND (@provider IS NULL OR t.provider = @provider)
@@ -912,7 +853,7 @@ export class TaskRepository {
   }
 
   /** The providers that have saved results, for the library's filter. */
-  libraryProviders(): string[] {
+  async libraryProviders(): Promise<string[]> {
     // One step per provider along the index by provider (tasks_durations), not a pass over every result.
     return this.stmt(
       `WITH RECURSIVE p(provider) AS (
@@ -929,7 +870,7 @@ export class TaskRepository {
    * The scene each task was made for, read from the renders that used it: a render names each scene's clip and
    * narration, and a clip names the image it was made from. The newest render wins; null when none used it.
    */
-  scenesOf(ids: readonly number[]): Map<number, string | null> {
+  async scenesOf(ids: readonly number[]): Promise<Map<number, string | null>> {
     if (ids.length === 0) return new Map();
     // Found through the dependency rows a Generate writes (a render depends on each clip and narration, a clip on
     // its image), so only the renders that used these tasks are read, however many renders the studio made.
@@ -953,7 +894,7 @@ export class TaskRepository {
   }
 
   /** The file of one output of a task, while its result has not been deleted. */
-  outputFile(taskId: number, index: number): string | null {
+  async outputFile(taskId: number, index: number): Promise<string | null> {
     return (
       (this.stmt(
         `SELECT o.path FROM task_outputs o JOIN tasks t ON t.id = o.task_id WHERE o.task_id = ? AND o.idx = ? AND t.output_path IS NOT NULL`,
@@ -967,7 +908,7 @@ export class TaskRepository {
    * The person deleted a result's files: the row keeps every figure of what it cost and its task_outputs, and no
    * longer names a file, so a Generate judges the step a paid result that is lost. Logged with the files removed.
    */
-  forgetOutputs(id: number, reason: string, files: string[], now: number) {
+  async forgetOutputs(id: number, reason: string, files: string[], now: number) {
     return this.change(
       id,
       `status = 'SUCCEEDED' AND output_path IS NOT NULL`,
@@ -980,7 +921,7 @@ export class TaskRepository {
   // ---- Spend across projects ---------------------------------------------------------------
 
   /** spendByModel over every project, per currency (projects may keep different ones). */
-  spendByModelAll(): (ModelSpend & { currency: string })[] {
+  async spendByModelAll(): Promise<(ModelSpend & { currency: string })[]> {
     return this.stmt(
       `SELECT provider, model, currency, count(*) AS tasks,
               coalesce(sum(CASE WHEN charged = 'yes' THEN cost_actual END), 0) AS billed,
@@ -994,7 +935,7 @@ export class TaskRepository {
   }
 
   /** spendByDay over every project, with each row's project, for the CSV of all projects. */
-  spendByDayAll(): { project: string; currency: string; day: string; provider: string; actual: number; estimated: number; possiblyCharged: number }[] {
+  async spendByDayAll(): Promise<(DaySpend & { project: string; currency: string })[]> {
     return this.stmt(
       `SELECT p.name AS project, p.currency AS currency,
               date(coalesce(t.submitted_at, t.submit_started_at, t.created_at) / 1000, 'unixepoch') AS day, t.provider AS provider,

@@ -1,22 +1,6 @@
-import type { Db } from '../db/database.ts';
-
-/** One take of a scene as it was made: its prompts and seed, and the tasks that made its image, clip and speech. */
-export interface TakeRecord {
-  projectId: number;
-  scene: string;
-  take: number;
-  /** The storyboard's take number that varied the seed. */
-  variant: number;
-  imagePrompt: string;
-  motionPrompt: string;
-  narration: string | null;
-  duration: number;
-  seed: number;
-  imageTaskId: number;
-  clipTaskId: number;
-  speechTaskId: number | null;
-  createdAt: number;
-}
+import type { Db } from '../../db/database.ts';
+import type { TakeRecord } from '../../pipeline/takeRecord.ts';
+import type { TakeStore } from '../port.ts';
 
 interface TakeRow {
   project_id: number;
@@ -51,11 +35,11 @@ const toTake = (r: TakeRow): TakeRecord => ({
 });
 
 /** The takes of each scene and which one goes into the render. Rows are added, never replaced by a later take. */
-export class TakeRepository {
+export class SqliteTakeStore implements TakeStore {
   constructor(private readonly db: Db) {}
 
   /** A project's takes (of one scene, or all), in scene and take order. */
-  list(projectId: number, scene?: string): TakeRecord[] {
+  async list(projectId: number, scene?: string): Promise<TakeRecord[]> {
     const rows =
       scene === undefined
         ? this.db.prepare(`SELECT * FROM takes WHERE project_id = ? ORDER BY scene, take`).all(projectId)
@@ -64,13 +48,13 @@ export class TakeRepository {
   }
 
   /** The picked take number of each scene that has one. */
-  picks(projectId: number): Map<string, number> {
+  async picks(projectId: number): Promise<Map<string, number>> {
     const rows = this.db.prepare(`SELECT scene, take FROM take_picks WHERE project_id = ?`).all(projectId) as { scene: string; take: number }[];
     return new Map(rows.map((r) => [r.scene, r.take]));
   }
 
   /** Adds the scene's next take, numbered after its last one, and returns it. */
-  add(take: Omit<TakeRecord, 'take'>): TakeRecord {
+  async add(take: Omit<TakeRecord, 'take'>): Promise<TakeRecord> {
     const { next } = this.db.prepare(`SELECT coalesce(max(take), 0) + 1 AS next FROM takes WHERE project_id = ? AND scene = ?`).get(take.projectId, take.scene) as {
       next: number;
     };
@@ -85,7 +69,7 @@ export class TakeRepository {
   }
 
   /** Makes `take` the one its scene renders. */
-  pick(projectId: number, scene: string, take: number, now: number): void {
+  async pick(projectId: number, scene: string, take: number, now: number): Promise<void> {
     this.db
       .prepare(
         `INSERT INTO take_picks (project_id, scene, take, picked_at) VALUES (?, ?, ?, ?)

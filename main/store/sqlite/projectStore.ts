@@ -1,0 +1,54 @@
+import type { Db } from '../../db/database.ts';
+import { checkProjectName, type Project } from '../../projects/project.ts';
+import type { ProjectStore } from '../port.ts';
+
+interface ProjectRow {
+  id: number;
+  name: string;
+  budget: number | null;
+  currency: string;
+  created_at: number;
+}
+
+const toProject = (r: ProjectRow): Project => ({
+  id: r.id,
+  name: r.name,
+  budget: r.budget,
+  currency: r.currency,
+  createdAt: r.created_at,
+});
+
+export class SqliteProjectStore implements ProjectStore {
+  constructor(private readonly db: Db) {}
+
+  async byName(name: string): Promise<Project | undefined> {
+    return this.read(name);
+  }
+
+  private read(name: string): Project | undefined {
+    const row = this.db.prepare(`SELECT * FROM projects WHERE name = ?`).get(name) as ProjectRow | undefined;
+    return row && toProject(row);
+  }
+
+  /** Projects are named by people; the first task in a new name creates it. */
+  async ensure(name: string, now: number): Promise<Project> {
+    const trimmed = checkProjectName(name);
+    this.db.prepare(`INSERT INTO projects (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`).run(trimmed, now);
+    return this.read(trimmed)!;
+  }
+
+  /** A transaction here is BEGIN IMMEDIATE, which already holds the whole database until it ends: only the read is left. */
+  async lock(id: number): Promise<Project | undefined> {
+    const row = this.db.prepare(`SELECT * FROM projects WHERE id = ?`).get(id) as ProjectRow | undefined;
+    return row && toProject(row);
+  }
+
+  /** Sets or clears (null) a project's budget, in micro-units. */
+  async setBudget(id: number, budget: number | null): Promise<void> {
+    this.db.prepare(`UPDATE projects SET budget = ? WHERE id = ?`).run(budget, id);
+  }
+
+  async list(): Promise<Project[]> {
+    return (this.db.prepare(`SELECT * FROM projects ORDER BY id`).all() as ProjectRow[]).map(toProject);
+  }
+}

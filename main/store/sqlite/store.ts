@@ -1,0 +1,75 @@
+import { statSync } from 'node:fs';
+import { BUSY_TIMEOUT_MS, openDatabase, type Db } from '../../db/database.ts';
+import type { Store, Stores } from '../port.ts';
+import { TransactionGate } from './gate.ts';
+import { SqliteOwnerStore } from './ownerStore.ts';
+import { SqliteProjectStore } from './projectStore.ts';
+import { SqliteStoryboardStore } from './storyboardStore.ts';
+import { SqliteTakeStore } from './takeStore.ts';
+import { SqliteTaskStore } from './taskStore.ts';
+
+/** The database file at `path` is not the one opened (same device and inode), said for the person. */
+function movedSince(path: string, opened: { dev: number; ino: number }): string | null {
+  let now;
+  try {
+    now = statSync(path);
+  } catch {
+    return `the studio database ${path} was deleted while the studio runs; nothing more is claimed. Put it back (its recent writes are in ${path}-wal), then restart the studio`;
+  }
+  return now.dev === opened.dev && now.ino === opened.ino
+    ? null
+    : `the studio database ${path} was replaced while the studio runs; restart the studio (nothing is claimed until then)`;
+}
+
+function storesOn(db: Db): Stores {
+  return {
+    tasks: new SqliteTaskStore(db),
+    projects: new SqliteProjectStore(db),
+    storyboards: new SqliteStoryboardStore(db),
+    takes: new SqliteTakeStore(db),
+    owners: new SqliteOwnerStore(db),
+  };
+}
+
+/**
+ * The embedded store: one SQLite file, one connection. A transaction holds the connection from BEGIN IMMEDIATE
+ * to COMMIT while its function awaits, so every other call of this process waits at the gate until it ends;
+ * the stores the function is given go straight to the connection.
+ */
+export function openSqliteStore(path: string): Store {
+  const db = openDatabase(path);
+  const opened = statSync(path);
+  const direct = storesOn(db);
+  const gate = new TransactionGate();
+  const begin = db.prepare('BEGIN IMMEDIATE');
+  const commit = db.prepare('COMMIT');
+  const rollback = db.prepare('ROLLBACK');
+  return {
+    kind: 'sqlite',
+    where: path,
+    tasks: gate.guard(direct.tasks, ['onClaimable']),
+    projects: gate.guard(direct.projects),
+    storyboards: gate.guard(direct.storyboards),
+    takes: gate.guard(direct.takes),
+    owners: gate.guard(direct.owners),
+    transaction: (fn) =>
+      gate.hold(async () => {
+        begin.run();
+        try {
+          const result = await fn(direct);
+          commit.run();
+          return result;
+        } catch (err) {
+          if (db.inTransaction) rollback.run();
+          throw err;
+        }
+      }),
+    moved: () => movedSince(path, opened),
+    waitForLocks: (ms) => {
+      db.pragma(`busy_timeout = ${ms ?? BUSY_TIMEOUT_MS}`);
+    },
+    close: async () => {
+      db.close();
+    },
+  };
+}
