@@ -4,6 +4,7 @@ import { basename, join, normalize } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ApiError } from '../main/api/studioService.ts';
 import { useNativeBinding } from '../main/db/nativeBinding.ts';
+import { coalesced } from '../main/engine/coalesced.ts';
 import { RENDERER_DIR, watchChanges } from '../main/host/server.ts';
 import { startRuntime, type Runtime } from '../main/runtime.ts';
 import { APP_ID } from './identity.ts';
@@ -73,23 +74,26 @@ async function start(dataDir: string): Promise<void> {
     }
   });
 
-  const files: OutputFileDeps<BrowserWindow> = {
-    dialog,
-    shell,
-    copyFile,
-    downloadsDir: () => app.getPath('downloads'),
-    window: () => window,
-    output: (id) => {
-      const task = runtime.studio.tasks.get(id);
-      if (!task?.outputPath || task.status !== 'SUCCEEDED') return null;
-      const project = runtime.studio.projects.list().find((p) => p.id === task.projectId)?.name ?? 'video';
-      return { path: task.outputPath, name: fileName(project, task.kind, id, task.outputPath) };
-    },
+  /** A finished task's output file and the name to offer for it, read before the dialog or the file manager opens. */
+  const outputOf = async (id: number) => {
+    const task = await runtime.studio.tasks.get(id);
+    if (!task?.outputPath || task.status !== 'SUCCEEDED') return null;
+    const project = (await runtime.studio.projects.list()).find((p) => p.id === task.projectId)?.name ?? 'video';
+    return { path: task.outputPath, name: fileName(project, task.kind, id, task.outputPath) };
   };
   ipcMain.handle('studio:file', async (event, action: unknown, args: unknown) => {
     try {
       checkFileCall(action, args, event.senderFrame ? { url: event.senderFrame.url, isMainFrame: event.senderFrame === event.sender.mainFrame } : null);
       const taskId = (args as number[])[0]!;
+      const output = await outputOf(taskId);
+      const files: OutputFileDeps<BrowserWindow> = {
+        dialog,
+        shell,
+        copyFile,
+        downloadsDir: () => app.getPath('downloads'),
+        window: () => window,
+        output: () => output,
+      };
       if (action === 'showOutputInFolder') {
         showOutputInFolder(files, taskId);
         return { result: null };
@@ -105,8 +109,18 @@ async function start(dataDir: string): Promise<void> {
   });
 
   let lastUnknown = 0;
-  let lastRenders = runtime.studio.tasks.finishedRenders();
+  let lastRenders = await runtime.studio.tasks.finishedRenders();
   const notify = (title: string, body: string) => Notification.isSupported() && new Notification({ title, body }).show();
+  // One count at a time, each against the one before it, so a render is announced once.
+  const newRenders = coalesced(async () => {
+    try {
+      const renders = await runtime.studio.tasks.finishedRenders();
+      if (renders > lastRenders) notify('Your video is ready', 'A render has finished. Open the studio to watch it.');
+      lastRenders = renders;
+    } catch (err) {
+      log(`finished renders could not be counted; trying again at the next change: ${(err as Error).message}`);
+    }
+  });
   const power = wirePower(powerMonitor, powerSaveBlocker, runtime.supervisor, () => runtime.studio.settings.ui.keepAwake);
   const stopWatching = watchChanges(
     dataDir,
@@ -115,9 +129,7 @@ async function start(dataDir: string): Promise<void> {
       power.update();
       if (change.needsDecision > lastUnknown) notify('Take Studio needs your decision', 'A paid request has an outcome nobody can know. Open the studio to decide.');
       lastUnknown = change.needsDecision;
-      const renders = runtime.studio.tasks.finishedRenders();
-      if (renders > lastRenders) notify('Your video is ready', 'A render has finished. Open the studio to watch it.');
-      lastRenders = renders;
+      void newRenders();
     },
     log,
   );

@@ -6,10 +6,10 @@ import { mediaType, rangeAnswer } from '../main/host/range.ts';
  * Answers `studio-media://task/ID` (and `/INDEX` for each file of a result of several) from the task's output file, honouring Range so a video can seek
  * (net.fetch on file: URLs ignores Range, which leaves <video> unable to seek).
  */
-export function mediaResponse(request: Request, outputPath: (taskId: number, index: number) => string | null): Response {
+export async function mediaResponse(request: Request, outputPath: (taskId: number, index: number) => Promise<string | null>): Promise<Response> {
   const url = new URL(request.url);
   const match = /^\/(\d+)(?:\/(\d+))?$/.exec(url.pathname);
-  const path = url.host === 'task' && match ? outputPath(Number(match[1]), Number(match[2] ?? 0)) : null;
+  const path = url.host === 'task' && match ? await outputPath(Number(match[1]), Number(match[2] ?? 0)) : null;
   if (!path || !existsSync(path)) return new Response('no such result', { status: 404 });
   const answer = rangeAnswer(request.headers.get('range'), statSync(path).size, mediaType(path));
   if (answer.status === 416) return new Response(null, { status: 416, headers: answer.headers });

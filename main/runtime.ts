@@ -21,7 +21,7 @@ type RuntimeOptions = {
 /** Everything a host runs on one data folder, with the engine started. */
 export async function startRuntime(dataDir: string, options: RuntimeOptions): Promise<Runtime> {
   const runtime = await openRuntime(dataDir, options);
-  runtime.supervisor.start();
+  await runtime.supervisor.start();
   return runtime;
 }
 
@@ -34,7 +34,7 @@ export async function openRuntime(
   dataDir: string,
   options: RuntimeOptions,
 ): Promise<Runtime> {
-  const studio = openStudio(dataDir);
+  const studio = await openStudio(dataDir);
   const keys: KeyStore & { get?(provider: string): string | undefined } = options.keyStore?.(studio) ?? settingsKeyStore(studio);
   const providers = await openProviders(studio.settings, dataDir, process.env, keys.get);
   const supervisor = createSupervisor(studio, providers.get, { log: options.log });
@@ -47,7 +47,7 @@ export async function openRuntime(
     stop: async () => {
       await supervisor.stop();
       await providers.close();
-      studio.close();
+      await studio.close();
     },
   };
 }

@@ -2,7 +2,7 @@ import type { LearnedDurations } from '../engine/durations.ts';
 import { criticalPath, stepEta, videoEtaWords, type PathStep, type StepEta, type VideoEta } from '../engine/eta.ts';
 import { outputRefs } from '../engine/outputRefs.ts';
 import { bindStepRefs, type PlannedStep } from '../pipeline/planner.ts';
-import type { Decided } from '../pipeline/reuse.ts';
+import type { Decided, Verdict } from '../pipeline/reuse.ts';
 import { inputHash } from '../tasks/inputHash.ts';
 import { fromMicros, type Kind, type Task } from '../tasks/model.ts';
 import type { EtaView, PlanStepView, ScenePlanView, StepState, TaskView } from './contract.ts';
@@ -22,15 +22,17 @@ export function planLabels(decided: readonly Decided[] | null): Map<number, stri
 }
 
 /** A task's dependencies that have not succeeded yet, named by the plan where it knows them. */
-export function pendingDependencies(task: Task, get: (id: number) => Task | undefined, labels: ReadonlyMap<number, string>): string[] {
+export async function pendingDependencies(task: Task, get: (id: number) => Promise<Task | undefined>, labels: ReadonlyMap<number, string>): Promise<string[]> {
   if (task.status !== 'PENDING') return [];
-  return [...new Set(outputRefs(task.input))].flatMap((id) => {
-    const dep = get(id);
-    if (!dep || dep.status === 'SUCCEEDED') return [];
+  const waiting: string[] = [];
+  for (const id of new Set(outputRefs(task.input))) {
+    const dep = await get(id);
+    if (!dep || dep.status === 'SUCCEEDED') continue;
     const input = dep.input as Record<string, unknown>;
     const words = String(input.prompt ?? input.text ?? '').slice(0, 40);
-    return [labels.get(id) ?? `${WORDS[dep.kind]} ${words ? `"${words}"` : `(task ${id})`}`];
-  });
+    waiting.push(labels.get(id) ?? `${WORDS[dep.kind]} ${words ? `"${words}"` : `(task ${id})`}`);
+  }
+  return waiting;
 }
 
 const UNDER_WAY: Partial<Record<Task['status'], StepState>> = {
@@ -44,9 +46,8 @@ const UNDER_WAY: Partial<Record<Task['status'], StepState>> = {
 
 export interface ScenePlanDeps {
   projectId: number;
-  get(id: number): Task | undefined;
-  withSameInput(projectId: number, hash: string): Task[];
-  view(task: Task, labels: ReadonlyMap<number, string>): TaskView;
+  withSameInput(projectId: number, hash: string): Promise<Task[]>;
+  view(task: Task, labels: ReadonlyMap<number, string>): Promise<TaskView>;
   /** A running task's estimate; null for one not running or with no history. */
   eta(task: Task): StepEta | null;
   /** A model's past durations here, for the steps not started yet. */
@@ -84,13 +85,13 @@ function videoReady(decided: readonly Decided[], views: readonly PlanStepView[],
  * Generate would reuse) and where it stands. A step a Generate would make anew shows the last failed or
  * cancelled attempt at the same input, if there is one, so what went wrong stays in view.
  */
-export function scenePlan(decided: readonly Decided[] | null, deps: ScenePlanDeps): ScenePlanView {
+export async function scenePlan(decided: readonly Decided[] | null, deps: ScenePlanDeps): Promise<ScenePlanView> {
   if (!decided) return { scenes: [], render: null, videoReady: null };
   const labels = planLabels(decided);
   const byKey = new Map(decided.map((d) => [d.step.key, d]));
   // The same binding a Generate makes (reuse.ts decidePlan), to find earlier attempts at a step's exact input.
   const ids = new Map<string, number>();
-  const views = decided.map(({ step, verdict }): PlanStepView => {
+  const stepView = async (step: PlannedStep, verdict: Verdict): Promise<PlanStepView> => {
     const base = { key: step.key, kind: step.kind, scene: step.scene, label: stepLabel(step), provider: step.provider, model: step.model, waitingFor: [], lost: null };
     const bound = bindStepRefs(step.input, ids);
     if (verdict.action === 'reuse') {
@@ -101,9 +102,9 @@ export function scenePlan(decided: readonly Decided[] | null, deps: ScenePlanDep
           const dep = byKey.get(k)?.verdict;
           return !(dep?.action === 'reuse' && dep.task.status === 'SUCCEEDED');
         });
-        return { ...base, state: waitingFor.length ? 'waiting' : 'queued', waitingFor: waitingFor.map((k) => stepLabel(byKey.get(k)!.step)), task: deps.view(t, labels) };
+        return { ...base, state: waitingFor.length ? 'waiting' : 'queued', waitingFor: waitingFor.map((k) => stepLabel(byKey.get(k)!.step)), task: await deps.view(t, labels) };
       }
-      return { ...base, state: UNDER_WAY[t.status] ?? 'ready', task: deps.view(t, labels) };
+      return { ...base, state: UNDER_WAY[t.status] ?? 'ready', task: await deps.view(t, labels) };
     }
     if (verdict.action === 'rebuy') {
       ids.set(step.key, verdict.lost.id);
@@ -111,13 +112,16 @@ export function scenePlan(decided: readonly Decided[] | null, deps: ScenePlanDep
       return {
         ...base,
         state: 'paid, result lost',
-        task: deps.view(t, labels),
+        task: await deps.view(t, labels),
         lost: { taskId: t.id, paid: t.charged === 'yes' ? 'yes' : 'maybe', cost: fromMicros(t.costActual ?? t.costEstimated ?? 0)!, currency: t.currency, why: verdict.why },
       };
     }
-    const last = bound === undefined ? undefined : deps.withSameInput(deps.projectId, inputHash(step.provider, step.model, bound)).find((t) => t.status === 'FAILED' || t.status === 'CANCELLED');
-    return last ? { ...base, state: UNDER_WAY[last.status]!, task: deps.view(last, labels) } : { ...base, state: 'not generated', task: null };
-  });
+    const last = bound === undefined ? undefined : (await deps.withSameInput(deps.projectId, inputHash(step.provider, step.model, bound))).find((t) => t.status === 'FAILED' || t.status === 'CANCELLED');
+    return last ? { ...base, state: UNDER_WAY[last.status]!, task: await deps.view(last, labels) } : { ...base, state: 'not generated', task: null };
+  };
+  // In plan order: each step's input is bound to the tasks of the steps before it.
+  const views: PlanStepView[] = [];
+  for (const { step, verdict } of decided) views.push(await stepView(step, verdict));
   const scenes: ScenePlanView['scenes'] = [];
   for (const v of views) {
     if (v.scene === null) continue;

@@ -1,4 +1,4 @@
-import { MAX_BUDGET } from '../projects/repository.ts';
+import { MAX_BUDGET } from '../projects/project.ts';
 import { KINDS } from '../tasks/model.ts';
 import type { SettingsPatch } from './contract.ts';
 

@@ -1,6 +1,6 @@
-import type { Project } from '../projects/repository.ts';
+import type { Project } from '../projects/project.ts';
+import type { ModelSpend, TaskStore } from '../store/port.ts';
 import { fromMicros } from '../tasks/model.ts';
-import type { ModelSpend, TaskRepository } from '../tasks/repository.ts';
 import type { ModelSpendView, ProviderSpendView, SpendOverview, SpendReport } from './contract.ts';
 
 const money = (micros: number) => fromMicros(micros)!;
@@ -11,31 +11,31 @@ function modelSpendView<T extends ModelSpend>(m: T): T & ModelSpendView {
 }
 
 /** One project's spend: totals, per day and provider, per model; in currency units. */
-export function spendReport(tasks: TaskRepository, project: Project): SpendReport {
-  const total = tasks.spend(project.id)[0]!;
+export async function spendReport(tasks: TaskStore, project: Project): Promise<SpendReport> {
+  const total = (await tasks.spend(project.id))[0]!;
   return {
     project: project.name,
     currency: project.currency,
     totals: { actual: money(total.actual), estimated: money(total.estimated), possiblyCharged: money(total.possiblyCharged) },
-    rows: tasks.spendByDay(project.id).map((r) => ({ ...r, actual: money(r.actual), estimated: money(r.estimated), possiblyCharged: money(r.possiblyCharged) })),
-    byModel: tasks.spendByModel(project.id).map(modelSpendView),
+    rows: (await tasks.spendByDay(project.id)).map((r) => ({ ...r, actual: money(r.actual), estimated: money(r.estimated), possiblyCharged: money(r.possiblyCharged) })),
+    byModel: (await tasks.spendByModel(project.id)).map(modelSpendView),
   };
 }
 
 /** Spend per day and provider as CSV, for one project or (null) all of them. */
-export function spendCsv(tasks: TaskRepository, project: Project | null): string {
+export async function spendCsv(tasks: TaskStore, project: Project | null): Promise<string> {
   if (project === null) {
-    const lines = tasks.spendByDayAll().map((r) => [csvField(r.project), r.day, r.provider, money(r.actual), money(r.estimated), money(r.possiblyCharged), r.currency].join(','));
+    const lines = (await tasks.spendByDayAll()).map((r) => [csvField(r.project), r.day, r.provider, money(r.actual), money(r.estimated), money(r.possiblyCharged), r.currency].join(','));
     return ['project,day,provider,billed,estimated,possibly_charged,currency', ...lines].join('\n') + '\n';
   }
-  const report = spendReport(tasks, project);
+  const report = await spendReport(tasks, project);
   const lines = report.rows.map((r) => [r.day, r.provider, r.actual, r.estimated, r.possiblyCharged, report.currency].join(','));
   return ['day,provider,billed,estimated,possibly_charged,currency', ...lines].join('\n') + '\n';
 }
 
 /** Every project against its budget, and spend per provider and per model across them. */
-export function spendOverview(tasks: TaskRepository): SpendOverview {
-  const projects = tasks.spend().map((r) => ({
+export async function spendOverview(tasks: TaskStore): Promise<SpendOverview> {
+  const projects = (await tasks.spend()).map((r) => ({
     name: r.project,
     currency: r.currency,
     billed: money(r.actual),
@@ -44,7 +44,7 @@ export function spendOverview(tasks: TaskRepository): SpendOverview {
     budget: r.budget === null ? null : money(r.budget),
     shareUsed: r.budget === null || r.budget === 0 ? null : (r.actual + r.estimated + r.possiblyCharged) / r.budget,
   }));
-  const byModel = tasks.spendByModelAll();
+  const byModel = await tasks.spendByModelAll();
   const providers = new Map<string, ProviderSpendView>();
   for (const m of byModel) {
     const key = `${m.provider} ${m.currency}`;

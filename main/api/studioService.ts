@@ -4,7 +4,7 @@ import { reconcile } from '../engine/reconciler.ts';
 import { GenerateRefused, Pipeline, type GenerateEstimate } from '../pipeline/generate.ts';
 import { parseStoryboard, StoryboardError } from '../pipeline/storyboard.ts';
 import { describeTakes, pickTake, takeAsJson, TakeRefused, type TakeSummary } from '../pipeline/takes.ts';
-import { checkProjectName, MAX_BUDGET, ProjectRefused } from '../projects/repository.ts';
+import { checkProjectName, MAX_BUDGET, ProjectRefused, type Project } from '../projects/project.ts';
 import { isProviderId, PROVIDER_IDS, type Providers } from '../providers/registry.ts';
 import { checkSettingsPatch, PatchRefused } from './settingsPatch.ts';
 import { spendCsv, spendOverview, spendReport } from './spendViews.ts';
@@ -49,6 +49,12 @@ import type {
 interface Etas {
   now: number;
   of(t: Task): StepEta | null;
+}
+
+/** Models' learned durations for one call: each provider and model read once, by `load`, before `get`. */
+interface Durations {
+  load(steps: Iterable<{ provider: string; model: string }>): Promise<void>;
+  get(provider: string, model: string): LearnedDurations | null;
 }
 
 /** A refusal the person can act on; hosts pass its message to the UI as it is. */
@@ -105,25 +111,29 @@ export class StudioService implements StudioApi {
     return this.deps.studio;
   }
 
-  private project(name: string) {
-    const project = this.studio.projects.byName(name);
+  private async project(name: string): Promise<Project> {
+    const project = await this.studio.projects.byName(name);
     if (!project) throw new ApiError(`there is no project "${name}"`);
     return project;
   }
 
   /**
-   * This call's reader of learned durations: each provider and model is read once, however many rows share it.
-   * A render is made here, so its time counts from its claim; a provider's, from the provider's acceptance.
+   * This call's learned durations: each provider and model is read once, however many rows share it. A render
+   * is made here, so its time counts from its claim; a provider's, from the provider's acceptance.
    */
-  private durations(): (provider: string, model: string) => LearnedDurations | null {
+  private durations(): Durations {
     const memo = new Map<string, LearnedDurations | null>();
-    return (provider, model) => {
-      const key = `${provider}\u0000${model}`;
-      if (!memo.has(key)) {
-        const tasks = this.studio.tasks;
-        memo.set(key, learnDurations(provider === RENDER_PROVIDER ? tasks.recentRenderDurations(provider, model) : tasks.recentDurations(provider, model)));
-      }
-      return memo.get(key)!;
+    const key = (provider: string, model: string) => `${provider}\u0000${model}`;
+    const tasks = this.studio.tasks;
+    return {
+      load: async (steps) => {
+        for (const { provider, model } of steps) {
+          if (memo.has(key(provider, model))) continue;
+          const samples = provider === RENDER_PROVIDER ? await tasks.recentRenderDurations(provider, model) : await tasks.recentDurations(provider, model);
+          memo.set(key(provider, model), learnDurations(samples));
+        }
+      },
+      get: (provider, model) => memo.get(key(provider, model)) ?? null,
     };
   }
 
@@ -131,16 +141,18 @@ export class StudioService implements StudioApi {
    * How far each running task of `tasks` is likely to be from done. Reads nothing for tasks not running; for
    * those that are, one read per model and one for when the running renders were claimed.
    */
-  private etas(tasks: readonly Task[], learned = this.durations()): Etas {
-    const renders = tasks.filter((t) => t.status === 'RUNNING' && t.provider === RENDER_PROVIDER).map((t) => t.id);
-    const claimed = this.studio.tasks.claimedAt(renders);
+  private async etas(tasks: readonly Task[], learned = this.durations()): Promise<Etas> {
+    const running = tasks.filter((t) => (t.status === 'SUBMITTED' && t.submittedAt !== null) || t.status === 'RUNNING');
+    await learned.load(running);
+    const renders = running.filter((t) => t.status === 'RUNNING' && t.provider === RENDER_PROVIDER).map((t) => t.id);
+    const claimed = await this.studio.tasks.claimedAt(renders);
     const now = this.studio.clock.now();
     const of = (t: Task): StepEta | null => {
-      if (t.status === 'SUBMITTED' && t.submittedAt !== null) return stepEta(learned(t.provider, t.model), now - t.submittedAt);
+      if (t.status === 'SUBMITTED' && t.submittedAt !== null) return stepEta(learned.get(t.provider, t.model), now - t.submittedAt);
       if (t.status !== 'RUNNING') return null;
-      if (t.provider !== RENDER_PROVIDER) return stepEta(learned(t.provider, t.model), 0); // still being sent
+      if (t.provider !== RENDER_PROVIDER) return stepEta(learned.get(t.provider, t.model), 0); // still being sent
       const since = claimed.get(t.id);
-      return since === undefined ? null : stepEta(learned(t.provider, t.model), now - since);
+      return since === undefined ? null : stepEta(learned.get(t.provider, t.model), now - since);
     };
     return { now, of };
   }
@@ -149,8 +161,9 @@ export class StudioService implements StudioApi {
    * `labels`: what the tasks of the current plan make, to name what a waiting task waits for. `eta`: a page's
    * estimates read together (see etas); by default, this one task's.
    */
-  view(t: Task, labels: ReadonlyMap<number, string> = new Map(), eta: Etas = this.etas([t])): TaskView {
-    const due = eta.of(t);
+  async view(t: Task, labels: ReadonlyMap<number, string> = new Map(), eta?: Etas): Promise<TaskView> {
+    const estimates = eta ?? (await this.etas([t]));
+    const due = estimates.of(t);
     return {
       id: t.id,
       projectId: t.projectId,
@@ -170,19 +183,19 @@ export class StudioService implements StudioApi {
       error: t.error,
       unknownReason: t.unknownReason,
       note: t.note,
-      waitingFor: pendingDependencies(t, (id) => this.studio.tasks.get(id), labels),
-      outputs: t.status === 'SUCCEEDED' ? this.studio.tasks.outputs(t.id).length : 0,
+      waitingFor: await pendingDependencies(t, (id) => this.studio.tasks.get(id), labels),
+      outputs: t.status === 'SUCCEEDED' ? (await this.studio.tasks.outputs(t.id)).length : 0,
       remoteRequestId: t.remoteRequestId,
       submitStartedAt: iso(t.submitStartedAt),
       createdAt: iso(t.createdAt)!,
       finishedAt: iso(t.finishedAt),
-      eta: due && etaView(due, eta.now, etaWords(due)),
+      eta: due && etaView(due, estimates.now, etaWords(due)),
     };
   }
 
   async listProjects(): Promise<ProjectSummary[]> {
-    const counts = this.studio.tasks.counts();
-    return this.studio.tasks.spend().map((r) => ({
+    const counts = await this.studio.tasks.counts();
+    return (await this.studio.tasks.spend()).map((r) => ({
       id: r.projectId,
       name: r.project,
       currency: r.currency,
@@ -195,16 +208,16 @@ export class StudioService implements StudioApi {
   async createProject(name: string): Promise<ProjectSummary> {
     return refusals(async () => {
       const checked = checkProjectName(name);
-      if (this.studio.projects.byName(checked)) throw new ApiError(`there is already a project called "${checked}"`);
-      const project = this.studio.projects.ensure(name, this.studio.clock.now());
+      if (await this.studio.projects.byName(checked)) throw new ApiError(`there is already a project called "${checked}"`);
+      const project = await this.studio.projects.ensure(name, this.studio.clock.now());
       return (await this.listProjects()).find((p) => p.id === project.id)!;
     });
   }
 
   async getStoryboard(project: string): Promise<unknown | null> {
-    const id = this.project(project).id;
+    const id = (await this.project(project)).id;
     try {
-      return this.studio.storyboards.get(id) ?? null;
+      return (await this.studio.storyboards.get(id)) ?? null;
     } catch (err) {
       // Stored JSON is always JSON (a CHECK on the table); what an older version saved may fail today's checks.
       if (!(err instanceof StoryboardError)) throw err;
@@ -213,14 +226,14 @@ export class StudioService implements StudioApi {
   }
 
   async saveStoryboard(project: string, storyboard: unknown): Promise<void> {
-    return refusals(() => this.studio.storyboards.save(this.project(project).id, parseStoryboard(storyboard), this.studio.clock.now()));
+    return refusals(async () => this.studio.storyboards.save((await this.project(project)).id, parseStoryboard(storyboard), this.studio.clock.now()));
   }
 
   async setBudget(project: string, amount: number | null): Promise<void> {
     if (amount !== null && !(typeof amount === 'number' && Number.isFinite(amount) && amount >= 0 && amount <= MAX_BUDGET)) {
       throw new ApiError(`a budget is an amount from 0 to ${MAX_BUDGET}, or none`);
     }
-    this.studio.projects.setBudget(this.project(project).id, amount === null ? null : toMicros(amount));
+    await this.studio.projects.setBudget((await this.project(project)).id, amount === null ? null : toMicros(amount));
   }
 
   private estimateView(e: GenerateEstimate): EstimateView {
@@ -248,79 +261,83 @@ export class StudioService implements StudioApi {
 
   async listTasks(project: string, offset: number, limit: number): Promise<TaskPage> {
     const safeOffset = Math.max(0, Math.floor(Number(offset) || 0));
-    const p = this.project(project);
-    const page = this.studio.tasks.page(p.id, safeOffset, Math.min(500, Math.max(1, Math.floor(Number(limit) || 50))));
-    const labels = page.tasks.some((t) => t.status === 'PENDING') ? planLabels(this.currentPlan(p)) : new Map<number, string>();
-    const eta = this.etas(page.tasks);
-    return { total: page.total, offset: safeOffset, tasks: page.tasks.map((t) => this.view(t, labels, eta)) };
+    const p = await this.project(project);
+    const page = await this.studio.tasks.page(p.id, safeOffset, Math.min(500, Math.max(1, Math.floor(Number(limit) || 50))));
+    const labels = page.tasks.some((t) => t.status === 'PENDING') ? planLabels(await this.currentPlan(p)) : new Map<number, string>();
+    const eta = await this.etas(page.tasks);
+    const tasks: TaskView[] = [];
+    for (const t of page.tasks) tasks.push(await this.view(t, labels, eta));
+    return { total: page.total, offset: safeOffset, tasks };
   }
 
   async unknownTasks(): Promise<UnknownTask[]> {
-    const names = new Map(this.studio.projects.list().map((p) => [p.id, p.name]));
-    return this.studio.tasks.list({ status: 'OUTCOME_UNKNOWN' }).map((t) => {
-      const events = this.studio.tasks.events(t.id);
+    const names = new Map((await this.studio.projects.list()).map((p) => [p.id, p.name]));
+    const unknown: UnknownTask[] = [];
+    for (const t of await this.studio.tasks.list({ status: 'OUTCOME_UNKNOWN' })) {
+      const events = await this.studio.tasks.events(t.id);
       const provider = this.deps.providers.get(t.provider);
       const lookup = events.filter((e) => e.at >= (t.finishedAt ?? 0) && (e.detail as { lookup?: unknown } | null)?.lookup !== undefined).at(-1);
-      return {
-        ...this.view(t),
+      unknown.push({
+        ...(await this.view(t)),
         project: names.get(t.projectId)!,
         input: t.input,
         events: events.map((e) => ({ at: iso(e.at)!, from: e.fromStatus, to: e.toStatus, actor: e.actor, reason: e.reason })),
         lookupLists: provider?.capabilities.lookup ? (provider.capabilities.lookupLists ?? null) : null,
         lookup: lookup?.reason ?? null,
-      };
-    });
+      });
+    }
+    return unknown;
   }
 
   async reconcile(taskId: number): Promise<CandidateView[]> {
     return refusals(async () => {
-      recordJournaledRequests(this.studio);
-      const task = this.studio.tasks.get(taskId);
+      await recordJournaledRequests(this.studio);
+      const task = await this.studio.tasks.get(taskId);
       const { candidates } = await reconcile(this.studio.tasks, task && this.deps.providers.get(task.provider), taskId, this.studio.clock.now());
       return candidates.map((c) => ({ requestId: c.requestId, createdAt: iso(c.createdAt)!, status: c.status, why: c.why }));
     });
   }
 
   async resolve(taskId: number, decision: DecisionInput): Promise<TaskView> {
-    return refusals(() => {
-      recordJournaledRequests(this.studio);
-      return this.view(resolveUnknown(this.studio.tasks, taskId, decision, this.studio.clock.now()));
+    return refusals(async () => {
+      await recordJournaledRequests(this.studio);
+      return this.view(await resolveUnknown(this.studio.tasks, taskId, decision, this.studio.clock.now()));
     });
   }
 
   async cancel(taskId: number): Promise<TaskView> {
     return refusals(async () => {
-      const task = this.studio.tasks.get(taskId);
+      const task = await this.studio.tasks.get(taskId);
       const { task: cancelled } = await cancelTask(this.studio.tasks, task && this.deps.providers.get(task.provider), taskId, this.studio.clock.now());
       return this.view(cancelled);
     });
   }
 
   async spend(project: string): Promise<SpendReport> {
-    return spendReport(this.studio.tasks, this.project(project));
+    return spendReport(this.studio.tasks, await this.project(project));
   }
 
   async spendCsv(project: string | null): Promise<string> {
-    return spendCsv(this.studio.tasks, project === null ? null : this.project(project));
+    return spendCsv(this.studio.tasks, project === null ? null : await this.project(project));
   }
 
   async spendOverview(): Promise<SpendOverview> {
     return spendOverview(this.studio.tasks);
   }
 
-  private files(t: Task): OutputFileView[] {
+  private async files(t: Task): Promise<OutputFileView[]> {
     const kept = t.status === 'SUCCEEDED' && t.outputPath !== null;
-    return this.studio.tasks.outputs(t.id).map((o) => ({ index: o.index, url: kept ? `${this.deps.mediaUrl(t.id)}/${o.index}` : null, contentType: o.contentType, bytes: o.bytes }));
+    return (await this.studio.tasks.outputs(t.id)).map((o) => ({ index: o.index, url: kept ? `${this.deps.mediaUrl(t.id)}/${o.index}` : null, contentType: o.contentType, bytes: o.bytes }));
   }
 
-  private deletedAt(t: Task): string | null {
+  private async deletedAt(t: Task): Promise<string | null> {
     if (t.status !== 'SUCCEEDED' || t.outputPath !== null) return null;
-    const deleted = this.studio.tasks.events(t.id).filter((e) => (e.detail as { deletedFiles?: unknown } | null)?.deletedFiles !== undefined).at(-1);
+    const deleted = (await this.studio.tasks.events(t.id)).filter((e) => (e.detail as { deletedFiles?: unknown } | null)?.deletedFiles !== undefined).at(-1);
     return deleted ? iso(deleted.at) : null;
   }
 
-  private libraryItem(t: Task, project: string, scene: string | null): LibraryItem {
-    return { ...this.view(t), project, scene, input: t.input, files: this.files(t), deletedAt: this.deletedAt(t) };
+  private async libraryItem(t: Task, project: string, scene: string | null): Promise<LibraryItem> {
+    return { ...(await this.view(t)), project, scene, input: t.input, files: await this.files(t), deletedAt: await this.deletedAt(t) };
   }
 
   async library(query: LibraryQuery): Promise<LibraryPage> {
@@ -334,27 +351,29 @@ export class StudioService implements StudioApi {
     if (q.kind != null && !isKind(q.kind)) throw new ApiError(`there is no kind "${q.kind}"`);
     const offset = Math.max(0, Math.floor(Number(q.offset) || 0));
     const limit = Math.min(200, Math.max(1, Math.floor(Number(q.limit) || 50)));
-    const projects = this.studio.projects.list();
-    const projectId = q.project ? this.project(q.project).id : null;
-    const page = this.studio.tasks.library(
+    const projects = await this.studio.projects.list();
+    const projectId = q.project ? (await this.project(q.project)).id : null;
+    const page = await this.studio.tasks.library(
       { projectId, kind: q.kind ?? null, provider: q.provider || null, from: instant(q.from, 'from'), to: instant(q.to, 'to'), search: q.search?.trim() || null },
       offset,
       limit,
     );
-    const scenes = this.studio.tasks.scenesOf(page.items.map((i) => i.task.id));
+    const scenes = await this.studio.tasks.scenesOf(page.items.map((i) => i.task.id));
+    const items: LibraryItem[] = [];
+    for (const i of page.items) items.push(await this.libraryItem(i.task, i.project, scenes.get(i.task.id) ?? null));
     return {
       total: page.total,
       offset,
-      items: page.items.map((i) => this.libraryItem(i.task, i.project, scenes.get(i.task.id) ?? null)),
+      items,
       projects: projects.map((p) => p.name),
-      providers: this.studio.tasks.libraryProviders(),
+      providers: await this.studio.tasks.libraryProviders(),
     };
   }
 
-  private named(id: number): { task: Task; project: string } {
-    const task = this.studio.tasks.get(id);
+  private async named(id: number): Promise<{ task: Task; project: string }> {
+    const task = await this.studio.tasks.get(id);
     if (!task) throw new ApiError(`there is no task ${id}`);
-    return { task, project: this.studio.projects.list().find((p) => p.id === task.projectId)!.name };
+    return { task, project: (await this.studio.projects.list()).find((p) => p.id === task.projectId)!.name };
   }
 
   /**
@@ -362,14 +381,14 @@ export class StudioService implements StudioApi {
    * then they are removed. What it cost stays counted: a provider refunds nothing for a deleted file.
    */
   async deleteOutput(taskId: number): Promise<LibraryItem> {
-    const { task, project } = this.named(taskId);
+    const { task, project } = await this.named(taskId);
     if (task.status !== 'SUCCEEDED' || task.outputPath === null) throw new ApiError(`task ${taskId} has no saved result to delete`);
-    const paths = this.studio.tasks.outputs(taskId).map((o) => o.path);
+    const paths = (await this.studio.tasks.outputs(taskId)).map((o) => o.path);
     const dataDir = resolve(this.studio.dataDir) + sep;
     // The studio removes only files it saved itself, in its own data folder.
     const own = paths.filter((p) => resolve(p).startsWith(dataDir));
     const paid = task.charged === 'no' ? 'it cost nothing' : `it cost ${fromMicros(task.costActual ?? task.costEstimated ?? 0)} ${task.currency} (${task.costActual !== null ? 'billed' : task.charged === 'yes' ? 'estimated' : 'possibly charged'}), not refunded`;
-    const forgotten = this.studio.tasks.forgetOutputs(taskId, `deleted by the person in the library; ${paid}`, own, this.studio.clock.now());
+    const forgotten = await this.studio.tasks.forgetOutputs(taskId, `deleted by the person in the library; ${paid}`, own, this.studio.clock.now());
     if (!forgotten) throw new ApiError(`task ${taskId} has no saved result to delete`);
     const left: string[] = [];
     for (const p of own) {
@@ -380,7 +399,7 @@ export class StudioService implements StudioApi {
       }
     }
     if (left.length > 0) throw new ApiError(`the result is marked deleted, but ${left.length} file(s) could not be removed: ${left.join(', ')}`);
-    return this.libraryItem(forgotten, project, this.studio.tasks.scenesOf([taskId]).get(taskId) ?? null);
+    return this.libraryItem(forgotten, project, (await this.studio.tasks.scenesOf([taskId])).get(taskId) ?? null);
   }
 
   private ref(t: Task): TaskRefView {
@@ -388,19 +407,19 @@ export class StudioService implements StudioApi {
   }
 
   async taskDetail(taskId: number): Promise<TaskDetail> {
-    const { task, project } = this.named(taskId);
-    const related = this.studio.tasks.related(taskId);
+    const { task, project } = await this.named(taskId);
+    const related = await this.studio.tasks.related(taskId);
     return {
-      ...this.libraryItem(task, project, this.studio.tasks.scenesOf([taskId]).get(taskId) ?? null),
-      events: this.studio.tasks.events(taskId).map((e) => ({ at: iso(e.at)!, from: e.fromStatus, to: e.toStatus, actor: e.actor, reason: e.reason })),
+      ...(await this.libraryItem(task, project, (await this.studio.tasks.scenesOf([taskId])).get(taskId) ?? null)),
+      events: (await this.studio.tasks.events(taskId)).map((e) => ({ at: iso(e.at)!, from: e.fromStatus, to: e.toStatus, actor: e.actor, reason: e.reason })),
       dependsOn: related.dependsOn.map((t) => this.ref(t)),
       dependents: related.dependents.map((t) => this.ref(t)),
     };
   }
 
   async cancelPreview(taskId: number): Promise<CancelPreview> {
-    const { task } = this.named(taskId);
-    const dependents = this.studio.tasks.pendingDependents(taskId).map((t) => this.ref(t));
+    const { task } = await this.named(taskId);
+    const dependents = (await this.studio.tasks.pendingDependents(taskId)).map((t) => this.ref(t));
     const mayCost = money(task.costActual ?? task.costEstimated);
     const about = mayCost === null ? 'its price is unknown' : `about ${mayCost.toFixed(2)} ${task.currency}`;
     const provider = this.deps.providers.get(task.provider);
@@ -424,9 +443,9 @@ export class StudioService implements StudioApi {
   }
 
   /** The storyboard's steps judged by the project's tasks now; null without a storyboard, or one that no longer passes the checks. */
-  private currentPlan(project: ReturnType<StudioService['project']>) {
+  private async currentPlan(project: Project) {
     try {
-      return this.pipeline.current(project);
+      return await this.pipeline.current(project);
     } catch (err) {
       if (err instanceof StoryboardError) return null;
       throw err;
@@ -434,17 +453,18 @@ export class StudioService implements StudioApi {
   }
 
   async scenePlan(project: string): Promise<ScenePlanView> {
-    const p = this.project(project);
-    const decided = this.currentPlan(p);
+    const p = await this.project(project);
+    const decided = await this.currentPlan(p);
     const learned = this.durations();
-    const eta = this.etas(decided?.flatMap((d) => (d.verdict.action === 'reuse' ? [d.verdict.task] : [])) ?? [], learned);
+    // Every model of the plan: a step not started yet is timed by its model's past durations too.
+    await learned.load(decided?.map((d) => d.step) ?? []);
+    const eta = await this.etas(decided?.flatMap((d) => (d.verdict.action === 'reuse' ? [d.verdict.task] : [])) ?? [], learned);
     return scenePlan(decided, {
       projectId: p.id,
-      get: (id) => this.studio.tasks.get(id),
       withSameInput: (id, hash) => this.studio.tasks.withSameInput(id, hash),
       view: (t, labels) => this.view(t, labels, eta),
       eta: eta.of,
-      learned,
+      learned: learned.get,
       now: eta.now,
     });
   }
@@ -463,13 +483,13 @@ export class StudioService implements StudioApi {
 
   async takes(project: string, scene?: string): Promise<TakeView[]> {
     if (scene !== undefined && (typeof scene !== 'string' || scene === '')) throw new ApiError('name the scene whose takes to list, or none for every scene');
-    return describeTakes(this.studio, this.project(project).id, scene).map((t) => this.takeView(t));
+    return (await describeTakes(this.studio, (await this.project(project)).id, scene)).map((t) => this.takeView(t));
   }
 
   async pickTake(project: string, scene: string, take: number): Promise<TakeView> {
     if (typeof scene !== 'string' || scene === '') throw new ApiError('name the scene whose take to pick');
     if (!Number.isInteger(take) || take < 1) throw new ApiError(`a take is a whole number from 1, not ${JSON.stringify(take)}`);
-    return refusals(() => this.takeView(pickTake(this.studio, this.project(project).name, scene, take)));
+    return refusals(async () => this.takeView(await pickTake(this.studio, (await this.project(project)).name, scene, take)));
   }
 
   async listModels(): Promise<ModelCatalogueView> {

@@ -2,7 +2,7 @@ import { defaultDataDir } from '../config/paths.ts';
 import { SettingsError } from '../config/settings.ts';
 import { DatabaseRefused } from '../db/database.ts';
 import { DecisionRefused } from '../engine/decisions.ts';
-import { ProjectRefused } from '../projects/repository.ts';
+import { ProjectRefused } from '../projects/project.ts';
 import { DataFolderRefused, NoStudioHere } from '../studio.ts';
 import { COMMANDS, HELP } from './commands/index.ts';
 import { UsageError } from './errors.ts';

@@ -1,6 +1,6 @@
 import type { CancelOutcome, ProviderAdapter } from '../providers/port.ts';
 import type { Task } from '../tasks/model.ts';
-import type { TaskRepository } from '../tasks/repository.ts';
+import type { TaskStore } from '../store/port.ts';
 
 export type Decision = { adopt: string } | { resubmit: true } | { giveUp: true };
 
@@ -19,15 +19,15 @@ export class RequestTaken extends DecisionRefused {
   }
 }
 
-function current(repo: TaskRepository, id: number): Task {
-  const task = repo.get(id);
+async function current(repo: TaskStore, id: number): Promise<Task> {
+  const task = await repo.get(id);
   if (!task) throw new DecisionRefused(`there is no task ${id}`);
   return task;
 }
 
 /** A person's decision on a task whose outcome is unknown; each is recorded in the task's events. */
-export function resolveUnknown(repo: TaskRepository, id: number, decision: Decision, now: number): Task {
-  const task = current(repo, id);
+export async function resolveUnknown(repo: TaskStore, id: number, decision: Decision, now: number): Promise<Task> {
+  const task = await current(repo, id);
   if (task.status !== 'OUTCOME_UNKNOWN') {
     throw new DecisionRefused(`task ${id} is ${task.status}; only a task whose outcome is unknown needs a decision`);
   }
@@ -35,13 +35,13 @@ export function resolveUnknown(repo: TaskRepository, id: number, decision: Decis
   if ('adopt' in decision) {
     const requestId = decision.adopt.trim();
     if (!requestId) throw new DecisionRefused('give the request id to adopt, as the provider shows it');
-    result = repo.adopt(id, requestId, now);
-    const holder = result ? undefined : repo.requestHolder(id, requestId);
+    result = await repo.adopt(id, requestId, now);
+    const holder = result ? undefined : await repo.requestHolder(id, requestId);
     if (holder) throw new RequestTaken(requestId, holder);
   } else if ('resubmit' in decision) {
-    result = repo.resubmit(id, now);
+    result = await repo.resubmit(id, now);
   } else {
-    result = repo.giveUp(id, now);
+    result = await repo.giveUp(id, now);
   }
   if (!result) throw new DecisionRefused(`task ${id} changed while deciding; look at it again`);
   return result;
@@ -53,8 +53,8 @@ export function resolveUnknown(repo: TaskRepository, id: number, decision: Decis
  * the provider could only pass the cancel on to (it may still finish, and charge), is left to be collected,
  * with that said in its history: a paid result is never thrown away.
  */
-export async function cancelTask(repo: TaskRepository, provider: ProviderAdapter | undefined, id: number, now: number) {
-  const task = current(repo, id);
+export async function cancelTask(repo: TaskStore, provider: ProviderAdapter | undefined, id: number, now: number) {
+  const task = await current(repo, id);
   let providerNote = '';
   if (task.status === 'SUBMITTED' && task.remoteRequestId && provider?.cancel) {
     let outcome: CancelOutcome;
@@ -71,12 +71,12 @@ export async function cancelTask(repo: TaskRepository, provider: ProviderAdapter
     }
     if (outcome === 'requested') {
       const note = `asked ${provider.id} to cancel request ${task.remoteRequestId}; it was already running, so it may still finish and be charged, and then its result is collected`;
-      repo.note(id, note, { requestId: task.remoteRequestId }, now);
+      await repo.note(id, note, { requestId: task.remoteRequestId }, now);
       return { task, cancelled: false, providerNote: note };
     }
     providerNote = `${provider.id} cancelled the request`;
   }
-  const cancelled = repo.cancel(id, now);
-  if (!cancelled) throw new DecisionRefused(`task ${id} is ${repo.get(id)?.status ?? task.status}; only unfinished work can be cancelled`);
+  const cancelled = await repo.cancel(id, now);
+  if (!cancelled) throw new DecisionRefused(`task ${id} is ${(await repo.get(id))?.status ?? task.status}; only unfinished work can be cancelled`);
   return { task: cancelled, cancelled: true, providerNote };
 }

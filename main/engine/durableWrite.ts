@@ -10,13 +10,13 @@ const LONGEST_WAIT_MS = 10_000;
  * stops (undefined); what it carried is on disk too (the receipt journal, the result record).
  */
 export async function untilWritten<T>(
-  write: () => T,
+  write: () => Promise<T>,
   ports: { clock: Clock; health: EngineHealth },
   signal: AbortSignal,
 ): Promise<T | undefined> {
   for (let wait = FIRST_WAIT_MS; ; wait = Math.min(LONGEST_WAIT_MS, wait * 2)) {
     try {
-      const result = write();
+      const result = await write();
       ports.health.clear();
       return result;
     } catch (err) {

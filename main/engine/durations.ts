@@ -1,7 +1,7 @@
 /**
  * How long one model's requests have taken on this machine, from the provider's acceptance to the result:
  * learned from the tasks that succeeded, for deciding when to look (pollSchedule.ts) and for estimating when
- * a step will be ready. Pure: the samples come from TaskRepository.recentDurations.
+ * a step will be ready. Pure: the samples come from TaskStore.recentDurations.
  */
 export interface LearnedDurations {
   /** The durations learned from, in milliseconds, shortest first. */

@@ -1,6 +1,6 @@
 import { InvalidInput, SubmitError, type ProviderAdapter, type ProviderResult, type SubmitResult } from '../providers/port.ts';
 import type { Task } from '../tasks/model.ts';
-import type { TaskRepository } from '../tasks/repository.ts';
+import type { TaskStore } from '../store/port.ts';
 import type { Clock, OutputStore, ReceiptLog, ResultRecord } from '../ports.ts';
 import { untilWritten } from './durableWrite.ts';
 import type { LearnedDurations } from './durations.ts';
@@ -14,8 +14,8 @@ import { saveResult } from './resultSaver.ts';
 import { stopPoint } from './stopPoints.ts';
 import { submitDecision, type SubmitFailure } from './submitOutcome.ts';
 
-export type TaskStore = Pick<
-  TaskRepository,
+export type ExecutorStore = Pick<
+  TaskStore,
   | 'get'
   | 'setEstimate'
   | 'markSubmitStarted'
@@ -34,7 +34,7 @@ export type TaskStore = Pick<
 >;
 
 export interface ExecutorPorts {
-  repo: TaskStore;
+  repo: ExecutorStore;
   provider: ProviderAdapter;
   clock: Clock;
   outputs: OutputStore;
@@ -56,7 +56,7 @@ export interface ExecutorOptions {
   /** Prices the person set for models with no documented one (settings "prices"). */
   prices?: () => OwnPrices;
   /** This model's past durations on this machine, which time the polls of a provider with no status stream. */
-  durations?: (provider: string, model: string) => LearnedDurations | null;
+  durations?: (provider: string, model: string) => Promise<LearnedDurations | null>;
 }
 
 /** How long a request still running at the provider after the poll deadline waits between looks. */
@@ -88,7 +88,7 @@ function minutes(ms: number): string {
 export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: ExecutorOptions, signal: AbortSignal) {
   const { repo, provider, clock } = ports;
   const lease = () => ({ owner: options.owner, now: clock.now() });
-  const durably = <T>(write: () => T) => untilWritten(write, ports, signal);
+  const durably = <T>(write: () => Promise<T>) => untilWritten(write, ports, signal);
   const lost = (step: string) => ports.log(`task ${task.id}: lease lost before ${step}; stopping`);
 
   // A result saved before a crash completes the row from disk: nothing is fetched or bought again. One that
@@ -111,20 +111,20 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
   try {
     request = await prepareRequest(task, provider, (i) => repo.get(i));
   } catch (err) {
-    repo.fail(task.id, err instanceof InvalidInput ? `invalid input: ${err.message}` : (err as Error).message, 'no', lease());
+    await repo.fail(task.id, err instanceof InvalidInput ? `invalid input: ${err.message}` : (err as Error).message, 'no', lease());
     return;
   }
   const estimate = await estimateCost(provider, request, options.prices?.());
-  if (estimate && !repo.setEstimate(task.id, estimate.cost, estimate.source, estimate.currency, lease())) return lost('estimating');
+  if (estimate && !(await repo.setEstimate(task.id, estimate.cost, estimate.source, estimate.currency, lease()))) return lost('estimating');
   if (signal.aborted) return;
 
   stopPoint('before-mark', task.id);
   const key = idempotencyKey(task.id, task.attempts + 1);
-  const marked = repo.markSubmitStarted(task.id, key, options.leaseMs, lease());
+  const marked = await repo.markSubmitStarted(task.id, key, options.leaseMs, lease());
   if (!marked) {
-    const now = repo.get(task.id);
+    const now = await repo.get(task.id);
     if (now?.leaseOwner !== options.owner || now.status !== 'RUNNING' || now.submitStartedAt !== null) return lost('the boundary mark');
-    repo.fail(task.id, overBudget(now), 'no', lease());
+    await repo.fail(task.id, overBudget(now), 'no', lease());
     return;
   }
   stopPoint('after-mark', task.id);
@@ -197,10 +197,10 @@ async function keepInHand(task: Task, requestId: string, result: ProviderResult,
 }
 
 async function pollAndFinish(task: Task, ports: ExecutorPorts, options: ExecutorOptions, signal: AbortSignal) {
-  const learned = options.durations?.(task.provider, task.model) ?? null;
+  const learned = (await options.durations?.(task.provider, task.model)) ?? null;
   const outcome = await pollUntilDone(task, ports, { ...options.poll, owner: options.owner, leaseMs: options.leaseMs, learned }, signal);
   const lease = () => ({ owner: options.owner, now: ports.clock.now() });
-  const durably = <T>(write: () => T) => untilWritten(write, ports, signal);
+  const durably = <T>(write: () => Promise<T>) => untilWritten(write, ports, signal);
   switch (outcome.state) {
     case 'succeeded':
       return finish(task, outcome.result, ports, options, signal);
@@ -224,7 +224,7 @@ async function pollAndFinish(task: Task, ports: ExecutorPorts, options: Executor
 /** Saves every output of a result the provider still holds, then completes the row. */
 async function finish(task: Task, result: ProviderResult, ports: ExecutorPorts, options: ExecutorOptions, signal: AbortSignal) {
   const lease = () => ({ owner: options.owner, now: ports.clock.now() });
-  const durably = <T>(write: () => T) => untilWritten(write, ports, signal);
+  const durably = <T>(write: () => Promise<T>) => untilWritten(write, ports, signal);
   const saved = await saveResult(task, result, task.remoteRequestId, ports, { owner: options.owner, collectLater: true }, signal);
   switch (saved.state) {
     case 'saved':
@@ -255,8 +255,8 @@ async function completeFromDisk(task: Task, record: ResultRecord, ports: Executo
   const kept = record.outputs.map((o) => o.path);
   if (!done) {
     ports.log(`task ${task.id}: not completed here; its result is kept at ${kept[0]}`);
-    repo.note(task.id, `the paid result of this attempt is kept at ${kept.join(', ')}, but the task had moved on`, { outputs: kept }, clock.now());
+    await repo.note(task.id, `the paid result of this attempt is kept at ${kept.join(', ')}, but the task had moved on`, { outputs: kept }, clock.now());
   } else if (unusable.length > 0) {
-    repo.note(task.id, `kept ${kept.length} of ${kept.length + unusable.length} files; left out: ${unusable.join('; ')}`, { outputs: kept }, clock.now());
+    await repo.note(task.id, `kept ${kept.length} of ${kept.length + unusable.length} files; left out: ${unusable.join('; ')}`, { outputs: kept }, clock.now());
   }
 }

@@ -1,6 +1,6 @@
 import type { ProviderAdapter } from '../providers/port.ts';
 import type { Task } from '../tasks/model.ts';
-import type { TaskRepository } from '../tasks/repository.ts';
+import type { TaskStore } from '../store/port.ts';
 
 /**
  * A request whose id arrived after the person cancelled its task (while it was being sent, or journaled
@@ -8,7 +8,7 @@ import type { TaskRepository } from '../tasks/repository.ts';
  * says what was done. The task stays possibly charged either way.
  */
 export async function cancelLateRequest(
-  repo: Pick<TaskRepository, 'note'>,
+  repo: Pick<TaskStore, 'note'>,
   provider: ProviderAdapter | undefined,
   task: Pick<Task, 'id' | 'model' | 'remoteHandle'>,
   requestId: string,
@@ -16,14 +16,16 @@ export async function cancelLateRequest(
 ): Promise<void> {
   const name = provider?.id ?? 'the provider';
   if (!provider?.cancel) {
-    repo.note(task.id, `request ${requestId} arrived after the cancel; ${name} cannot cancel it, so it may be charged`, { requestId }, now());
+    await repo.note(task.id, `request ${requestId} arrived after the cancel; ${name} cannot cancel it, so it may be charged`, { requestId }, now());
     return;
   }
+  let done: string;
   try {
     const outcome = await provider.cancel({ requestId, model: task.model, handle: task.remoteHandle });
     const said = { cancelled: 'it was cancelled', requested: 'it was already running, so it may still finish', finished: 'it had already finished' }[outcome];
-    repo.note(task.id, `request ${requestId} arrived after the cancel; asked ${name} to cancel it: ${said} (it may still be charged)`, { requestId }, now());
+    done = `asked ${name} to cancel it: ${said} (it may still be charged)`;
   } catch (err) {
-    repo.note(task.id, `request ${requestId} arrived after the cancel; ${name} could not be asked to cancel it (${(err as Error).message})`, { requestId }, now());
+    done = `${name} could not be asked to cancel it (${(err as Error).message})`;
   }
+  await repo.note(task.id, `request ${requestId} arrived after the cancel; ${done}`, { requestId }, now());
 }

@@ -27,8 +27,8 @@ export async function replaceOutputRefs(value: unknown, to: (id: number) => Prom
 }
 
 /** The output file of a task this one depends on; the claim only runs a task whose dependencies succeeded. */
-export function outputPathOf(get: (id: number) => Task | undefined, id: number): string {
-  const t = get(id);
+export async function outputPathOf(get: (id: number) => Promise<Task | undefined>, id: number): Promise<string> {
+  const t = await get(id);
   if (!t?.outputPath || t.status !== 'SUCCEEDED') throw new Error(`task ${id}, whose result this step uses, has no saved result`);
   return t.outputPath;
 }

@@ -1,7 +1,7 @@
 import type { Clock } from '../ports.ts';
 import { PollError, ResultGone, type PollResult, type ReportedCost, type ProviderAdapter, type ProviderResult } from '../providers/port.ts';
 import type { Charged, Task } from '../tasks/model.ts';
-import type { TaskRepository } from '../tasks/repository.ts';
+import type { TaskStore } from '../store/port.ts';
 import type { LearnedDurations } from './durations.ts';
 import { nextPollDelay } from './pollSchedule.ts';
 import { stopPoint } from './stopPoints.ts';
@@ -31,7 +31,7 @@ export type PollOutcome =
   | { state: 'stopped' };
 
 interface PollPorts {
-  repo: Pick<TaskRepository, 'saveProgress'>;
+  repo: Pick<TaskStore, 'saveProgress'>;
   provider: Pick<ProviderAdapter, 'poll' | 'watch'>;
   clock: Clock;
   random: () => number;
@@ -99,18 +99,23 @@ export async function pollUntilDone(
     const timer = setTimeout(() => local.abort(), Math.min(2 ** 31 - 1, Math.max(0, deadline - clock.now())));
     let saved = -Infinity;
     let lost = false;
-    const heard = (progress: number | null) => {
-      const at = clock.monotonic();
-      if (at - saved < STREAM_SAVE_EVERY_MS) return;
-      saved = at;
+    /** The save under way, if any: one at a time, and the stream's outcome waits for it. */
+    let saving: Promise<void> | null = null;
+    const save = async (progress: number | null) => {
       try {
-        if (ports.repo.saveProgress(task.id, progress, options.leaseMs, { owner: options.owner, now: clock.now() })) return stopPoint('mid-poll', task.id);
+        if (await ports.repo.saveProgress(task.id, progress, options.leaseMs, { owner: options.owner, now: clock.now() })) return stopPoint('mid-poll', task.id);
       } catch {
         // The heartbeat renews the lease on its own timer, and the next save tries again.
         return;
       }
       lost = true;
       local.abort();
+    };
+    const heard = (progress: number | null) => {
+      const at = clock.monotonic();
+      if (saving || at - saved < STREAM_SAVE_EVERY_MS) return;
+      saved = at;
+      saving = save(progress).finally(() => (saving = null));
     };
     let answer: PollResult | null = null;
     try {
@@ -121,6 +126,7 @@ export async function pollUntilDone(
       if (err instanceof PollError) retryAfter = err.retryAfterMs;
     } finally {
       clearTimeout(timer);
+      await saving;
     }
     if (signal.aborted) return { state: 'stopped' };
     if (lost) {
@@ -159,7 +165,7 @@ export async function pollUntilDone(
       const answer = await ports.provider.poll(remote, signal);
       if (answer.state !== 'pending') return answer;
       const lease = { owner: options.owner, now: clock.now() };
-      if (!ports.repo.saveProgress(task.id, answer.progress, options.leaseMs, lease)) {
+      if (!(await ports.repo.saveProgress(task.id, answer.progress, options.leaseMs, lease))) {
         ports.log(`task ${task.id}: lease lost while polling; stopping`);
         return { state: 'stopped' };
       }

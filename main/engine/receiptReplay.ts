@@ -1,6 +1,12 @@
 import type { Receipt, ReceiptLog } from '../ports.ts';
+import type { Store, TaskStore } from '../store/port.ts';
 import type { Task } from '../tasks/model.ts';
-import type { TaskRepository } from '../tasks/repository.ts';
+
+/** What a replay reads outside its transaction, and the transaction it writes in. */
+export interface ReplayPorts {
+  repo: Pick<TaskStore, 'receiptSettled'>;
+  transaction: Store['transaction'];
+}
 
 /**
  * Puts the request ids that reached a receipt journal but not the table (a failed write, a crash) into
@@ -9,22 +15,39 @@ import type { TaskRepository } from '../tasks/repository.ts';
  * whole answer's, with its handle, after the headers'). Returns the rows it changed; journal files whose
  * receipts are all in the table are dropped.
  */
-export function replayReceipts(
-  repo: Pick<TaskRepository, 'batch' | 'get' | 'receiptSettled' | 'applyReceipt'>,
+export async function replayReceipts(
+  ports: ReplayPorts,
   receipts: ReceiptLog,
   pollable: (provider: string) => boolean,
   now: number,
-): { receipt: Receipt; task: Task }[] {
+): Promise<{ receipt: Receipt; task: Task }[]> {
   const latest = new Map<string, Receipt>();
   for (const r of receipts.all()) latest.set(`${r.taskId}:${r.idempotencyKey}`, r);
-  const applied: { receipt: Receipt; task: Task }[] = [];
-  repo.batch(() => {
+  const applied = latest.size === 0 ? [] : await ports.transaction(async ({ tasks }) => {
+    const changed: { receipt: Receipt; task: Task }[] = [];
     for (const receipt of latest.values()) {
-      if (repo.receiptSettled(receipt)) continue;
-      const task = repo.applyReceipt(receipt, pollable(repo.get(receipt.taskId)!.provider), now);
-      if (task) applied.push({ receipt, task });
+      if (await tasks.receiptSettled(receipt)) continue;
+      const task = await tasks.applyReceipt(receipt, pollable((await tasks.get(receipt.taskId))!.provider), now);
+      if (task) changed.push({ receipt, task });
     }
+    return changed;
   });
-  receipts.settle((r) => repo.receiptSettled(r));
+  await settleReceipts(ports.repo, receipts);
   return applied;
+}
+
+/**
+ * Drops the journal files whose receipts are all in the table. The table is asked first, receipt by receipt;
+ * a receipt written meanwhile was not asked about, so it counts as not there yet and its file is kept.
+ */
+export async function settleReceipts(repo: Pick<TaskStore, 'receiptSettled'>, receipts: ReceiptLog): Promise<void> {
+  const attempt = (r: Receipt) => `${r.taskId}:${r.idempotencyKey}`;
+  const settled = new Set<string>();
+  const asked = new Set<string>();
+  for (const r of receipts.all()) {
+    if (asked.has(attempt(r))) continue;
+    asked.add(attempt(r));
+    if (await repo.receiptSettled(r)) settled.add(attempt(r));
+  }
+  receipts.settle((r) => settled.has(attempt(r)));
 }

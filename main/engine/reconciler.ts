@@ -1,6 +1,6 @@
 import type { Candidate, ProviderAdapter } from '../providers/port.ts';
 import type { Task } from '../tasks/model.ts';
-import type { TaskRepository } from '../tasks/repository.ts';
+import type { TaskStore } from '../store/port.ts';
 import { DecisionRefused } from './decisions.ts';
 import { SKEW_MS, type LookupFacts } from './lookupVerdict.ts';
 import { prepareRequest } from './prepare.ts';
@@ -12,14 +12,14 @@ export interface Reconciliation {
   lists: string | null;
 }
 
-type LookupRepo = Pick<TaskRepository, 'get' | 'events' | 'requestIdsInUse'>;
+type LookupRepo = Pick<TaskStore, 'get' | 'events' | 'requestIdsInUse'>;
 
 /** Request ids saved on the task, or reported in its history by a worker that received one after it lost the task. */
-function reportedIds(repo: LookupRepo, task: Task): { requestId: string; createdAt: number; status: string; inputMatches: true; why: string }[] {
+async function reportedIds(repo: LookupRepo, task: Task): Promise<{ requestId: string; createdAt: number; status: string; inputMatches: true; why: string }[]> {
   const reported = task.remoteRequestId
     ? [{ requestId: task.remoteRequestId, createdAt: task.submittedAt ?? task.submitStartedAt ?? 0, status: 'saved on the task', inputMatches: true as const, why: 'the request id saved on this task' }]
     : [];
-  for (const e of repo.events(task.id)) {
+  for (const e of await repo.events(task.id)) {
     const late = (e.detail as { requestId?: unknown } | null)?.requestId;
     if (typeof late === 'string' && e.fromStatus === e.toStatus && !reported.some((r) => r.requestId === late)) {
       reported.push({ requestId: late, createdAt: e.at, status: 'reported by a worker', inputMatches: true, why: 'a worker received this id after it lost the task' });
@@ -48,11 +48,11 @@ export async function lookUp(
   const window = sendWindow(task, now);
   const request = await prepareRequest(task, provider, (i) => repo.get(i));
   const found = await provider.lookup({ from: window.from - SKEW_MS, to: Math.max(now, window.to) + SKEW_MS }, request, signal);
-  const taken = repo.requestIdsInUse(task.provider, found.flatMap((c) => [c.requestId, ...(c.aliases ?? [])]), task.id);
+  const taken = await repo.requestIdsInUse(task.provider, found.flatMap((c) => [c.requestId, ...(c.aliases ?? [])]), task.id);
   return {
     window,
     found: found.map((c) => ({ ...c, taken: [c.requestId, ...(c.aliases ?? [])].some((id) => taken.has(id)) })),
-    known: reportedIds(repo, task).map((r) => r.requestId),
+    known: (await reportedIds(repo, task)).map((r) => r.requestId),
   };
 }
 
@@ -62,11 +62,11 @@ export async function lookUp(
  * model whose input the provider no longer keeps, each with its time and why it is offered.
  */
 export async function reconcile(repo: LookupRepo, provider: ProviderAdapter | undefined, id: number, now: number): Promise<Reconciliation> {
-  const task = repo.get(id);
+  const task = await repo.get(id);
   if (!task) throw new DecisionRefused(`there is no task ${id}`);
   if (task.status !== 'OUTCOME_UNKNOWN') throw new DecisionRefused(`task ${id} is ${task.status}; only an unknown outcome is reconciled`);
 
-  const reported = reportedIds(repo, task);
+  const reported = await reportedIds(repo, task);
   if (!provider?.lookup) {
     if (reported.length > 0) return { task, candidates: reported, lists: null };
     throw new DecisionRefused(

@@ -1,10 +1,12 @@
 import type { ReceiptLog } from '../ports.ts';
+import type { Store, TaskStore } from '../store/port.ts';
 import type { Task } from '../tasks/model.ts';
-import type { TaskRepository } from '../tasks/repository.ts';
 import { interruptedReason, recoveryFor } from './recovery.ts';
 
 export interface SweepPorts {
-  repo: Pick<TaskRepository, 'batch' | 'expiredLeases' | 'recoverRequeue' | 'recoverPark' | 'applyReceipt'>;
+  repo: Pick<TaskStore, 'expiredLeases'>;
+  /** The sweep's writes go in one transaction. */
+  transaction: Store['transaction'];
   receipts: Pick<ReceiptLog, 'all'>;
   /** A result record is on disk for the task: a worker completes it from there, so it is never parked. */
   hasResult: (task: Task) => boolean;
@@ -17,25 +19,24 @@ export interface SweepPorts {
  * parked as unknown, the evidence its dead worker left on disk is read: a journaled request id makes it
  * SUBMITTED instead, and a saved result is left for the claim to complete.
  */
-export function recoverExpired(ports: SweepPorts, now: number, working: ReadonlySet<number>, log: (message: string) => void): void {
-  const { repo } = ports;
-  const expired = repo.expiredLeases(now).filter((t) => !working.has(t.id));
+export async function recoverExpired(ports: SweepPorts, now: number, working: ReadonlySet<number>, log: (message: string) => void): Promise<void> {
+  const expired = (await ports.repo.expiredLeases(now)).filter((t) => !working.has(t.id));
   if (expired.length === 0) return;
   let receipts: ReturnType<ReceiptLog['all']> | undefined;
   // One transaction for the whole sweep: after a crash with many rows in flight, one sync instead of one each.
-  repo.batch(() => {
+  await ports.transaction(async ({ tasks }) => {
     for (const task of expired) {
       const recovery = recoveryFor(task);
-      if (recovery.action === 'requeue' && repo.recoverRequeue(task, now, 'lease expired before anything was sent; requeued')) {
+      if (recovery.action === 'requeue' && (await tasks.recoverRequeue(task, now, 'lease expired before anything was sent; requeued'))) {
         log(`task ${task.id}: requeued (nothing had been sent)`);
       } else if (recovery.action === 'park') {
         if (ports.hasResult(task)) continue;
         receipts ??= ports.receipts.all();
         // The last receipt of the attempt is the fullest: the whole answer's, with its handle, after the headers'.
         const receipt = task.remoteRequestId === null ? receipts.filter((r) => r.taskId === task.id && r.idempotencyKey === task.idempotencyKey).at(-1) : undefined;
-        if (receipt && repo.applyReceipt(receipt, ports.pollable(task), now)) {
+        if (receipt && (await tasks.applyReceipt(receipt, ports.pollable(task), now))) {
           log(`task ${task.id}: its worker stopped after the provider named request ${receipt.requestId}; recorded it`);
-        } else if (repo.recoverPark(task, now, interruptedReason(task))) {
+        } else if (await tasks.recoverPark(task, now, interruptedReason(task))) {
           log(`task ${task.id}: outcome unknown, needs a decision`);
         }
       }

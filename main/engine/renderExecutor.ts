@@ -7,11 +7,11 @@ import { probe } from '../media/probe.ts';
 import { runRender, type RenderJob } from '../media/renderer.ts';
 import type { Clock } from '../ports.ts';
 import type { Task } from '../tasks/model.ts';
-import type { TaskRepository } from '../tasks/repository.ts';
+import type { TaskStore } from '../store/port.ts';
 import { outputPathOf } from './outputRefs.ts';
 
 export interface RenderPorts {
-  repo: Pick<TaskRepository, 'get' | 'saveProgress' | 'complete' | 'fail'>;
+  repo: Pick<TaskStore, 'get' | 'saveProgress' | 'complete' | 'fail'>;
   clock: Clock;
   dataDir: string;
   ffmpegPath: string;
@@ -83,24 +83,37 @@ export async function runRenderTask(task: Task, ports: RenderPorts, options: { o
   let job: RenderJob;
   try {
     const path = (id: number) => outputPathOf((i) => repo.get(i), id);
+    const scenes: RenderJob['scenes'] = [];
+    for (const s of input.scenes) scenes.push({ duration: s.duration, clip: await path(s.clip.$output), narration: s.narration ? await path(s.narration.$output) : null });
     job = {
       width: input.width,
       height: input.height,
       fps: input.fps,
-      scenes: input.scenes.map((s) => ({ duration: s.duration, clip: path(s.clip.$output), narration: s.narration ? path(s.narration.$output) : null })),
+      scenes,
       output: join(dir, `render-${task.id}-${randomBytes(4).toString('hex')}.part.mp4`),
     };
   } catch (err) {
-    repo.fail(task.id, `the render cannot start: ${(err as Error).message}`, 'no', lease());
+    await repo.fail(task.id, `the render cannot start: ${(err as Error).message}`, 'no', lease());
     return;
   }
 
   let lastSave = 0;
+  let saving = false;
   const run = runRender(job, ports.ffmpegPath, (fraction) => {
-    if (clock.now() - lastSave < PROGRESS_EVERY_MS) return;
+    if (saving || clock.now() - lastSave < PROGRESS_EVERY_MS) return;
     lastSave = clock.now();
-    // A row that was cancelled or taken over refuses the write: stop ffmpeg at once.
-    if (!repo.saveProgress(task.id, fraction, options.leaseMs, lease())) run.kill();
+    saving = true;
+    // A row that was cancelled or taken over refuses the write: stop ffmpeg at once. A write that fails is
+    // tried again with the next progress; the heartbeat keeps the lease meanwhile.
+    repo
+      .saveProgress(task.id, fraction, options.leaseMs, lease())
+      .then(
+        (kept) => {
+          if (!kept) run.kill();
+        },
+        () => undefined,
+      )
+      .finally(() => (saving = false));
   });
   const pidFile = join(dir, `render-${task.id}.pid`);
   void run.pid.then((pid) => writeFile(pidFile, JSON.stringify({ pid, temp: job.output })));
@@ -110,8 +123,8 @@ export async function runRenderTask(task: Task, ports: RenderPorts, options: { o
     await run.done;
   } catch (err) {
     await rm(job.output, { force: true });
-    if (!signal.aborted && repo.get(task.id)?.leaseOwner === options.owner) {
-      repo.fail(task.id, `the render failed: ${(err as Error).message}`, 'no', lease());
+    if (!signal.aborted && (await repo.get(task.id))?.leaseOwner === options.owner) {
+      await repo.fail(task.id, `the render failed: ${(err as Error).message}`, 'no', lease());
     }
     return;
   } finally {
@@ -123,14 +136,14 @@ export async function runRenderTask(task: Task, ports: RenderPorts, options: { o
   const result = await probe(job.output, ports.ffprobePath).catch(() => null);
   if (!result?.video || !result.audio || Math.abs((result.durationSec ?? 0) - expected) > 1.5 / job.fps) {
     await rm(job.output, { force: true });
-    repo.fail(task.id, `the render came out wrong (expected ${expected} s with picture and sound); it was not kept`, 'no', lease());
+    await repo.fail(task.id, `the render came out wrong (expected ${expected} s with picture and sound); it was not kept`, 'no', lease());
     return;
   }
   const final = join(dir, `render-${task.id}.mp4`);
   await rename(job.output, final);
   const bytes = (await stat(final)).size;
   const output = { path: final, sha256: await sha256(final), bytes, contentType: 'video/mp4' };
-  if (!repo.complete(task.id, { outputs: [output], costActual: 0, costSource: 'made on this machine by ffmpeg, at no charge' }, lease())) {
+  if (!(await repo.complete(task.id, { outputs: [output], costActual: 0, costSource: 'made on this machine by ffmpeg, at no charge' }, lease()))) {
     ports.log(`task ${task.id}: lease lost before completing the render; the file is at ${final}`);
   }
 }

@@ -1,13 +1,13 @@
 import type { Money, ProviderAdapter, SubmitResult } from '../providers/port.ts';
 import type { Clock, ReceiptLog } from '../ports.ts';
 import type { Task } from '../tasks/model.ts';
-import type { TaskRepository } from '../tasks/repository.ts';
+import type { TaskStore } from '../store/port.ts';
 import { untilWritten } from './durableWrite.ts';
 import { cancelLateRequest } from './lateCancel.ts';
 import type { EngineHealth } from './health.ts';
 
 interface KeeperPorts {
-  repo: Pick<TaskRepository, 'recordSubmitted' | 'noteRequestId' | 'applyReceipt' | 'get' | 'note'>;
+  repo: Pick<TaskStore, 'recordSubmitted' | 'noteRequestId' | 'applyReceipt' | 'get' | 'note'>;
   provider: ProviderAdapter;
   receipts: ReceiptLog;
   clock: Clock;
@@ -38,18 +38,21 @@ export class RequestIdKeeper {
 
   /**
    * From the response headers, before any body is read: synchronous, never throws. The id is journaled; if
-   * the journal cannot be written, it goes to the row at once instead of when the answer is whole.
+   * the journal cannot be written, its write to the row starts at once instead of when the answer is whole
+   * (the whole answer's write follows it, and holds the id whatever became of this one).
    */
   heard(requestId: string): void {
     this.requestId = requestId;
     if (this.journal(requestId, null)) return;
-    try {
-      const { repo, provider } = this.ports;
-      if (provider.capabilities.pollById) repo.recordSubmitted(this.task.id, { requestId, handle: null }, null, this.lease());
-      else repo.noteRequestId(this.task.id, requestId, this.lease());
-    } catch (err) {
-      this.ports.log(`task ${this.task.id}: request ${requestId} could not be written yet either (${(err as Error).message}); kept in memory`);
-    }
+    void (async () => {
+      try {
+        const { repo, provider } = this.ports;
+        if (provider.capabilities.pollById) await repo.recordSubmitted(this.task.id, { requestId, handle: null }, null, this.lease());
+        else await repo.noteRequestId(this.task.id, requestId, this.lease());
+      } catch (err) {
+        this.ports.log(`task ${this.task.id}: request ${requestId} could not be written yet either (${(err as Error).message}); kept in memory`);
+      }
+    })();
   }
 
   /** Whether the receipt is on disk. */
@@ -95,8 +98,8 @@ export class RequestIdKeeper {
     return { owner: this.owner, now: this.ports.clock.now() };
   }
 
-  private async write(signal: AbortSignal, write: () => Task | undefined, handle: Record<string, string> | null = null): Promise<Kept> {
-    const written = await untilWritten(() => ({ row: write() }), this.ports, signal);
+  private async write(signal: AbortSignal, write: () => Promise<Task | undefined>, handle: Record<string, string> | null = null): Promise<Kept> {
+    const written = await untilWritten(async () => ({ row: await write() }), this.ports, signal);
     if (!written) return 'stopped';
     if (written.row) return written.row;
     await this.late(signal, handle);
@@ -109,7 +112,7 @@ export class RequestIdKeeper {
     const requestId = this.requestId!;
     const receipt = { taskId: this.task.id, idempotencyKey: this.idempotencyKey, requestId, handle, at: clock.now() };
     await untilWritten(() => repo.applyReceipt(receipt, provider.capabilities.pollById, clock.now()), this.ports, signal);
-    const now = repo.get(this.task.id);
+    const now = await repo.get(this.task.id);
     // Cancelled while the request was being sent: stop the paid work where the provider allows it.
     if (now?.status === 'CANCELLED') await cancelLateRequest(repo, provider, now, requestId, () => clock.now());
   }

@@ -1,7 +1,7 @@
 import { ResultGone, type ProviderAdapter, type ProviderResult } from '../providers/port.ts';
 import { UnusableResult, type Clock, type OutputStore, type OutputTarget, type ResultRecord, type SavedOutput } from '../ports.ts';
 import type { Task } from '../tasks/model.ts';
-import type { TaskRepository } from '../tasks/repository.ts';
+import type { TaskStore } from '../store/port.ts';
 import { databaseUnavailable } from './health.ts';
 import { stopPoint } from './stopPoints.ts';
 
@@ -17,7 +17,7 @@ export type SaveOutcome =
   | { state: 'stopped' };
 
 export interface SavePorts {
-  repo: Pick<TaskRepository, 'setNote'>;
+  repo: Pick<TaskStore, 'setNote'>;
   provider: Pick<ProviderAdapter, 'download'>;
   outputs: OutputStore;
   clock: Clock;
@@ -58,7 +58,7 @@ export async function saveResult(
     const why = describeSaveError(err);
     ports.log(`task ${task.id}: the paid result could not be saved yet: ${why}`);
     try {
-      ports.repo.setNote(task.id, `the paid result could not be saved yet (${why}); it is kept and saving is retried`, { owner, now: ports.clock.now() });
+      await ports.repo.setNote(task.id, `the paid result could not be saved yet (${why}); it is kept and saving is retried`, { owner, now: ports.clock.now() });
     } catch (noteErr) {
       if (!databaseUnavailable(noteErr)) throw noteErr;
     }

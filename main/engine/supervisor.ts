@@ -1,15 +1,16 @@
 import type { Clock, OutputStore, ReceiptLog } from '../ports.ts';
 import type { ProviderAdapter } from '../providers/port.ts';
 import { KINDS, type Kind, type Task } from '../tasks/model.ts';
-import type { TaskRepository } from '../tasks/repository.ts';
+import type { OwnerStore, Store, TaskStore } from '../store/port.ts';
 import { runRemoteTask } from './executor.ts';
 import { runRenderTask } from './renderExecutor.ts';
 import type { OwnPrices } from './estimator.ts';
 import { databaseUnavailable, EngineHealth } from './health.ts';
 import { Heartbeat } from './heartbeat.ts';
 import { cancelLateRequest } from './lateCancel.ts';
-import { replayReceipts } from './receiptReplay.ts';
-import { newOwner, processAlive, type OwnerIdentity, type OwnerRegistry } from './owners.ts';
+import { coalesced } from './coalesced.ts';
+import { replayReceipts, settleReceipts } from './receiptReplay.ts';
+import { newOwner, processAlive, type OwnerIdentity } from './owners.ts';
 import type { PollOptions } from './poller.ts';
 import { recoveryFor } from './recovery.ts';
 import { recoverExpired } from './recoverySweep.ts';
@@ -52,16 +53,18 @@ const DURATIONS_FOR_MS = 30_000;
 const SETTLE_EVERY_MS = 60_000;
 
 export interface SupervisorDeps {
-  repo: TaskRepository;
-  owners: OwnerRegistry;
+  repo: TaskStore;
+  owners: OwnerStore;
+  /** Runs writes that belong together (a recovery sweep, a replay of receipts) as one transaction. */
+  transaction: Store['transaction'];
   providers: (id: string) => ProviderAdapter | undefined;
   clock: Clock;
   outputs: OutputStore;
   receipts: ReceiptLog;
   /** Why the database file this process opened is no longer the one at its path (deleted, replaced), or null. */
   databaseMoved?: () => string | null;
-  /** How long a write waits for another program's lock (null: the usual wait); shortened while paused. */
-  waitForLocks?: (ms: number | null) => void;
+  /** How long a write waits for another program's lock (none given: the usual wait); shortened while paused. */
+  waitForLocks?: (ms?: number) => void;
   /** Where renders are written, and the ffmpeg and ffprobe that make and check them. */
   dataDir: string;
   media: { ffmpegPath: string; ffprobePath: string };
@@ -78,11 +81,15 @@ export interface SupervisorDeps {
  */
 export class Supervisor {
   readonly owner: OwnerIdentity;
-  private readonly inFlight = new Map<number, { controller: AbortController; done: Promise<void> }>();
+  private readonly inFlight = new Map<number, { controller: AbortController; done: Promise<void>; paid: boolean }>();
   /** Aborted when a stop's grace runs out, cutting sends that are still waiting. */
   private readonly cutSends = new AbortController();
-  /** Calls to providers outside any task's run (cancelling a late request), awaited by stop. */
+  /** Work outside any task's run (cancelling a late request, lookups), awaited by stop. */
   private readonly background = new Set<Promise<void>>();
+  /** Claims made at once on a wake, awaited by stop before it lets go of what is in flight. */
+  private readonly wakeClaims = new Set<Promise<unknown>>();
+  /** One tick at a time: a tick asked for while one runs follows it. */
+  private readonly ticks = coalesced(() => this.runTick());
   private readonly heartbeat: Heartbeat;
   private readonly sleep: SleepDetector;
   private readonly log: (message: string) => void;
@@ -108,7 +115,7 @@ export class Supervisor {
     this.owner = deps.owner ?? newOwner();
     this.log = deps.log ?? (() => undefined);
     this.random = deps.random ?? Math.random;
-    this.health = new EngineHealth(this.log, (paused) => deps.waitForLocks?.(paused ? PAUSED_BUSY_MS : null));
+    this.health = new EngineHealth(this.log, (paused) => deps.waitForLocks?.(paused ? PAUSED_BUSY_MS : undefined));
     this.lookups = new UnknownLookups({ repo: deps.repo, providers: deps.providers, clock: deps.clock, log: this.log }, options.lookup ?? DEFAULT_LOOKUP);
     this.sleep = new SleepDetector(Math.max(2_000, options.leaseMs / 3));
     this.heartbeat = new Heartbeat(
@@ -143,9 +150,10 @@ export class Supervisor {
     else this.log(`engine error: ${(err as Error)?.stack ?? String(err)}`);
   }
 
-  private guarded(step: () => void): boolean {
+  /** Runs a step of the engine's own, never rejecting: what goes wrong is the engine's trouble. */
+  private async guarded(step: () => Promise<void>): Promise<boolean> {
     try {
-      step();
+      await step();
       return true;
     } catch (err) {
       this.trouble(err);
@@ -154,15 +162,15 @@ export class Supervisor {
   }
 
   /**
-   * Registers this process, replays the request ids journaled by processes that could not write them,
-   * and recovers, at once, the rows of owners on this machine that are gone.
+   * Starts the engine: registers this process, replays the request ids journaled by processes that could not
+   * write them, recovers at once the rows of owners on this machine that are gone, then claims; and keeps doing
+   * so every tick. Settles when that first tick is done; it never rejects (trouble pauses the engine instead).
    */
-  start(): void {
-    this.guarded(() => this.register());
+  start(): Promise<void> {
     this.heartbeat.start();
-    this.tick();
-    this.timer = setInterval(() => this.tick(), this.options.tickMs);
+    this.timer = setInterval(() => void this.tick(), this.options.tickMs);
     this.unsubscribe = this.deps.repo.onClaimable(() => this.wake());
+    return this.tick();
   }
 
   /**
@@ -177,25 +185,23 @@ export class Supervisor {
       this.wakeQueued = false;
       if (!this.timer || this.health.paused || !this.registered) return;
       // Rows whose lease ran out are left to the tick, whose recovery sweep judges them first.
-      this.guarded(() => this.claimFree(false));
+      const claim: Promise<unknown> = this.guarded(() => this.claimFree(false)).finally(() => this.wakeClaims.delete(claim));
+      this.wakeClaims.add(claim);
     });
   }
 
-  private register(): void {
+  private async register(): Promise<void> {
     const { repo, owners, clock } = this.deps;
     const now = clock.now();
-    owners.register(this.owner, now);
-    const dead = owners
-      .onHost(this.owner.hostname)
-      .filter((o) => o.id !== this.owner.id && !processAlive(o.pid))
-      .map((o) => o.id);
+    await owners.register(this.owner, now);
+    const dead = (await owners.onHost(this.owner.hostname)).filter((o) => o.id !== this.owner.id && !processAlive(o.pid)).map((o) => o.id);
     if (dead.length > 0) {
-      const n = repo.expireLeasesOf(dead, now);
-      dead.forEach((id) => owners.remove(id));
+      const n = await repo.expireLeasesOf(dead, now);
+      for (const id of dead) await owners.remove(id);
       this.log(`recovering ${n} task(s) left by ${dead.length} stopped process(es)`);
     }
     try {
-      this.replayReceipts();
+      await this.replayReceipts();
     } catch (err) {
       // A database that cannot be written is retried with the registration; a bad receipt stops nothing else.
       if (databaseUnavailable(err)) throw err;
@@ -205,44 +211,59 @@ export class Supervisor {
   }
 
   /** Journaled request ids go into the table; a task cancelled meanwhile has its request cancelled at the provider. */
-  private replayReceipts(): void {
+  private async replayReceipts(): Promise<void> {
     const { repo, receipts, clock } = this.deps;
-    for (const { receipt, task } of replayReceipts(repo, receipts, (p) => this.pollable(p), clock.now())) {
+    for (const { receipt, task } of await replayReceipts(this.deps, receipts, (p) => this.pollable(p), clock.now())) {
       this.log(`task ${task.id}: recorded request ${receipt.requestId} from the receipt journal`);
       if (task.status !== 'CANCELLED') continue;
-      const cancelling = cancelLateRequest(repo, this.deps.providers(task.provider), task, receipt.requestId, () => clock.now())
-        .catch((err: unknown) => this.trouble(err))
-        .finally(() => this.background.delete(cancelling));
-      this.background.add(cancelling);
+      this.inBackground(cancelLateRequest(repo, this.deps.providers(task.provider), task, receipt.requestId, () => clock.now()));
     }
     this.lastSettle = clock.now();
+  }
+
+  /** Work off the path of any task's run, awaited by stop; what goes wrong in it is the engine's trouble. */
+  private inBackground(work: Promise<void>): void {
+    const running: Promise<void> = work.catch((err: unknown) => this.trouble(err)).finally(() => this.background.delete(running));
+    this.background.add(running);
   }
 
   private pollable(provider: string): boolean {
     return this.deps.providers(provider)?.capabilities.pollById ?? false;
   }
 
-  tick(): void {
+  /** One tick (see the class); a tick asked for while one runs follows it. Never rejects. */
+  tick(): Promise<void> {
+    return this.ticks();
+  }
+
+  private async runTick(): Promise<void> {
+    if (this.stopping) return;
     // Writes would go to a file nobody will read again: nothing new is claimed until the studio is restarted.
     const moved = this.deps.databaseMoved?.();
     if (moved) return this.health.pause(moved, this.deps.clock.now());
     if (!this.probing()) return;
-    if (!this.registered && !this.guarded(() => this.register())) return;
-    if (this.guarded(() => this.claimAndRecover())) this.health.clear();
+    if (!this.registered && !(await this.guarded(() => this.register()))) return;
+    if (await this.guarded(() => this.claimAndRecover())) this.health.clear();
   }
 
-  private claimAndRecover(): void {
+  private async claimAndRecover(): Promise<void> {
     const { repo, clock } = this.deps;
     const slept = this.sleep.look(clock.now(), clock.monotonic());
     if (slept > 0) {
       this.log(`the system slept for ${Math.round(slept / 1000)} s; renewing leases before judging any`);
-      this.heartbeat.beat();
+      await this.heartbeat.beat();
       this.graceUntil = clock.now() + this.options.leaseMs;
     }
     const judging = clock.now() >= this.graceUntil;
     if (judging) {
-      recoverExpired(
-        { repo, receipts: this.deps.receipts, hasResult: (t) => this.deps.outputs.has(t), pollable: (t) => this.pollable(t.provider) },
+      await recoverExpired(
+        {
+          repo,
+          transaction: this.deps.transaction,
+          receipts: this.deps.receipts,
+          hasResult: (t) => this.deps.outputs.has(t),
+          pollable: (t) => this.pollable(t.provider),
+        },
         clock.now(),
         new Set(this.inFlight.keys()),
         this.log,
@@ -250,23 +271,20 @@ export class Supervisor {
     }
     // Off the path of any task's run: a bounded pass in the background, awaited by stop.
     const lookups = this.lookups.tick();
-    if (lookups) {
-      const pass: Promise<void> = lookups.catch((err: unknown) => this.trouble(err)).finally(() => this.background.delete(pass));
-      this.background.add(pass);
-    }
+    if (lookups) this.inBackground(lookups);
     if (clock.now() - this.lastSettle > SETTLE_EVERY_MS) {
-      this.deps.receipts.settle((r) => repo.receiptSettled(r));
+      await settleReceipts(repo, this.deps.receipts);
       this.lastSettle = clock.now();
     }
-    this.claimFree(judging);
+    await this.claimFree(judging);
   }
 
-  private claimFree(judging: boolean): void {
+  private async claimFree(judging: boolean): Promise<void> {
     const { repo, clock } = this.deps;
     for (const kind of KINDS) {
       const limit = this.options.concurrency[kind];
       if (limit <= 0) continue;
-      const claimed = repo.claim(kind, limit, this.options.leaseMs, { owner: this.owner.id, now: clock.now() }, judging);
+      const claimed = await repo.claim(kind, limit, this.options.leaseMs, { owner: this.owner.id, now: clock.now() }, judging);
       for (const task of claimed) this.dispatch(task);
     }
   }
@@ -304,18 +322,18 @@ export class Supervisor {
           : Promise.resolve().then(() => this.withoutProvider(task));
     const done = run
       .catch((err: unknown) => this.trouble(err))
-      .finally(() => {
+      .finally(async () => {
         if (this.inFlight.get(task.id)?.controller !== controller) return;
         // Whatever the executor left unfinished goes back to recovery rather than being held forever.
-        this.guarded(() => repo.expireLease(task.id, lease()));
+        await this.guarded(async () => void (await repo.expireLease(task.id, lease())));
         this.inFlight.delete(task.id);
         this.wake();
       });
-    this.inFlight.set(task.id, { controller, done });
+    this.inFlight.set(task.id, { controller, done, paid: task.kind !== 'render' });
   }
 
   /** This model's past durations here, read again every so often. */
-  private learned(provider: string, model: string): LearnedDurations | null {
+  private async learned(provider: string, model: string): Promise<LearnedDurations | null> {
     const key = `${provider}\u0000${model}`;
     const now = this.deps.clock.monotonic();
     const known = this.durations.get(key);
@@ -323,7 +341,7 @@ export class Supervisor {
     if (known?.learned && now - known.at < DURATIONS_FOR_MS) return known.learned;
     let learned: LearnedDurations | null = null;
     try {
-      learned = learnDurations(this.deps.repo.recentDurations(provider, model));
+      learned = learnDurations(await this.deps.repo.recentDurations(provider, model));
     } catch (err) {
       this.trouble(err);
     }
@@ -332,26 +350,22 @@ export class Supervisor {
   }
 
   /** Fresh work fails at no cost; work that may have been paid for waits for a person, its request id kept. */
-  private withoutProvider(task: Task): void {
+  private async withoutProvider(task: Task): Promise<void> {
     const lease = { owner: this.owner.id, now: this.deps.clock.now() };
     const why = `no provider called "${task.provider}" is set up`;
-    if (recoveryFor(task).action === 'requeue') this.deps.repo.fail(task.id, why, 'no', lease);
-    else this.deps.repo.parkUnknown(task.id, `${why}; set it up, then adopt the request id to collect the result`, lease, task.status === 'SUBMITTED' ? 'SUBMITTED' : 'RUNNING');
+    if (recoveryFor(task).action === 'requeue') await this.deps.repo.fail(task.id, why, 'no', lease);
+    else await this.deps.repo.parkUnknown(task.id, `${why}; set it up, then adopt the request id to collect the result`, lease, task.status === 'SUBMITTED' ? 'SUBMITTED' : 'RUNNING');
   }
 
   /** Renews this process's leases now: the desktop app calls it when the system suspends or resumes. */
   renewNow(): void {
-    this.heartbeat.beat();
+    void this.heartbeat.beat();
     this.graceUntil = this.deps.clock.now() + this.options.leaseMs;
   }
 
   /** Whether a paid request of this process is under way (for keeping the machine awake). */
   paidWorkInFlight(): boolean {
-    try {
-      return [...this.inFlight.keys()].some((id) => this.deps.repo.get(id)?.kind !== 'render');
-    } catch {
-      return this.inFlight.size > 0;
-    }
+    return [...this.inFlight.values()].some((f) => f.paid);
   }
 
   private abandon(ids: number[]): void {
@@ -370,22 +384,25 @@ export class Supervisor {
       if (this.timer) clearInterval(this.timer);
       this.timer = null;
       this.unsubscribe?.();
-      for (const { controller } of this.inFlight.values()) controller.abort();
       this.lookups.stop();
+      // A claim under way may still start work; it is let go of with the rest.
+      await this.ticks.idle();
+      await Promise.all(this.wakeClaims);
+      for (const { controller } of this.inFlight.values()) controller.abort();
       const grace = setTimeout(() => this.cutSends.abort(), STOP_GRACE_MS);
       await Promise.all([...this.inFlight.values()].map((f) => f.done));
       await Promise.all(this.background);
       clearTimeout(grace);
-      this.heartbeat.stop();
-      this.guarded(() => this.deps.owners.remove(this.owner.id));
+      await this.heartbeat.stop();
+      await this.guarded(() => this.deps.owners.remove(this.owner.id));
     })();
     return this.stopping;
   }
 
   /** Runs until no work is left that can move without a person, or until stopped. */
   async runUntilIdle(): Promise<void> {
-    this.start();
-    while (!this.stopping && (this.inFlight.size > 0 || this.deps.repo.hasOutstandingWork())) {
+    await this.start();
+    while (!this.stopping && (this.inFlight.size > 0 || (await this.deps.repo.hasOutstandingWork()))) {
       await this.deps.clock.sleep(this.options.tickMs);
     }
     await this.stop();

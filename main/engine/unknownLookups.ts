@@ -1,7 +1,7 @@
 import type { Clock } from '../ports.ts';
 import type { ProviderAdapter } from '../providers/port.ts';
 import type { Task, TaskEvent } from '../tasks/model.ts';
-import type { TaskRepository } from '../tasks/repository.ts';
+import type { TaskStore } from '../store/port.ts';
 import { lookupVerdict, SKEW_MS } from './lookupVerdict.ts';
 import { lookUp } from './reconciler.ts';
 
@@ -25,7 +25,7 @@ const PER_PASS = 8;
 const CHECK_EVERY_MS = 1_000;
 
 export interface LookupPorts {
-  repo: Pick<TaskRepository, 'get' | 'events' | 'requestIdsInUse' | 'unknownProviders' | 'dueForLookup' | 'lookupNoted' | 'sameInputOverlapping' | 'adoptFound'>;
+  repo: Pick<TaskStore, 'get' | 'events' | 'requestIdsInUse' | 'unknownProviders' | 'dueForLookup' | 'lookupNoted' | 'sameInputOverlapping' | 'adoptFound'>;
   providers: (id: string) => ProviderAdapter | undefined;
   clock: Clock;
   log: (message: string) => void;
@@ -58,18 +58,20 @@ export class UnknownLookups {
     private readonly options: LookupOptions = DEFAULT_LOOKUP,
   ) {}
 
-  /** Starts a pass when one is due and none is running; the promise is for a stop to wait on. */
+  /**
+   * Starts a pass when a check is due and no pass is running: it asks the database what is due, then looks
+   * each of those up. The promise, for a stop to wait on, settles when the pass ends; null when none starts.
+   */
   tick(): Promise<void> | null {
     const now = this.ports.clock.now();
     if (this.running || this.stopped.signal.aborted || now < this.nextCheck) return null;
     this.nextCheck = now + Math.min(CHECK_EVERY_MS, this.options.intervalMs);
-    const providers = this.ports.repo.unknownProviders().filter((id) => lookable(this.ports.providers(id)));
-    if (providers.length === 0) return null;
-    const due = this.ports.repo.dueForLookup(providers, this.options.tries, this.options.intervalMs, now, PER_PASS);
-    if (due.length === 0) return null;
     this.running = true;
     return (async () => {
       try {
+        const providers = (await this.ports.repo.unknownProviders()).filter((id) => lookable(this.ports.providers(id)));
+        if (providers.length === 0) return;
+        const due = await this.ports.repo.dueForLookup(providers, this.options.tries, this.options.intervalMs, now, PER_PASS);
         for (const { task, tries } of due) {
           if (this.stopped.signal.aborted) return;
           await this.lookFor(task, tries + 1);
@@ -94,14 +96,14 @@ export class UnknownLookups {
     } catch (err) {
       if (this.stopped.signal.aborted) return;
       const why = `the lookup at ${task.provider} failed (${(err as Error).message}); lookup ${n} of ${this.options.tries}`;
-      repo.lookupNoted(task.id, task.idempotencyKey, last ? `${why}; it needs your decision` : why, { lookup: n, verdict: last ? 'ask' : 'again' }, clock.now());
+      await repo.lookupNoted(task.id, task.idempotencyKey, last ? `${why}; it needs your decision` : why, { lookup: n, verdict: last ? 'ask' : 'again' }, clock.now());
       return;
     }
     const { window } = facts;
     const verdict = lookupVerdict({
       ...facts,
-      sameInputOverlapping: repo.sameInputOverlapping(task, window.from - SKEW_MS, window.to + SKEW_MS),
-      earlierAttempts: earlierParkings(repo.events(task.id), task.idempotencyKey).filter((at) => at >= window.from - SKEW_MS),
+      sameInputOverlapping: await repo.sameInputOverlapping(task, window.from - SKEW_MS, window.to + SKEW_MS),
+      earlierAttempts: earlierParkings(await repo.events(task.id), task.idempotencyKey).filter((at) => at >= window.from - SKEW_MS),
       tries: n,
       maxTries: this.options.tries,
     });
@@ -118,13 +120,13 @@ export class UnknownLookups {
         found: { id: match.requestId, createdAt: new Date(match.createdAt).toISOString(), status: match.status },
         listed: facts.found.length,
       };
-      if (repo.adoptFound(task.id, task.idempotencyKey, verdict.requestId, verdict.why, evidence, clock.now())) {
+      if (await repo.adoptFound(task.id, task.idempotencyKey, verdict.requestId, verdict.why, evidence, clock.now())) {
         log(`task ${task.id}: adopted request ${verdict.requestId} found at ${task.provider} (${verdict.why})`);
       }
       return;
     }
     const reason = `looked for the request at ${task.provider}: ${verdict.why}${verdict.action === 'ask' ? '; it needs your decision' : ''}`;
-    repo.lookupNoted(task.id, task.idempotencyKey, reason, { lookup: n, verdict: verdict.action, listed: facts.found.length, close }, clock.now());
+    await repo.lookupNoted(task.id, task.idempotencyKey, reason, { lookup: n, verdict: verdict.action, listed: facts.found.length, close }, clock.now());
     if (verdict.action === 'ask') log(`task ${task.id}: ${reason}`);
   }
 }

@@ -47,7 +47,7 @@ export async function launchHost(dataDir: string, options: { port?: number; log?
   } catch (err) {
     options.log?.(`the address could not be kept for the next start (${(err as Error).message}); a tab left open will need the new address then`);
   }
-  runtime.supervisor.start();
+  await runtime.supervisor.start();
   return {
     ...host,
     stop: async () => {

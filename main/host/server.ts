@@ -33,7 +33,7 @@ const STATIC_TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-
 export interface HostOptions {
   port?: number;
   /** One output file of a task on disk, for /media/ID (its first) and /media/ID/INDEX (a result may have several). */
-  outputPath: (taskId: number, index: number) => string | null;
+  outputPath: (taskId: number, index: number) => Promise<string | null>;
   log?: (message: string) => void;
   rendererDir?: string;
   /** The token to ask for; kept across restarts on one data folder (identity.ts), so an open tab stays valid. */
@@ -223,7 +223,7 @@ export async function startHost(api: StudioApi, dataDir: string, options: HostOp
     }
     if (req.method === 'GET' && url.pathname.startsWith('/media/')) {
       const [id, index = '0', ...rest] = url.pathname.slice('/media/'.length).split('/');
-      const path = rest.length === 0 && /^\d+$/.test(id!) && /^\d+$/.test(index) ? options.outputPath(Number(id), Number(index)) : null;
+      const path = rest.length === 0 && /^\d+$/.test(id!) && /^\d+$/.test(index) ? await options.outputPath(Number(id), Number(index)) : null;
       const size = path ? fileSize(path) : null;
       if (!path || size === null) return send(res, 404, { error: 'no such result' });
       const answer = rangeAnswer(req.headers.range, size, mediaType(path));

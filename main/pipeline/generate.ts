@@ -1,14 +1,15 @@
 import { estimateCost, type OwnPrices } from '../engine/estimator.ts';
-import type { Project } from '../projects/repository.ts';
+import type { Project } from '../projects/project.ts';
 import { InvalidInput, type PreparedRequest } from '../providers/port.ts';
 import { titleOf } from '../providers/registry.ts';
+import type { Stores } from '../store/port.ts';
 import type { Studio } from '../studio.ts';
 import { inputHash } from '../tasks/inputHash.ts';
 import type { Task } from '../tasks/model.ts';
 import { bindStepRefs, planRender, planScenes, RENDER_PROVIDER, sceneSeed, stepRefsAs, type PlannedStep } from './planner.ts';
 import { decidePlan, judgeStep, type Decided, type Verdict } from './reuse.ts';
 import { sceneById, type StepChoice, type StepKind, type Storyboard } from './storyboard.ts';
-import type { TakeRecord } from './takeRepository.ts';
+import type { TakeRecord } from './takeRecord.ts';
 import { hasOutput, keptTakes, pickedTakes, recordTakes, renderSources, TakeRefused } from './takes.ts';
 
 /** An earlier purchase of a step whose result is lost. */
@@ -157,11 +158,11 @@ function reusedPrice(task: Task, why: string | undefined, currency: string): Pri
 export class Pipeline {
   constructor(private readonly deps: PipelineDeps) {}
 
-  private storyboardOf(projectName: string): { project: Project; board: Storyboard } {
+  private async storyboardOf(projectName: string): Promise<{ project: Project; board: Storyboard }> {
     const { studio } = this.deps;
-    const project = studio.projects.byName(projectName);
+    const project = await studio.projects.byName(projectName);
     if (!project) throw new GenerateRefused(`there is no project "${projectName}"`);
-    const board = studio.storyboards.get(project.id);
+    const board = await studio.storyboards.get(project.id);
     if (!board) throw new GenerateRefused(`project "${projectName}" has no storyboard yet; create one with "studio storyboard create"`);
     return { project, board };
   }
@@ -170,40 +171,40 @@ export class Pipeline {
    * Judges every step of the plan by the tasks the project has now; reads only, with no network. The render
    * uses each scene's picked take: a render alone plans no scene that has one, and a Generate renders what it
    * makes anew (a new take, picked) and, for a scene it makes nothing new for, the picked take as it is.
+   * `stores`: read from, the studio's or a transaction's.
    */
-  private decide(project: Project, board: Storyboard, options: GenerateOptions): Decided[] {
-    const { studio } = this.deps;
-    const judge = (step: PlannedStep, input: unknown): Verdict => {
+  private async decide(project: Project, board: Storyboard, options: GenerateOptions, stores: Stores): Promise<Decided[]> {
+    const judge = async (step: PlannedStep, input: unknown): Promise<Verdict> => {
       if (options.freshRender && step.kind === 'render') return { action: 'new' };
-      const earlier = studio.tasks.withSameInput(project.id, inputHash(step.provider, step.model, input));
+      const earlier = await stores.tasks.withSameInput(project.id, inputHash(step.provider, step.model, input));
       return judgeStep(earlier, hasOutput, step.provider !== RENDER_PROVIDER);
     };
-    const picked = pickedTakes(studio, project.id);
+    const picked = await pickedTakes(stores, project.id);
     const alone = new Map(options.renderOnly ? [...picked].filter(([scene]) => board.scenes.some((s) => s.id === scene)) : []);
-    const decided = decidePlan([...planScenes(board, this.deps.defaults, new Set(alone.keys())), planRender(board, this.sources(alone))], judge);
-    const kept = options.renderOnly ? new Map<string, TakeRecord>() : keptTakes(studio, project.id, board, decided, picked);
+    const decided = await decidePlan([...planScenes(board, this.deps.defaults, new Set(alone.keys())), planRender(board, await this.sources(stores, alone))], judge);
+    const kept = options.renderOnly ? new Map<string, TakeRecord>() : await keptTakes(stores, project.id, board, decided, picked);
     if (kept.size === 0) return decided;
-    const render = planRender(board, this.sources(kept));
+    const render = planRender(board, await this.sources(stores, kept));
     const ids = new Map(decided.flatMap(({ step, verdict }) => (verdict.action === 'reuse' ? [[step.key, verdict.task.id] as const] : [])));
     const input = bindStepRefs(render.input, ids);
-    return [...decided.slice(0, -1), { step: render, verdict: input === undefined ? { action: 'new' } : judge(render, input) }];
+    return [...decided.slice(0, -1), { step: render, verdict: input === undefined ? { action: 'new' } : await judge(render, input) }];
   }
 
   /** What the render takes from each picked take; one whose result is gone is refused, saying which. */
-  private sources(takes: ReadonlyMap<string, TakeRecord>) {
+  private async sources(stores: Stores, takes: ReadonlyMap<string, TakeRecord>) {
     try {
-      return renderSources(this.deps.studio, takes);
+      return await renderSources(stores, takes);
     } catch (err) {
       if (err instanceof TakeRefused) throw new GenerateRefused(err.message);
       throw err;
     }
   }
 
-  private summed(project: Project, steps: StepEstimate[]): GenerateEstimate {
+  private async summed(project: Project, steps: StepEstimate[], stores: Stores): Promise<GenerateEstimate> {
     const bought = steps.filter((s) => s.action !== 'reuse');
     const total = bought.reduce((sum, s) => sum + (s.cost ?? 0), 0);
     const unpriced = bought.filter((s) => s.cost === null);
-    const spend = this.deps.studio.tasks.spend(project.id)[0]!;
+    const spend = (await stores.tasks.spend(project.id))[0]!;
     const spent = spend.actual + spend.estimated + spend.possiblyCharged + spend.queued;
     const overBy = project.budget === null ? 0 : Math.max(0, spent + total - project.budget);
     return { project, steps, total, unpriced, spent, spentUnpriced: spend.unpriced, budget: project.budget, overBy, balances: [], takes: [] };
@@ -213,7 +214,7 @@ export class Pipeline {
   private async walk(project: Project, board: Storyboard, options: GenerateOptions): Promise<GenerateEstimate> {
     const steps: StepEstimate[] = [];
     const requests = new Map<string, PreparedRequest[]>();
-    for (const { step, verdict } of this.decide(project, board, options)) {
+    for (const { step, verdict } of await this.decide(project, board, options, this.deps.studio)) {
       if (verdict.action === 'reuse') {
         steps.push(stepEstimate(step, verdict, reusedPrice(verdict.task, verdict.why, project.currency)));
         continue;
@@ -222,7 +223,7 @@ export class Pipeline {
       steps.push(stepEstimate(step, verdict, price));
       if (request) requests.set(step.provider, [...(requests.get(step.provider) ?? []), request]);
     }
-    return { ...this.summed(project, steps), balances: await this.balances(requests) };
+    return { ...(await this.summed(project, steps, this.deps.studio)), balances: await this.balances(requests) };
   }
 
   /** Asks each provider of the new steps what its account has left, where it tells an API key. */
@@ -269,22 +270,22 @@ export class Pipeline {
   }
 
   /** The storyboard's steps, each judged by the tasks the project has now, as a Generate would; reads only, no network. */
-  current(project: Project): Decided[] | null {
-    const board = this.deps.studio.storyboards.get(project.id);
-    return board ? this.decide(project, board, {}) : null;
+  async current(project: Project): Promise<Decided[] | null> {
+    const board = await this.deps.studio.storyboards.get(project.id);
+    return board ? this.decide(project, board, {}, this.deps.studio) : null;
   }
 
   /** What a Generate would do and cost, step by step, without doing it. */
   async estimate(projectName: string, newTakes: string[] = []): Promise<GenerateEstimate> {
-    const { project, board } = this.storyboardOf(projectName);
-    return this.walk(project, this.withNewTakes(project, board, newTakes), {});
+    const { project, board } = await this.storyboardOf(projectName);
+    return this.walk(project, await this.withNewTakes(project, board, newTakes), {});
   }
 
   /** A new take's number varies the seed: past every take the scene has had, so nothing of them is reused. */
-  private withNewTakes(project: Project, board: Storyboard, scenes: string[]): Storyboard {
+  private async withNewTakes(project: Project, board: Storyboard, scenes: string[]): Promise<Storyboard> {
     if (scenes.length === 0) return board;
     for (const id of scenes) sceneById(board, id);
-    const takes = this.deps.studio.takes.list(project.id);
+    const takes = await this.deps.studio.takes.list(project.id);
     const next = (scene: string, take: number) => Math.max(take, ...takes.filter((t) => t.scene === scene).map((t) => t.variant)) + 1;
     return { ...board, scenes: board.scenes.map((s) => (scenes.includes(s.id) ? { ...s, take: next(s.id, s.take) } : s)) };
   }
@@ -294,9 +295,9 @@ export class Pipeline {
    * take yet is rendered from the storyboard only if all of its steps are made.
    */
   async render(projectName: string): Promise<GenerateEstimate> {
-    const { project, board } = this.storyboardOf(projectName);
+    const { project, board } = await this.storyboardOf(projectName);
     const options: GenerateOptions = { freshRender: true, renderOnly: true };
-    const missing = this.decide(project, board, options).filter((d) => d.step.kind !== 'render' && d.verdict.action !== 'reuse');
+    const missing = (await this.decide(project, board, options, this.deps.studio)).filter((d) => d.step.kind !== 'render' && d.verdict.action !== 'reuse');
     if (missing.length > 0) throw new GenerateRefused(`${missing.map((d) => d.step.key).join(', ')} not made yet: generate them first`);
     return this.generate(projectName, options);
   }
@@ -308,15 +309,18 @@ export class Pipeline {
    */
   async generate(projectName: string, options: GenerateOptions = {}): Promise<GenerateEstimate> {
     const { studio } = this.deps;
-    const { project, board: saved } = this.storyboardOf(projectName);
-    const board = this.withNewTakes(project, saved, options.newTakes ?? []);
-    const priced = await this.walk(project, board, options);
+    const { project: named, board: saved } = await this.storyboardOf(projectName);
+    const board = await this.withNewTakes(named, saved, options.newTakes ?? []);
+    const priced = await this.walk(named, board, options);
     const now = studio.clock.now();
-    // Pricing awaited the network, so another Generate (in this process or another) may have enqueued the same
-    // steps meanwhile. Judging every step again and enqueueing in one write transaction means two Generates
-    // never both buy a step: the second one reuses what the first enqueued.
-    return studio.tasks.batch(() => {
-      const decided = this.decide(project, board, options);
+    // Pricing awaited the network, so another Generate (in this process or another, on this machine or another)
+    // may have enqueued the same steps, or spent the budget, meanwhile. Holding the project, then judging every
+    // step again, checking the budget and enqueueing in one write transaction means two Generates of a project
+    // go one after the other: the second reuses what the first enqueued, and is judged against what it spent.
+    return studio.store.transaction(async (tx) => {
+      const project = await tx.projects.lock(named.id);
+      if (!project) throw new GenerateRefused(`there is no project "${projectName}"`);
+      const decided = await this.decide(project, board, options, tx);
       const steps = decided.map(({ step, verdict }, i) => {
         const before = priced.steps[i]!;
         if (verdict.action === 'reuse') {
@@ -329,7 +333,7 @@ export class Pipeline {
         }
         return stepEstimate(step, verdict, { cost: before.cost, currency: before.currency, source: before.source });
       });
-      const estimate = { ...this.summed(project, steps), balances: priced.balances };
+      const estimate = { ...(await this.summed(project, steps, tx)), balances: priced.balances };
       const lost = steps.filter((s) => s.action === 'rebuy');
       if (lost.length > 0 && !options.rebuyLost) throw new LostResultsRefused(lost);
       if (project.budget !== null && estimate.unpriced.length > 0 && !options.confirmUnpriced) throw new UnpricedRefused(estimate.unpriced);
@@ -340,15 +344,15 @@ export class Pipeline {
             `${money(project.budget!, project.currency)}. Raise the budget or change the storyboard; nothing was enqueued.`,
         );
       }
-      if (board !== saved) studio.storyboards.save(project.id, board, now);
+      if (board !== saved) await tx.storyboards.save(project.id, board, now);
       const ids = new Map<string, number>();
-      decided.forEach(({ step, verdict }, i) => {
+      for (const [i, { step, verdict }] of decided.entries()) {
         if (verdict.action === 'reuse') {
           ids.set(step.key, verdict.task.id);
-          return;
+          continue;
         }
         const input = bindStepRefs(step.input, ids) as Record<string, unknown>;
-        const task = studio.tasks.enqueue(
+        const task = await tx.tasks.enqueue(
           {
             projectId: project.id,
             kind: step.kind,
@@ -362,9 +366,9 @@ export class Pipeline {
         );
         ids.set(step.key, task.id);
         steps[i]!.taskId = task.id;
-      });
+      }
       const seeds = new Map(board.scenes.map((s) => [s.id, sceneSeed(s)]));
-      estimate.takes = recordTakes(studio, project.id, board, seeds, ids, now).map((t) => ({ scene: t.scene, take: t.take }));
+      estimate.takes = (await recordTakes(tx, project.id, board, seeds, ids, now)).map((t) => ({ scene: t.scene, take: t.take }));
       return estimate;
     });
   }

@@ -34,20 +34,21 @@ export function judgeStep(earlier: readonly Task[], hasOutput: (task: Task) => b
 }
 
 /**
- * Decides every step of a plan, in order, each step's input bound to the tasks of the steps it uses.
- * A lost result is needed again only if a step made from it must be made anew: when everything made from
- * a lost image is still there, the image is not bought again.
+ * Decides every step of a plan, in order, each step's input bound to the tasks of the steps it uses; `judge`
+ * reads what the project has for one step (see judgeStep). A lost result is needed again only if a step made
+ * from it must be made anew: when everything made from a lost image is still there, the image is not bought again.
  */
-export function decidePlan(steps: readonly PlannedStep[], judge: (step: PlannedStep, input: unknown) => Verdict): Decided[] {
+export async function decidePlan(steps: readonly PlannedStep[], judge: (step: PlannedStep, input: unknown) => Promise<Verdict>): Promise<Decided[]> {
   const ids = new Map<string, number>();
-  const decided = steps.map((step): Decided => {
+  const decided: Decided[] = [];
+  for (const step of steps) {
     const input = bindStepRefs(step.input, ids);
-    const verdict: Verdict = input === undefined ? { action: 'new' } : judge(step, input);
+    const verdict: Verdict = input === undefined ? { action: 'new' } : await judge(step, input);
     // A lost task's id is bound provisionally, so the steps made from it can be judged by what they have.
     if (verdict.action === 'reuse') ids.set(step.key, verdict.task.id);
     if (verdict.action === 'rebuy') ids.set(step.key, verdict.lost.id);
-    return { step, verdict };
-  });
+    decided.push({ step, verdict });
+  }
   for (const d of [...decided].reverse()) {
     if (d.verdict.action !== 'rebuy') continue;
     const madeFrom = decided.filter((o) => o.step.dependsOn.includes(d.step.key));

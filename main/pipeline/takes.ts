@@ -1,9 +1,10 @@
 import { existsSync } from 'node:fs';
+import type { Stores } from '../store/port.ts';
 import type { Studio } from '../studio.ts';
 import { fromMicros, type Status, type Task } from '../tasks/model.ts';
 import type { Decided } from './reuse.ts';
 import type { TakeSource } from './planner.ts';
-import type { TakeRecord } from './takeRepository.ts';
+import type { TakeRecord } from './takeRecord.ts';
 import { StoryboardError, type Storyboard } from './storyboard.ts';
 
 /** A finished result whose file is gone is no result to build on. */
@@ -50,9 +51,13 @@ function stepsOf(take: TakeRecord): { kind: TakeKind; id: number }[] {
   ];
 }
 
-function summarize(studio: Studio, take: TakeRecord, earlier: readonly TakeRecord[], picked: boolean): TakeSummary {
+/** The stores a take is read from: its tasks and the takes of its scene. */
+type TakeStores = Pick<Stores, 'tasks' | 'takes'>;
+
+async function summarize(stores: TakeStores, take: TakeRecord, earlier: readonly TakeRecord[], picked: boolean): Promise<TakeSummary> {
   const before = new Set(earlier.flatMap((t) => stepsOf(t).map((s) => s.id)));
-  const steps = stepsOf(take).map((s) => ({ kind: s.kind, task: studio.tasks.get(s.id)!, bought: !before.has(s.id) }));
+  const steps: TakeSummary['steps'] = [];
+  for (const s of stepsOf(take)) steps.push({ kind: s.kind, task: (await stores.tasks.get(s.id))!, bought: !before.has(s.id) });
   // A request the provider refused or never got cost nothing.
   const bought = steps.filter((s) => s.bought && !((s.task.status === 'FAILED' || s.task.status === 'CANCELLED') && s.task.charged === 'no')).map((s) => s.task);
   const estimates = bought.filter((t) => t.costEstimated !== null);
@@ -82,27 +87,29 @@ function summarize(studio: Studio, take: TakeRecord, earlier: readonly TakeRecor
 }
 
 /** A project's takes, of one scene or all, each with its tasks, what it cost and whether it can go into a render. */
-export function describeTakes(studio: Studio, projectId: number, scene?: string): TakeSummary[] {
-  const all = studio.takes.list(projectId, scene);
-  const picks = studio.takes.picks(projectId);
-  return all.map((take) => {
+export async function describeTakes(stores: TakeStores, projectId: number, scene?: string): Promise<TakeSummary[]> {
+  const all = await stores.takes.list(projectId, scene);
+  const picks = await stores.takes.picks(projectId);
+  const summaries: TakeSummary[] = [];
+  for (const take of all) {
     const earlier = all.filter((t) => t.scene === take.scene && t.take < take.take);
-    return summarize(studio, take, earlier, picks.get(take.scene) === take.take);
-  });
+    summaries.push(await summarize(stores, take, earlier, picks.get(take.scene) === take.take));
+  }
+  return summaries;
 }
 
 /** The picked take of each scene that has one. */
-export function pickedTakes(studio: Studio, projectId: number): Map<string, TakeRecord> {
-  const picks = studio.takes.picks(projectId);
-  return new Map(studio.takes.list(projectId).filter((t) => picks.get(t.scene) === t.take).map((t) => [t.scene, t]));
+export async function pickedTakes(stores: Pick<Stores, 'takes'>, projectId: number): Promise<Map<string, TakeRecord>> {
+  const picks = await stores.takes.picks(projectId);
+  return new Map((await stores.takes.list(projectId)).filter((t) => picks.get(t.scene) === t.take).map((t) => [t.scene, t]));
 }
 
 /** What the render uses of each of these takes, refusing one whose clip or narration is gone. */
-export function renderSources(studio: Studio, takes: ReadonlyMap<string, TakeRecord>): Map<string, TakeSource> {
+export async function renderSources(stores: TakeStores, takes: ReadonlyMap<string, TakeRecord>): Promise<Map<string, TakeSource>> {
   const sources = new Map<string, TakeSource>();
   for (const [scene, take] of takes) {
-    const all = studio.takes.list(take.projectId, scene);
-    const { problem } = summarize(studio, take, all.filter((t) => t.take < take.take), true);
+    const all = await stores.takes.list(take.projectId, scene);
+    const { problem } = await summarize(stores, take, all.filter((t) => t.take < take.take), true);
     if (problem) throw new TakeRefused(`scene "${scene}" take ${take.take}, picked for the render, cannot go into it: ${problem}. Pick another take of it, or make a new take`);
     sources.set(scene, { clip: take.clipTaskId, narration: take.speechTaskId, duration: take.duration });
   }
@@ -130,9 +137,15 @@ function takeWith(takes: readonly TakeRecord[], scene: string, ids: ReadonlyMap<
  * The picked takes a Generate renders as they are: a scene whose steps are all made already, as an earlier take
  * other than the picked one, keeps its picked take. A scene the Generate makes anew is a new take, picked.
  */
-export function keptTakes(studio: Studio, projectId: number, board: Storyboard, decided: readonly Decided[], picked: ReadonlyMap<string, TakeRecord>): Map<string, TakeRecord> {
+export async function keptTakes(
+  stores: Pick<Stores, 'takes'>,
+  projectId: number,
+  board: Storyboard,
+  decided: readonly Decided[],
+  picked: ReadonlyMap<string, TakeRecord>,
+): Promise<Map<string, TakeRecord>> {
   const ids = knownIds(decided);
-  const takes = studio.takes.list(projectId);
+  const takes = await stores.takes.list(projectId);
   const kept = new Map<string, TakeRecord>();
   for (const scene of board.scenes) {
     const pick = picked.get(scene.id);
@@ -148,14 +161,21 @@ export function keptTakes(studio: Studio, projectId: number, board: Storyboard, 
  * Records as a new take, and picks, each scene of the storyboard whose tasks (`ids`, by step key) are no take
  * of it yet. Called in the transaction that enqueued them; returns the takes added.
  */
-export function recordTakes(studio: Studio, projectId: number, board: Storyboard, seeds: ReadonlyMap<string, number>, ids: ReadonlyMap<string, number>, now: number): TakeRecord[] {
-  const takes = studio.takes.list(projectId);
+export async function recordTakes(
+  stores: Pick<Stores, 'takes'>,
+  projectId: number,
+  board: Storyboard,
+  seeds: ReadonlyMap<string, number>,
+  ids: ReadonlyMap<string, number>,
+  now: number,
+): Promise<TakeRecord[]> {
+  const takes = await stores.takes.list(projectId);
   const added: TakeRecord[] = [];
   for (const scene of board.scenes) {
     const image = ids.get(`${scene.id}:image`);
     const clip = ids.get(`${scene.id}:clip`);
     if (image === undefined || clip === undefined || takeWith(takes, scene.id, ids)) continue;
-    const take = studio.takes.add({
+    const take = await stores.takes.add({
       projectId,
       scene: scene.id,
       variant: scene.take,
@@ -169,16 +189,16 @@ export function recordTakes(studio: Studio, projectId: number, board: Storyboard
       speechTaskId: ids.get(`${scene.id}:speech`) ?? null,
       createdAt: now,
     });
-    studio.takes.pick(projectId, scene.id, take.take, now);
+    await stores.takes.pick(projectId, scene.id, take.take, now);
     added.push(take);
   }
   return added;
 }
 
 /** The storyboard, or undefined when there is none or it no longer passes the checks (then it is left as it is). */
-function storedBoard(studio: Studio, projectId: number): Storyboard | undefined {
+async function storedBoard(stores: Pick<Stores, 'storyboards'>, projectId: number): Promise<Storyboard | undefined> {
   try {
-    return studio.storyboards.get(projectId);
+    return await stores.storyboards.get(projectId);
   } catch (err) {
     if (err instanceof StoryboardError) return undefined;
     throw err;
@@ -189,25 +209,25 @@ function storedBoard(studio: Studio, projectId: number): Storyboard | undefined 
  * Makes `take` the one of its scene that goes into the render. Buys nothing. The storyboard's take number
  * follows it, so a Generate that changes nothing else in the scene makes nothing new for it.
  */
-export function pickTake(studio: Studio, projectName: string, scene: string, take: number): TakeSummary {
-  const project = studio.projects.byName(projectName);
+export async function pickTake(studio: Studio, projectName: string, scene: string, take: number): Promise<TakeSummary> {
+  const project = await studio.projects.byName(projectName);
   if (!project) throw new TakeRefused(`there is no project "${projectName}"`);
-  return studio.tasks.batch(() => {
-    const takes = studio.takes.list(project.id, scene);
+  return studio.store.transaction(async (tx) => {
+    const takes = await tx.takes.list(project.id, scene);
     if (takes.length === 0) {
-      const scenes = [...new Set(studio.takes.list(project.id).map((t) => t.scene))];
+      const scenes = [...new Set((await tx.takes.list(project.id)).map((t) => t.scene))];
       throw new TakeRefused(`scene "${scene}" of "${projectName}" has no takes${scenes.length ? `; the scenes with takes are ${scenes.join(', ')}` : ' yet: run a Generate first'}`);
     }
     const chosen = takes.find((t) => t.take === take);
     if (!chosen) throw new TakeRefused(`scene "${scene}" has no take ${take}; its takes are ${takes.map((t) => t.take).join(', ')}`);
-    const summary = summarize(studio, chosen, takes.filter((t) => t.take < take), true);
+    const summary = await summarize(tx, chosen, takes.filter((t) => t.take < take), true);
     if (summary.problem) throw new TakeRefused(`scene "${scene}" take ${take} cannot go into the render: ${summary.problem}. Pick another take, or make a new one`);
     const now = studio.clock.now();
-    studio.takes.pick(project.id, scene, take, now);
-    const board = storedBoard(studio, project.id);
+    await tx.takes.pick(project.id, scene, take, now);
+    const board = await storedBoard(tx, project.id);
     const at = board?.scenes.findIndex((s) => s.id === scene) ?? -1;
     if (board && at >= 0 && board.scenes[at]!.take !== chosen.variant) {
-      studio.storyboards.save(project.id, { ...board, scenes: board.scenes.map((s, i) => (i === at ? { ...s, take: chosen.variant } : s)) }, now);
+      await tx.storyboards.save(project.id, { ...board, scenes: board.scenes.map((s, i) => (i === at ? { ...s, take: chosen.variant } : s)) }, now);
     }
     return summary;
   });

@@ -18,12 +18,12 @@ export async function resolve(argv: string[], ctx: CliContext) {
   if (chosen !== 1) throw new UsageError('choose exactly one of --adopt REQUEST_ID, --resubmit or --give-up');
   const decision: Decision =
     values.adopt !== undefined ? { adopt: values.adopt } : values.resubmit ? { resubmit: true } : { giveUp: true };
-  const studio = openStudio(ctx.dataDir, undefined, { existing: true });
+  const studio = await openStudio(ctx.dataDir, undefined, { existing: true });
   try {
-    recordJournaledRequests(studio);
+    await recordJournaledRequests(studio);
     let task;
     try {
-      task = resolveUnknown(studio.tasks, id, decision, studio.clock.now());
+      task = await resolveUnknown(studio.tasks, id, decision, studio.clock.now());
     } catch (err) {
       // The request id given is the mistake to fix, as with any wrong argument.
       if (err instanceof RequestTaken) throw new UsageError(err.message);
@@ -36,33 +36,33 @@ export async function resolve(argv: string[], ctx: CliContext) {
     }[task.status as 'SUBMITTED' | 'PENDING' | 'FAILED'];
     ctx.out(`task ${id}: ${what}`);
   } finally {
-    studio.close();
+    await studio.close();
   }
 }
 
 export async function cancel(argv: string[], ctx: CliContext) {
   const { positionals } = parse(argv, {}, 1);
   const id = taskId(positionals[0]);
-  const studio = openStudio(ctx.dataDir, undefined, { existing: true });
+  const studio = await openStudio(ctx.dataDir, undefined, { existing: true });
   const providers = await openProviders(studio.settings, studio.dataDir);
   try {
-    const task = studio.tasks.get(id);
+    const task = await studio.tasks.get(id);
     const { cancelled, providerNote } = await cancelTask(studio.tasks, task && providers.get(task.provider), id, studio.clock.now());
     ctx.out(cancelled ? `task ${id}: cancelled${providerNote ? `; ${providerNote}` : ''}` : `task ${id}: not cancelled yet: ${providerNote}`);
   } finally {
     await providers.close();
-    studio.close();
+    await studio.close();
   }
 }
 
 export async function reconcileCommand(argv: string[], ctx: CliContext) {
   const { values, positionals } = parse(argv, { json: { type: 'boolean' } }, 1);
   const id = taskId(positionals[0]);
-  const studio = openStudio(ctx.dataDir, undefined, { existing: true });
+  const studio = await openStudio(ctx.dataDir, undefined, { existing: true });
   const providers = await openProviders(studio.settings, studio.dataDir);
   try {
-    recordJournaledRequests(studio);
-    const task = studio.tasks.get(id);
+    await recordJournaledRequests(studio);
+    const task = await studio.tasks.get(id);
     const { candidates, lists } = await reconcile(studio.tasks, task && providers.get(task.provider), id, studio.clock.now());
     if (values.json) {
       ctx.out(JSON.stringify(candidates.map((c) => ({ ...c, createdAt: iso(c.createdAt) })), null, 2));
@@ -78,6 +78,6 @@ export async function reconcileCommand(argv: string[], ctx: CliContext) {
     ctx.out(`Adopt one: studio resolve ${id} --adopt REQUEST_ID`);
   } finally {
     await providers.close();
-    studio.close();
+    await studio.close();
   }
 }

@@ -55,18 +55,18 @@ export async function enqueue(argv: string[], ctx: CliContext) {
     });
   const maxAttempts = values['max-attempts'] === undefined ? undefined : wholeNumber(values['max-attempts'], '--max-attempts', 1, 100);
 
-  const studio = openStudio(ctx.dataDir);
+  const studio = await openStudio(ctx.dataDir);
   try {
     for (const dep of dependsOn) {
-      if (!studio.tasks.get(dep)) throw new UsageError(`--depends-on: there is no task ${dep}`);
+      if (!(await studio.tasks.get(dep))) throw new UsageError(`--depends-on: there is no task ${dep}`);
     }
     const now = studio.clock.now();
-    const task = studio.db.transaction(() => {
-      const p = studio.projects.ensure(project, now);
-      return studio.tasks.enqueue({ projectId: p.id, kind, provider, model, input, maxAttempts, dependsOn }, now);
-    })();
+    const task = await studio.store.transaction(async (tx) => {
+      const p = await tx.projects.ensure(project, now);
+      return tx.tasks.enqueue({ projectId: p.id, kind, provider, model, input, maxAttempts, dependsOn }, now);
+    });
     ctx.out(String(task.id));
   } finally {
-    studio.close();
+    await studio.close();
   }
 }

@@ -1,28 +1,35 @@
-import { fromMicros, STATUSES, type Status } from '../../tasks/model.ts';
+import { fromMicros, STATUSES, type Status, type Task } from '../../tasks/model.ts';
 import { openStudio, type Studio } from '../../studio.ts';
 import { parse, taskId } from '../args.ts';
 import { UsageError } from '../errors.ts';
 import type { CliContext } from '../main.ts';
 import { costBasis, iso, money, table, taskJson } from '../output.ts';
 
-function withStudio<T>(ctx: CliContext, fn: (studio: Studio) => T): T {
-  const studio = openStudio(ctx.dataDir, undefined, { existing: true });
+async function withStudio<T>(ctx: CliContext, fn: (studio: Studio) => Promise<T>): Promise<T> {
+  const studio = await openStudio(ctx.dataDir, undefined, { existing: true });
   try {
-    return fn(studio);
+    return await fn(studio);
   } finally {
-    studio.close();
+    await studio.close();
   }
 }
 
-function projectId(studio: Studio, name: string | undefined): number | undefined {
+async function projectId(studio: Studio, name: string | undefined): Promise<number | undefined> {
   if (name === undefined) return undefined;
-  const project = studio.projects.byName(name);
+  const project = await studio.projects.byName(name);
   if (!project) throw new UsageError(`there is no project "${name}"`);
   return project.id;
 }
 
-function projectNames(studio: Studio): Map<number, string> {
-  return new Map(studio.projects.list().map((p) => [p.id, p.name]));
+async function projectNames(studio: Studio): Promise<Map<number, string>> {
+  return new Map((await studio.projects.list()).map((p) => [p.id, p.name]));
+}
+
+/** Tasks as `--json` gives them, with their project's name and their files. */
+async function tasksJson(studio: Studio, names: ReadonlyMap<number, string>, list: readonly Task[]) {
+  const json = [];
+  for (const t of list) json.push(taskJson(t, names.get(t.projectId)!, await studio.tasks.outputs(t.id)));
+  return json;
 }
 
 export async function tasks(argv: string[], ctx: CliContext) {
@@ -31,11 +38,11 @@ export async function tasks(argv: string[], ctx: CliContext) {
   if (status !== undefined && !(STATUSES as readonly string[]).includes(status)) {
     throw new UsageError(`--status must be one of ${STATUSES.join(', ')}`);
   }
-  withStudio(ctx, (studio) => {
-    const names = projectNames(studio);
-    const list = studio.tasks.list({ projectId: projectId(studio, values.project), status: status as Status | undefined });
+  await withStudio(ctx, async (studio) => {
+    const names = await projectNames(studio);
+    const list = await studio.tasks.list({ projectId: await projectId(studio, values.project), status: status as Status | undefined });
     if (values.json) {
-      ctx.out(JSON.stringify(list.map((t) => taskJson(t, names.get(t.projectId)!, studio.tasks.outputs(t.id))), null, 2));
+      ctx.out(JSON.stringify(await tasksJson(studio, names, list), null, 2));
       return;
     }
     ctx.out(
@@ -59,11 +66,11 @@ export async function tasks(argv: string[], ctx: CliContext) {
 
 export async function unknown(argv: string[], ctx: CliContext) {
   const { values } = parse(argv, { json: { type: 'boolean' } });
-  withStudio(ctx, (studio) => {
-    const names = projectNames(studio);
-    const list = studio.tasks.list({ status: 'OUTCOME_UNKNOWN' });
+  await withStudio(ctx, async (studio) => {
+    const names = await projectNames(studio);
+    const list = await studio.tasks.list({ status: 'OUTCOME_UNKNOWN' });
     if (values.json) {
-      ctx.out(JSON.stringify(list.map((t) => taskJson(t, names.get(t.projectId)!, studio.tasks.outputs(t.id))), null, 2));
+      ctx.out(JSON.stringify(await tasksJson(studio, names, list), null, 2));
       return;
     }
     if (list.length === 0) {
@@ -86,9 +93,9 @@ export async function unknown(argv: string[], ctx: CliContext) {
 
 export async function spend(argv: string[], ctx: CliContext) {
   const { values } = parse(argv, { json: { type: 'boolean' }, project: { type: 'string' } });
-  withStudio(ctx, (studio) => {
-    const only = projectId(studio, values.project);
-    const rows = studio.tasks.spend(only ?? null);
+  await withStudio(ctx, async (studio) => {
+    const only = await projectId(studio, values.project);
+    const rows = await studio.tasks.spend(only ?? null);
     const json = rows.map((r) => ({
       project: r.project,
       currency: r.currency,
@@ -120,16 +127,14 @@ export async function spend(argv: string[], ctx: CliContext) {
     ctx.out(
       table([
         ['MODEL', 'TASKS', 'BILLED', 'ESTIMATED FOR THOSE', 'CHARGED, NO BILL', 'POSSIBLY CHARGED'],
-        ...studio.tasks
-          .spendByModel(only)
-          .map((m) => [
-            `${m.provider} ${m.model}`,
-            String(m.tasks),
-            money(m.billed, c),
-            `${money(m.estimatedForBilled, c)}${m.billedUnestimated ? ` (${m.billedUnestimated} had no estimate)` : ''}`,
-            money(m.estimatedOnly, c),
-            money(m.possiblyCharged, c),
-          ]),
+        ...(await studio.tasks.spendByModel(only)).map((m) => [
+          `${m.provider} ${m.model}`,
+          String(m.tasks),
+          money(m.billed, c),
+          `${money(m.estimatedForBilled, c)}${m.billedUnestimated ? ` (${m.billedUnestimated} had no estimate)` : ''}`,
+          money(m.estimatedOnly, c),
+          money(m.possiblyCharged, c),
+        ]),
       ]),
     );
   });
@@ -138,14 +143,12 @@ export async function spend(argv: string[], ctx: CliContext) {
 export async function events(argv: string[], ctx: CliContext) {
   const { positionals } = parse(argv, {}, 1);
   const id = taskId(positionals[0]);
-  withStudio(ctx, (studio) => {
-    if (!studio.tasks.get(id)) throw new UsageError(`there is no task ${id}`);
+  await withStudio(ctx, async (studio) => {
+    if (!(await studio.tasks.get(id))) throw new UsageError(`there is no task ${id}`);
     ctx.out(
       table([
         ['AT', 'FROM', 'TO', 'BY', 'REASON'],
-        ...studio.tasks
-          .events(id)
-          .map((e) => [iso(e.at)!, e.fromStatus ?? '', e.toStatus, e.actor, e.detail ? `${e.reason} ${JSON.stringify(e.detail)}` : e.reason]),
+        ...(await studio.tasks.events(id)).map((e) => [iso(e.at)!, e.fromStatus ?? '', e.toStatus, e.actor, e.detail ? `${e.reason} ${JSON.stringify(e.detail)}` : e.reason]),
       ]),
     );
   });

@@ -39,7 +39,7 @@ function readStoryboard(file: string | undefined) {
 }
 
 async function withPipeline<T>(ctx: CliContext, fn: (pipeline: Pipeline, studio: Studio) => Promise<T>): Promise<T> {
-  const studio = openStudio(ctx.dataDir, undefined, { existing: true });
+  const studio = await openStudio(ctx.dataDir, undefined, { existing: true });
   const providers = await openProviders(studio.settings, studio.dataDir);
   try {
     return await fn(new Pipeline({ studio, provider: providers.get, defaults: studio.settings.defaults, prices: () => studio.settings.prices }), studio);
@@ -49,7 +49,7 @@ async function withPipeline<T>(ctx: CliContext, fn: (pipeline: Pipeline, studio:
     throw err;
   } finally {
     await providers.close();
-    studio.close();
+    await studio.close();
   }
 }
 
@@ -83,11 +83,11 @@ export async function storyboard(argv: string[], ctx: CliContext) {
   const { values, positionals } = parse(rest, { file: { type: 'string' }, json: { type: 'boolean' } }, 1);
   if (action !== 'create' && action !== 'edit' && action !== 'show') throw new UsageError('use: studio storyboard create|edit PROJECT --file F, or show PROJECT');
   const name = projectArg(positionals, `studio storyboard ${action} PROJECT`);
-  const studio = openStudio(ctx.dataDir, undefined, { existing: action !== 'create' });
+  const studio = await openStudio(ctx.dataDir, undefined, { existing: action !== 'create' });
   try {
     if (action === 'show') {
-      const project = studio.projects.byName(name);
-      const raw = project && studio.storyboards.raw(project.id);
+      const project = await studio.projects.byName(name);
+      const raw = project && (await studio.storyboards.raw(project.id));
       if (raw === undefined) throw new UsageError(`project "${name}" has no storyboard`);
       let board;
       try {
@@ -108,15 +108,15 @@ export async function storyboard(argv: string[], ctx: CliContext) {
       return;
     }
     const board = readStoryboard(values.file);
-    const existing = studio.projects.byName(name);
-    const has = existing && studio.storyboards.raw(existing.id) !== undefined;
+    const existing = await studio.projects.byName(name);
+    const has = existing && (await studio.storyboards.raw(existing.id)) !== undefined;
     if (action === 'create' && has) throw new UsageError(`project "${name}" already has a storyboard; use "studio storyboard edit"`);
     if (action === 'edit' && !has) throw new UsageError(`project "${name}" has no storyboard yet; use "studio storyboard create"`);
     const now = studio.clock.now();
-    studio.db.transaction(() => studio.storyboards.save(studio.projects.ensure(name, now).id, board, now))();
+    await studio.store.transaction(async (tx) => tx.storyboards.save((await tx.projects.ensure(name, now)).id, board, now));
     ctx.out(`${name}: storyboard ${action === 'create' ? 'created' : 'saved'} with ${board.scenes.length} scene(s)`);
   } finally {
-    studio.close();
+    await studio.close();
   }
 }
 
@@ -168,13 +168,13 @@ export async function budget(argv: string[], ctx: CliContext) {
   const [name, given] = positionals;
   if (!name || given === undefined) throw new UsageError('use: studio budget PROJECT AMOUNT (in the project currency), or AMOUNT "none"');
   const value = given === 'none' ? null : amount(given, 'a budget');
-  const studio = openStudio(ctx.dataDir, undefined, { existing: true });
+  const studio = await openStudio(ctx.dataDir, undefined, { existing: true });
   try {
-    const project = studio.projects.byName(name);
+    const project = await studio.projects.byName(name);
     if (!project) throw new UsageError(`there is no project "${name}"`);
-    studio.projects.setBudget(project.id, value === null ? null : toMicros(value));
+    await studio.projects.setBudget(project.id, value === null ? null : toMicros(value));
     ctx.out(value === null ? `${name}: no budget` : `${name}: budget ${value.toFixed(2)} ${project.currency}`);
   } finally {
-    studio.close();
+    await studio.close();
   }
 }

@@ -23,13 +23,13 @@ export async function takes(argv: string[], ctx: CliContext) {
   const { values, positionals } = parse(argv, { json: { type: 'boolean' } }, 2);
   const [name, scene] = positionals;
   if (!name) throw new UsageError('name the project: studio takes PROJECT [SCENE]');
-  const studio = openStudio(ctx.dataDir, undefined, { existing: true });
+  const studio = await openStudio(ctx.dataDir, undefined, { existing: true });
   try {
-    const project = studio.projects.byName(name);
+    const project = await studio.projects.byName(name);
     if (!project) throw new UsageError(`there is no project "${name}"`);
-    const list = describeTakes(studio, project.id, scene);
+    const list = await describeTakes(studio, project.id, scene);
     if (scene !== undefined && list.length === 0) {
-      const scenes = [...new Set(describeTakes(studio, project.id).map((t) => t.take.scene))];
+      const scenes = [...new Set((await studio.takes.list(project.id)).map((t) => t.scene))];
       throw new UsageError(`scene "${scene}" has no takes${scenes.length ? `; the scenes with takes are ${scenes.join(', ')}` : ' yet: run "studio generate" first'}`);
     }
     if (values.json) {
@@ -57,7 +57,7 @@ export async function takes(argv: string[], ctx: CliContext) {
       ]),
     );
   } finally {
-    studio.close();
+    await studio.close();
   }
 }
 
@@ -67,14 +67,14 @@ export async function pick(argv: string[], ctx: CliContext) {
   const [name, scene, given] = positionals;
   if (!name || !scene || given === undefined) throw new UsageError('use: studio pick PROJECT SCENE TAKE, for example studio pick Fox dawn 1');
   const take = wholeNumber(given, 'TAKE', 1, 1_000_000);
-  const studio = openStudio(ctx.dataDir, undefined, { existing: true });
+  const studio = await openStudio(ctx.dataDir, undefined, { existing: true });
   try {
-    const picked = pickTake(studio, name, scene, take);
+    const picked = await pickTake(studio, name, scene, take);
     ctx.out(`${name}: scene ${scene} renders take ${take} (${picked.state}); "studio render ${name}" renders it`);
   } catch (err) {
     if (err instanceof TakeRefused) throw new UsageError(err.message);
     throw err;
   } finally {
-    studio.close();
+    await studio.close();
   }
 }

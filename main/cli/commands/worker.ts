@@ -6,7 +6,7 @@ import type { CliContext } from '../main.ts';
 /** Runs the engine in this process; SIGINT/SIGTERM stop it cleanly, SIGKILL is what recovery is for. */
 export async function worker(argv: string[], ctx: CliContext) {
   const { values } = parse(argv, { 'until-idle': { type: 'boolean' } });
-  const studio = openStudio(ctx.dataDir);
+  const studio = await openStudio(ctx.dataDir);
   const providers = await openProviders(studio.settings, studio.dataDir);
   const supervisor = createSupervisor(studio, providers.get, { log: (m) => ctx.err(`worker: ${m}`) });
   const stop = () => void supervisor.stop();
@@ -16,7 +16,7 @@ export async function worker(argv: string[], ctx: CliContext) {
     ctx.err(`worker: started as ${supervisor.owner.id}`);
     if (values['until-idle']) await supervisor.runUntilIdle();
     else {
-      supervisor.start();
+      await supervisor.start();
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);
         process.once('SIGTERM', resolve);
@@ -27,6 +27,6 @@ export async function worker(argv: string[], ctx: CliContext) {
     process.off('SIGTERM', stop);
     await supervisor.stop();
     await providers.close();
-    studio.close();
+    await studio.close();
   }
 }
