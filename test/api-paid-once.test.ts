@@ -12,7 +12,7 @@ let sim: RunningSimulator | undefined;
 let studio: Studio | undefined;
 afterEach(async () => {
   await host?.stop();
-  studio?.close();
+  await studio?.close();
   await sim?.close();
   host = sim = studio = undefined;
 });
@@ -23,7 +23,7 @@ async function start() {
   const dir = tempDir();
   writeSettings(dir, { engine: { tickMs: 50, poll: { intervalMs: 50, maxIntervalMs: 100 } }, providers: { simulator: { baseUrl: sim.url } } });
   host = await launchHost(dir);
-  studio = openStudio(dir);
+  studio = await openStudio(dir);
   return studio;
 }
 
@@ -50,21 +50,21 @@ async function eventually<T>(read: () => Promise<T>, holds: (value: T) => boolea
 describe('the StudioApi keeps one purchase per result', () => {
   it('answers 400, naming the other task, to an adoption of a request that already belongs to it', async () => {
     const studio = await start();
-    const project = studio.projects.ensure('Fox', Date.now());
+    const project = await studio.projects.ensure('Fox', Date.now());
     const enqueue = (prompt: string) =>
       studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt } }, Date.now());
-    const first = enqueue('first');
-    await eventually(async () => studio.tasks.get(first.id)!, (t) => t.status === 'SUCCEEDED');
+    const first = await enqueue('first');
+    await eventually(async () => (await studio.tasks.get(first.id))!, (t) => t.status === 'SUCCEEDED');
     sim!.setFaults({ submit: ['drop-after-accept'] });
-    enqueue('second');
+    await enqueue('second');
     const [unknown] = await eventually(async () => (await call<UnknownTask[]>('unknownTasks')).result, (list) => list.length === 1);
-    const taken = studio.tasks.get(first.id)!.remoteRequestId!;
+    const taken = (await studio.tasks.get(first.id))!.remoteRequestId!;
 
     const refused = await call('resolve', unknown!.id, { adopt: taken });
     expect(refused.status).toBe(400);
     expect(refused.error).toMatch(new RegExp(`^request ${taken} already belongs to task ${first.id} \\(SUCCEEDED\\)`));
-    expect(studio.tasks.get(unknown!.id)).toMatchObject({ status: 'OUTCOME_UNKNOWN', remoteRequestId: null });
-    expect(studio.tasks.events(unknown!.id).map((e) => e.reason)).not.toContain('adopted a request id found at the provider');
+    expect(await studio.tasks.get(unknown!.id)).toMatchObject({ status: 'OUTCOME_UNKNOWN', remoteRequestId: null });
+    expect((await studio.tasks.events(unknown!.id)).map((e) => e.reason)).not.toContain('adopted a request id found at the provider');
   }, 30_000);
 
   it('lists a paid step whose result was lost, refuses to buy it again with 400, and buys it when confirmed', async () => {
@@ -74,8 +74,8 @@ describe('the StudioApi keeps one purchase per result', () => {
     expect((await call('generate', 'Fox')).status).toBe(200);
     const done = await eventually(async () => (await call<TaskPage>('listTasks', 'Fox', 0, 50)).result.tasks, (ts) => ts.length === 3 && ts.every((t) => t.status === 'SUCCEEDED'));
     const clip = done.find((t) => t.kind === 'clip')!;
-    unlinkSync(studio.tasks.get(clip.id)!.outputPath!);
-    unlinkSync(studio.tasks.get(done.find((t) => t.kind === 'render')!.id)!.outputPath!);
+    unlinkSync((await studio.tasks.get(clip.id))!.outputPath!);
+    unlinkSync((await studio.tasks.get(done.find((t) => t.kind === 'render')!.id))!.outputPath!);
 
     const { result: estimate } = await call<EstimateView>('estimate', 'Fox');
     expect(estimate.steps.find((s) => s.key === 'dawn:clip')).toMatchObject({
@@ -85,11 +85,11 @@ describe('the StudioApi keeps one purchase per result', () => {
     const refused = await call('generate', 'Fox');
     expect(refused.status).toBe(400);
     expect(refused.error).toMatch(/^dawn:clip was paid, result lost: .*needs your confirmation; nothing was enqueued\.$/);
-    expect(studio.tasks.list()).toHaveLength(3);
+    expect(await studio.tasks.list()).toHaveLength(3);
 
     const confirmed = await call<EstimateView>('generate', 'Fox', [], { rebuyLost: true });
     expect(confirmed.status).toBe(200);
     expect(confirmed.result.steps.filter((s) => s.action !== 'reuse').map((s) => s.key)).toEqual(['dawn:clip', 'render']);
-    expect(studio.tasks.list()).toHaveLength(5);
+    expect(await studio.tasks.list()).toHaveLength(5);
   }, 30_000);
 });

@@ -85,7 +85,7 @@ describe('the media protocol', () => {
 
   it('answers a Range request with 206 and the exact bytes, so video can seek', async () => {
     const path = file();
-    const res = mediaResponse(new Request('studio-media://task/7', { headers: { range: 'bytes=100-199' } }), (id) => (id === 7 ? path : null));
+    const res = await mediaResponse(new Request('studio-media://task/7', { headers: { range: 'bytes=100-199' } }), async (id) => (id === 7 ? path : null));
     expect(res.status).toBe(206);
     expect(res.headers.get('content-range')).toBe('bytes 100-199/1000');
     expect(res.headers.get('accept-ranges')).toBe('bytes');
@@ -95,12 +95,12 @@ describe('the media protocol', () => {
 
   it('answers the whole file without Range, 416 past the end, 404 for an unknown task', async () => {
     const path = file();
-    const whole = mediaResponse(new Request('studio-media://task/7'), () => path);
+    const whole = await mediaResponse(new Request('studio-media://task/7'), async () => path);
     expect(whole.status).toBe(200);
     expect((await whole.arrayBuffer()).byteLength).toBe(1000);
-    expect(mediaResponse(new Request('studio-media://task/7', { headers: { range: 'bytes=5000-' } }), () => path).status).toBe(416);
-    expect(mediaResponse(new Request('studio-media://task/8'), () => null).status).toBe(404);
-    expect(mediaResponse(new Request('studio-media://other/7'), () => path).status).toBe(404);
+    expect((await mediaResponse(new Request('studio-media://task/7', { headers: { range: 'bytes=5000-' } }), async () => path)).status).toBe(416);
+    expect((await mediaResponse(new Request('studio-media://task/8'), async () => null)).status).toBe(404);
+    expect((await mediaResponse(new Request('studio-media://other/7'), async () => path)).status).toBe(404);
   });
 });
 

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ProjectRepository } from '../main/projects/repository.ts';
-import { ManualClock, openTestDb } from './helpers/engine.ts';
+import { ManualClock, openTestStore } from './helpers/engine.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 const LEASE = 60_000;
@@ -10,28 +9,28 @@ const LEASE = 60_000;
  * sent only while the budget has something left, since any paid request costs more than nothing.
  */
 describe('the submit-time budget check and a step of unknown price', () => {
-  function setup(budgetMicros: number) {
+  async function setup(budgetMicros: number) {
     const clock = new ManualClock();
-    const { db, repo, projectId } = openTestDb(tempDir());
-    new ProjectRepository(db).setBudget(projectId, budgetMicros);
+    const { store, repo, projectId } = await openTestStore(tempDir());
+    await store.projects.setBudget(projectId, budgetMicros);
     const lease = () => ({ owner: 'w', now: clock.now() });
     // One request already accepted at its estimate of 0.04.
-    const paid = repo.enqueue({ projectId, kind: 'image', provider: 'fake', model: 'fake-image', input: { prompt: 'paid' }, estimate: { cost: 40_000, source: 'test', currency: 'USD' } }, clock.now()).id;
-    repo.claim('image', 10, LEASE, lease());
-    repo.markSubmitStarted(paid, 'k-paid', LEASE, lease());
-    repo.recordSubmitted(paid, { requestId: 'r-paid', handle: null }, null, lease());
-    const unpriced = repo.enqueue({ projectId, kind: 'speech', provider: 'fake', model: 'fake-speech', input: { text: 'hi' } }, clock.now()).id;
-    repo.claim('speech', 10, LEASE, lease());
+    const paid = (await repo.enqueue({ projectId, kind: 'image', provider: 'fake', model: 'fake-image', input: { prompt: 'paid' }, estimate: { cost: 40_000, source: 'test', currency: 'USD' } }, clock.now())).id;
+    await repo.claim('image', 10, LEASE, lease());
+    await repo.markSubmitStarted(paid, 'k-paid', LEASE, lease());
+    await repo.recordSubmitted(paid, { requestId: 'r-paid', handle: null }, null, lease());
+    const unpriced = (await repo.enqueue({ projectId, kind: 'speech', provider: 'fake', model: 'fake-speech', input: { text: 'hi' } }, clock.now())).id;
+    await repo.claim('speech', 10, LEASE, lease());
     return { repo, unpriced, lease };
   }
 
-  it('is not sent when the budget is used up', () => {
-    const { repo, unpriced, lease } = setup(40_000);
-    expect(repo.markSubmitStarted(unpriced, 'k-1', LEASE, lease())).toBeUndefined();
+  it('is not sent when the budget is used up', async () => {
+    const { repo, unpriced, lease } = await setup(40_000);
+    expect(await repo.markSubmitStarted(unpriced, 'k-1', LEASE, lease())).toBeUndefined();
   });
 
-  it('is sent while the budget has something left', () => {
-    const { repo, unpriced, lease } = setup(40_001);
-    expect(repo.markSubmitStarted(unpriced, 'k-1', LEASE, lease())).toBeDefined();
+  it('is sent while the budget has something left', async () => {
+    const { repo, unpriced, lease } = await setup(40_001);
+    expect(await repo.markSubmitStarted(unpriced, 'k-1', LEASE, lease())).toBeDefined();
   });
 });

@@ -2,9 +2,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { seededRandom } from '../main/simulator/faults.ts';
 import { openStudio } from '../main/studio.ts';
+import type { TaskEvent } from '../main/tasks/model.ts';
 import { FAL_MODEL, falQueue, realMedia, type Ledger } from './fakes/providers.ts';
 import { startFake } from './fakes/server.ts';
 import { startStudio, writeSettings } from './helpers/processes.ts';
+import { sqlOf } from './helpers/sql.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 const SEED = Number(process.env.CHAOS_SEED ?? 20261130);
@@ -50,14 +52,15 @@ describe('chaos against fal: unknown outcomes resolved by lookups', () => {
     });
     const env = { STUDIO_FAL_BASE_URL: fake.url, FAL_KEY: 'fal-key-0123456789' };
 
-    const studio = openStudio(dataDir);
-    const project = studio.projects.ensure('Chaos fal', Date.now());
+    const studio = await openStudio(dataDir);
+    const project = await studio.projects.ensure('Chaos fal', Date.now());
     for (let i = 0; i < TASKS; i++) {
-      studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'fal', model: FAL_MODEL, input: { prompt: `fox number ${i}` }, maxAttempts: 8 }, Date.now());
+      await studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'fal', model: FAL_MODEL, input: { prompt: `fox number ${i}` }, maxAttempts: 8 }, Date.now());
     }
     // Work that will still move by itself: active rows, and unknown outcomes whose lookups have not yet ended in a question.
+    const db = sqlOf(dataDir);
     const moving = () =>
-      studio.db
+      db
         .prepare(
           `SELECT count(*) FROM tasks t WHERE status IN ('PENDING', 'RUNNING', 'SUBMITTED')
               OR (status = 'OUTCOME_UNKNOWN' AND NOT EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = t.id
@@ -83,9 +86,10 @@ describe('chaos against fal: unknown outcomes resolved by lookups', () => {
     last.child.kill('SIGTERM');
     await last.exited;
 
-    const tasks = studio.tasks.list();
-    const events = new Map(tasks.map((t) => [t.id, studio.tasks.events(t.id)]));
-    studio.close();
+    const tasks = await studio.tasks.list();
+    const events = new Map<number, TaskEvent[]>();
+    for (const t of tasks) events.set(t.id, await studio.tasks.events(t.id));
+    await studio.close();
 
     // The stand-in numbers requests in the order the submits arrive: the n-th POST is fal-req-n.
     const promptOf = new Map(fake.seen.filter((s) => s.method === 'POST').map((s, i) => [`fal-req-${i + 1}`, (JSON.parse(s.body) as { prompt: string }).prompt]));

@@ -8,6 +8,7 @@ import { startSimulator } from '../main/simulator/server.ts';
 import { openStudio } from '../main/studio.ts';
 import type { Kind, Task, TaskEvent } from '../main/tasks/model.ts';
 import { startStudio, writeSettings } from './helpers/processes.ts';
+import { sqlOf } from './helpers/sql.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 const SEED = Number(process.env.CHAOS_SEED ?? 20261129);
@@ -58,8 +59,8 @@ describe('chaos', () => {
       providers: { simulator: { baseUrl: sim.url } },
     });
 
-    const studio = openStudio(dataDir);
-    const project = studio.projects.ensure('Chaos', Date.now());
+    const studio = await openStudio(dataDir);
+    const project = await studio.projects.ensure('Chaos', Date.now());
     // The project's media folder is reached through a link that the test swaps, atomically, to nowhere
     // and back: while it points nowhere every save fails, as on a full disk.
     const media = join(dataDir, 'projects', String(project.id), 'media');
@@ -72,12 +73,13 @@ describe('chaos', () => {
     for (const [kind, count] of TASKS) {
       for (let i = 0; i < count; i++) {
         const input = kind === 'speech' ? { text: `Line ${i} of the chaos script.` } : { prompt: `${kind} ${i}`, ...(kind === 'clip' ? { duration: 0.5 } : {}) };
-        studio.tasks.enqueue({ projectId: project.id, kind, provider: 'simulator', model: `sim-${kind}-1`, input, maxAttempts: 8 }, Date.now());
+        await studio.tasks.enqueue({ projectId: project.id, kind, provider: 'simulator', model: `sim-${kind}-1`, input, maxAttempts: 8 }, Date.now());
       }
     }
     // A request the provider says is still running is known, not pending work: it is looked at slowly.
+    const db = sqlOf(dataDir);
     const active = () =>
-      studio.db
+      db
         .prepare(`SELECT count(*) AS n FROM tasks WHERE status IN ('PENDING', 'RUNNING') OR (status = 'SUBMITTED' AND coalesce(note, '') NOT LIKE 'still running%')`)
         .pluck()
         .get() as number;
@@ -120,9 +122,10 @@ describe('chaos', () => {
       await last.exited;
     }
 
-    const tasks = studio.tasks.list();
-    const events = new Map<number, TaskEvent[]>(tasks.map((t) => [t.id, studio.tasks.events(t.id)]));
-    studio.close();
+    const tasks = await studio.tasks.list();
+    const events = new Map<number, TaskEvent[]>();
+    for (const t of tasks) events.set(t.id, await studio.tasks.events(t.id));
+    await studio.close();
     await sim.close();
 
     const chargesByTask = new Map<number, number>();

@@ -26,27 +26,30 @@ async function setup(engine: Record<string, unknown> = {}, faults: Faults = {}) 
   return { dataDir, env };
 }
 
-function enqueue(dataDir: string, count = 1): number[] {
-  const studio = openStudio(dataDir);
+async function enqueue(dataDir: string, count = 1): Promise<number[]> {
+  const studio = await openStudio(dataDir);
   try {
-    const project = studio.projects.ensure('Crash', Date.now());
-    return Array.from({ length: count }, (_, i) =>
-      studio.tasks.enqueue(
+    const project = await studio.projects.ensure('Crash', Date.now());
+    const ids: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const task = await studio.tasks.enqueue(
         { projectId: project.id, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: `fox ${i}` } },
         Date.now(),
-      ).id,
-    );
+      );
+      ids.push(task.id);
+    }
+    return ids;
   } finally {
-    studio.close();
+    await studio.close();
   }
 }
 
-function readTask(dataDir: string, id: number) {
-  const studio = openStudio(dataDir);
+async function readTask(dataDir: string, id: number) {
+  const studio = await openStudio(dataDir);
   try {
-    return { task: studio.tasks.get(id)!, events: studio.tasks.events(id) };
+    return { task: (await studio.tasks.get(id))!, events: await studio.tasks.events(id) };
   } finally {
-    studio.close();
+    await studio.close();
   }
 }
 
@@ -64,7 +67,7 @@ const BOUNDARIES: [StopPoint, Status, number][] = [
 describe('a worker killed with SIGKILL', () => {
   it.each(BOUNDARIES)('at %s ends %s with %i charge(s), never two', async (point, status, charged) => {
     const { dataDir, env } = await setup();
-    const [id] = enqueue(dataDir) as [number];
+    const [id] = (await enqueue(dataDir)) as [number];
 
     const doomed = startStudio(dataDir, ['worker', '--until-idle'], { ...env, STUDIO_STOP_AT: point });
     await doomed.waitFor(new RegExp(`stopped at ${point} for task ${id}`));
@@ -76,7 +79,7 @@ describe('a worker killed with SIGKILL', () => {
     expect(restarted.code, restarted.stderr).toBe(0);
     expect(Date.now() - started).toBeLessThan(20_000);
 
-    const { task } = readTask(dataDir, id);
+    const { task } = await readTask(dataDir, id);
     expect(task.status).toBe(status);
     expect(chargesFor(id)).toHaveLength(charged);
     if (status === 'SUCCEEDED') {
@@ -90,16 +93,16 @@ describe('a worker killed with SIGKILL', () => {
 
   it('after an answer lost once the provider accepted: a person adopts the request it has, and the paid result is collected, not bought again', async () => {
     const { dataDir, env } = await setup({}, { submit: ['drop-after-accept'] });
-    const [id] = enqueue(dataDir) as [number];
+    const [id] = (await enqueue(dataDir)) as [number];
     await runStudio(dataDir, ['worker', '--until-idle'], env);
-    expect(readTask(dataDir, id).task.status).toBe('OUTCOME_UNKNOWN');
+    expect((await readTask(dataDir, id)).task.status).toBe('OUTCOME_UNKNOWN');
 
     const [charge] = chargesFor(id);
     const resolved = await runStudio(dataDir, ['resolve', String(id), '--adopt', charge!.requestId]);
     expect(resolved.stdout).toContain('adopted');
     await runStudio(dataDir, ['worker', '--until-idle'], env);
 
-    const { task, events } = readTask(dataDir, id);
+    const { task, events } = await readTask(dataDir, id);
     expect(task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: charge!.requestId });
     expect(existsSync(task.outputPath!)).toBe(true);
     expect(chargesFor(id)).toHaveLength(1);
@@ -110,19 +113,21 @@ describe('a worker killed with SIGKILL', () => {
 describe('two worker processes on one database', () => {
   it('never hold the same row: every task is charged exactly once', async () => {
     const { dataDir, env } = await setup({ concurrency: { image: 6 } });
-    const ids = enqueue(dataDir, 30);
+    const ids = await enqueue(dataDir, 30);
     const [a, b] = [startStudio(dataDir, ['worker', '--until-idle'], env), startStudio(dataDir, ['worker', '--until-idle'], env)];
     expect(await a.exited, a.stderr()).toBe(0);
     expect(await b.exited, b.stderr()).toBe(0);
 
     expect(sim.charges).toHaveLength(30);
+    const read: Awaited<ReturnType<typeof readTask>>[] = [];
     for (const id of ids) {
-      const { task, events } = readTask(dataDir, id);
+      const { task, events } = await readTask(dataDir, id);
+      read.push({ task, events });
       expect(task.status).toBe('SUCCEEDED');
       expect(chargesFor(id)).toHaveLength(1);
       expect(events.filter((e) => e.reason === 'submit started')).toHaveLength(1);
     }
-    const owners = new Set(ids.flatMap((id) => readTask(dataDir, id).events.map((e) => (e.detail as { owner?: string })?.owner)));
+    const owners = new Set(read.flatMap(({ events }) => events.map((e) => (e.detail as { owner?: string })?.owner)));
     expect(owners.size).toBeGreaterThanOrEqual(2);
   });
 });
@@ -130,18 +135,18 @@ describe('two worker processes on one database', () => {
 describe('a worker stopped past its lease (SIGSTOP, as in a sleep) while another takes over', () => {
   it('has its next write refused when continued, and sends nothing', async () => {
     const { dataDir, env } = await setup({ leaseMs: 1_500 });
-    const [id] = enqueue(dataDir) as [number];
+    const [id] = (await enqueue(dataDir)) as [number];
     const sleeper = startStudio(dataDir, ['worker', '--until-idle'], { ...env, STUDIO_STOP_AT: 'before-mark' });
     await sleeper.waitFor(/stopped at before-mark/);
 
     const other = await runStudio(dataDir, ['worker', '--until-idle'], env);
     expect(other.code, other.stderr).toBe(0);
-    expect(readTask(dataDir, id).task.status).toBe('SUCCEEDED');
+    expect((await readTask(dataDir, id)).task.status).toBe('SUCCEEDED');
 
     sleeper.child.kill('SIGCONT');
     expect(await sleeper.exited).toBe(0);
     expect(sleeper.stderr()).toContain(`task ${id}: lease lost before the boundary mark`);
     expect(chargesFor(id)).toHaveLength(1);
-    expect(readTask(dataDir, id).task.status).toBe('SUCCEEDED');
+    expect((await readTask(dataDir, id)).task.status).toBe('SUCCEEDED');
   });
 });

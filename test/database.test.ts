@@ -77,15 +77,15 @@ describe('the database files on disk', () => {
     expect(readFileSync(`${path}-wal`)).toEqual(wal);
   });
 
-  it('creates the database, its WAL and the data folder readable by the person alone', () => {
+  it('creates the database, its WAL and the data folder readable by the person alone', async () => {
     const dir = join(tempDir(), 'data');
-    const studio = openStudio(dir);
-    studio.projects.ensure('Fox', 1);
+    const studio = await openStudio(dir);
+    await studio.projects.ensure('Fox', 1);
     const mode = (p: string) => statSync(p).mode & 0o777;
     expect(mode(dir)).toBe(0o700);
     expect(mode(join(dir, 'studio.db'))).toBe(0o600);
     expect(mode(join(dir, 'studio.db-wal'))).toBe(0o600);
-    studio.close();
+    await studio.close();
   });
 });
 

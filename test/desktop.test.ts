@@ -165,8 +165,8 @@ describe('quitting', () => {
     const dataDir = tempDir();
     writeSettings(dataDir, { engine: { tickMs: 50 }, providers: { fal: { baseUrl: fake.url, key: 'fal-test-key' } } });
     const runtime = await startRuntime(dataDir, { mediaUrl: (id) => `/media/${id}`, log: () => undefined });
-    const project = runtime.studio.projects.ensure('Quit', Date.now());
-    const task = runtime.studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'fal', model: FAL_MODEL, input: { prompt: 'a fox' } }, Date.now());
+    const project = await runtime.studio.projects.ensure('Quit', Date.now());
+    const task = await runtime.studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'fal', model: FAL_MODEL, input: { prompt: 'a fox' } }, Date.now());
     await until(() => ledger.charged.length === 1, 10_000);
 
     const app = quittingApp();
@@ -176,11 +176,11 @@ describe('quitting', () => {
     await until(() => app.quits === 1, 15_000);
     expect(app.prevented).toBe(2);
 
-    const studio = openStudio(dataDir);
+    const studio = await openStudio(dataDir);
     try {
-      expect(studio.tasks.get(task.id)).toMatchObject({ remoteRequestId: 'fal-req-1', status: 'SUBMITTED' });
+      expect(await studio.tasks.get(task.id)).toMatchObject({ remoteRequestId: 'fal-req-1', status: 'SUBMITTED' });
     } finally {
-      studio.close();
+      await studio.close();
     }
   });
 
@@ -217,7 +217,7 @@ describe('permissions', () => {
 });
 
 /** The built bundle run under Node, in a folder laid out as a checkout, with the stand-in `electron`. */
-async function runBundle(options: { native: boolean; env?: Record<string, string>; before?: (root: string) => void; running?: (child: ChildProcess) => Promise<void> }) {
+async function runBundle(options: { native: boolean; env?: Record<string, string>; before?: (root: string) => void | Promise<void>; running?: (child: ChildProcess) => Promise<void> }) {
   execFileSync(process.execPath, ['scripts/build-app.mjs'], { cwd: ROOT });
   const root = tempDir();
   mkdirSync(join(root, 'dist'));
@@ -231,7 +231,7 @@ async function runBundle(options: { native: boolean; env?: Record<string, string
     copyFileSync(NODE_BUILD, join(native, 'better_sqlite3.node'));
     writeFileSync(join(native, 'abi'), `${process.versions.modules}\n`);
   }
-  options.before?.(root);
+  await options.before?.(root);
   const child = spawn(process.execPath, ['--import', join(ROOT, 'test', 'fakes', 'electron', 'loader.mjs'), 'dist/app/main.mjs'], {
     cwd: root,
     env: { ...process.env, STUDIO_DATA_DIR: 'data', STUDIO_SIMULATOR_BASE_URL: 'http://127.0.0.1:9', ...options.env },
@@ -292,14 +292,14 @@ describe('the built desktop bundle under Node, with a stand-in electron', () => 
     let taskId = 0;
     const { code, events, root } = await runBundle({
       native: true,
-      before: (dir) => {
+      before: async (dir) => {
         const dataDir = join(dir, 'data');
         mkdirSync(dataDir);
         writeSettings(dataDir, { engine: { tickMs: 50 }, providers: { fal: { baseUrl: fake.url, key: 'fal-test-key' } } });
-        const studio = openStudio(dataDir);
-        const project = studio.projects.ensure('Quit', Date.now());
-        taskId = studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'fal', model: FAL_MODEL, input: { prompt: 'a fox' } }, Date.now()).id;
-        studio.close();
+        const studio = await openStudio(dataDir);
+        const project = await studio.projects.ensure('Quit', Date.now());
+        taskId = (await studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'fal', model: FAL_MODEL, input: { prompt: 'a fox' } }, Date.now())).id;
+        await studio.close();
       },
       running: async (child) => {
         await until(() => ledger.charged.length === 1, 15_000);
@@ -308,11 +308,11 @@ describe('the built desktop bundle under Node, with a stand-in electron', () => 
     });
     expect(code).toBe(0);
     expect(events.map((e) => e.event).slice(-3)).toEqual(['quit', 'quit', 'exit']);
-    const studio = openStudio(join(root, 'data'));
+    const studio = await openStudio(join(root, 'data'));
     try {
-      expect(studio.tasks.get(taskId)).toMatchObject({ remoteRequestId: 'fal-req-1', status: 'SUBMITTED' });
+      expect(await studio.tasks.get(taskId)).toMatchObject({ remoteRequestId: 'fal-req-1', status: 'SUBMITTED' });
     } finally {
-      studio.close();
+      await studio.close();
     }
   });
 

@@ -33,7 +33,7 @@ async function follow(adapter: Pick<ProviderAdapter, 'submit' | 'poll' | 'watch'
   const task = { id: 1, remoteRequestId: accepted.requestId, model: request.model, remoteHandle: accepted.handle, submittedAt: Date.now() } as Task;
   const outcome: PollOutcome = await pollUntilDone(
     task,
-    { repo: { saveProgress: () => (calls.saves++, true) }, provider: counted, clock: systemClock, random: () => 0.5, log: () => undefined },
+    { repo: { saveProgress: async () => (calls.saves++, true) }, provider: counted, clock: systemClock, random: () => 0.5, log: () => undefined },
     { ...POLL, owner: 'me', leaseMs: 30_000 },
     new AbortController().signal,
   );
@@ -89,18 +89,18 @@ describe('no waiting on a tick', () => {
       jobMs: 300,
       settings: (url) => ({ engine: { tickMs: 60_000 }, providers: { simulator: { baseUrl: url } } }),
     });
-    const projectId = studio.projects.ensure('Film', Date.now()).id;
-    const image = studio.tasks.enqueue({ projectId, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: 'a fox' } }, Date.now());
+    const projectId = (await studio.projects.ensure('Film', Date.now())).id;
+    const image = await studio.tasks.enqueue({ projectId, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: 'a fox' } }, Date.now());
     const engine = createSupervisor(studio, providers.get);
     engine.start();
     try {
-      const clip = studio.tasks.enqueue(
+      const clip = await studio.tasks.enqueue(
         { projectId, kind: 'clip', provider: 'simulator', model: 'sim-clip-1', input: { prompt: 'it runs', duration: 1 }, dependsOn: [image.id] },
         Date.now(),
       );
-      await until(() => studio.tasks.get(clip.id)!.status === 'SUCCEEDED', 20_000);
-      const succeeded = studio.tasks.events(image.id).find((e) => e.toStatus === 'SUCCEEDED')!.at;
-      const claimed = studio.tasks.events(clip.id).find((e) => e.reason === 'claimed')!.at;
+      await until(async () => (await studio.tasks.get(clip.id))!.status === 'SUCCEEDED', 20_000);
+      const succeeded = (await studio.tasks.events(image.id)).find((e) => e.toStatus === 'SUCCEEDED')!.at;
+      const claimed = (await studio.tasks.events(clip.id)).find((e) => e.reason === 'claimed')!.at;
       expect(claimed - succeeded).toBeGreaterThanOrEqual(0);
       expect(claimed - succeeded).toBeLessThan(100);
     } finally {

@@ -17,8 +17,8 @@ async function studioWith(provider: 'openai' | 'elevenlabs', route: Route) {
       providers: { simulator: { baseUrl: url }, [provider]: { key: 'provider-secret-key-123456', baseUrl: fake.url } },
     }),
   });
-  const project = s.studio.projects.ensure('Film', Date.now());
-  const enqueue = (task: Omit<NewTask, 'projectId'>) => s.studio.tasks.enqueue({ ...task, projectId: project.id }, Date.now()).id;
+  const project = await s.studio.projects.ensure('Film', Date.now());
+  const enqueue = async (task: Omit<NewTask, 'projectId'>) => (await s.studio.tasks.enqueue({ ...task, projectId: project.id }, Date.now())).id;
   return { fake, studio: s.studio, enqueue, run: s.work };
 }
 
@@ -37,16 +37,16 @@ describe('a provider that refuses for want of credit', () => {
           )
         : undefined,
     );
-    const id = enqueue({ kind: 'image', provider: 'openai', model: 'gpt-image-1', input: { prompt: 'a fox' }, maxAttempts: 5 });
+    const id = await enqueue({ kind: 'image', provider: 'openai', model: 'gpt-image-1', input: { prompt: 'a fox' }, maxAttempts: 5 });
     await run();
 
-    const task = studio.tasks.get(id)!;
+    const task = (await studio.tasks.get(id))!;
     expect(task).toMatchObject({ status: 'FAILED', charged: 'no', attempts: 1, unknownReason: null, remoteRequestId: null });
     expect(task.error).toMatch(/^OpenAI is out of credit for this account: .*HTTP 429 insufficient_quota: You exceeded your current quota/);
     expect(task.error).toContain('add credit or raise the limit');
     expect(task.error).not.toMatch(/rate limit|will try again/);
     expect(fake.count('POST', /./)).toBe(1);
-    expect(JSON.stringify(studio.tasks.events(id))).not.toContain('provider-secret-key-123456');
+    expect(JSON.stringify(await studio.tasks.events(id))).not.toContain('provider-secret-key-123456');
   });
 
   it('ElevenLabs 401 quota_exceeded fails the task at once as out of characters, not as a bad key, charged no', async () => {
@@ -58,10 +58,10 @@ describe('a provider that refuses for want of credit', () => {
         ? send(res, 401, { detail: { status: 'quota_exceeded', message: 'This request exceeds your quota of 10000. You have 0 credits remaining, while 91 credits are required for this request.' } })
         : undefined,
     );
-    const id = enqueue({ kind: 'speech', provider: 'elevenlabs', model: 'eleven_multilingual_v2', input: { text: 'hello there', voice_id: 'voice-1' }, maxAttempts: 5 });
+    const id = await enqueue({ kind: 'speech', provider: 'elevenlabs', model: 'eleven_multilingual_v2', input: { text: 'hello there', voice_id: 'voice-1' }, maxAttempts: 5 });
     await run();
 
-    const task = studio.tasks.get(id)!;
+    const task = (await studio.tasks.get(id))!;
     expect(task).toMatchObject({ status: 'FAILED', charged: 'no', attempts: 1 });
     expect(task.error).toMatch(/^ElevenLabs is out of characters for this account/);
     expect(task.error).not.toMatch(/refused the API key/);

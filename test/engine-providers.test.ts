@@ -13,6 +13,7 @@ import type { NewTask } from '../main/tasks/model.ts';
 import { createSupervisor } from '../main/studio.ts';
 import { realMedia } from './fakes/providers.ts';
 import { simulatedStudio } from './helpers/simulatedStudio.ts';
+import { sqlOf } from './helpers/sql.ts';
 import { until } from './helpers/wait.ts';
 import { tempDir } from './helpers/tmp.ts';
 
@@ -30,18 +31,18 @@ async function setup(faults: Faults = {}, engine: Record<string, unknown> = {}) 
     }),
   });
   ({ sim, studio, providers } = s);
-  const project = studio.projects.ensure('Film', Date.now());
-  const enqueue = (t: Partial<NewTask> = {}) =>
-    studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: 'a fox' }, ...t }, Date.now()).id;
+  const project = await studio.projects.ensure('Film', Date.now());
+  const enqueue = async (t: Partial<NewTask> = {}) =>
+    (await studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: 'a fox' }, ...t }, Date.now())).id;
   return { dir: s.dir, enqueue, run: s.work };
 }
 
 describe('the engine with the simulator', () => {
   it('saves a checked result and both money figures: the quote before, the bill after', async () => {
     const { enqueue, run } = await setup();
-    const id = enqueue({ kind: 'clip', model: 'sim-clip-1', input: { prompt: 'runs', duration: 1 } });
+    const id = await enqueue({ kind: 'clip', model: 'sim-clip-1', input: { prompt: 'runs', duration: 1 } });
     await run();
-    const task = studio.tasks.get(id)!;
+    const task = (await studio.tasks.get(id))!;
     expect(task).toMatchObject({ status: 'SUCCEEDED', costEstimated: 100_000, charged: 'yes' });
     expect(task.costEstimateSource).toBe('simulator quote');
     expect(task.costActual).toBeGreaterThanOrEqual(100_000);
@@ -51,66 +52,66 @@ describe('the engine with the simulator', () => {
 
   it('recovers an accepted request whose answer was lost: unknown, reconciled, adopted, collected, paid once', async () => {
     const { enqueue, run } = await setup({ submit: ['drop-after-accept'] });
-    const id = enqueue();
+    const id = await enqueue();
     await run();
-    expect(studio.tasks.get(id)).toMatchObject({ status: 'OUTCOME_UNKNOWN', charged: 'maybe' });
+    expect(await studio.tasks.get(id)).toMatchObject({ status: 'OUTCOME_UNKNOWN', charged: 'maybe' });
 
     const { candidates } = await reconcile(studio.tasks, providers.get('simulator'), id, Date.now());
     expect(candidates.map((c) => c.requestId)).toEqual([sim.charges[0]!.requestId]);
-    resolveUnknown(studio.tasks, id, { adopt: candidates[0]!.requestId }, Date.now());
+    await resolveUnknown(studio.tasks, id, { adopt: candidates[0]!.requestId }, Date.now());
     await run();
-    expect(studio.tasks.get(id)).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: sim.charges[0]!.requestId });
+    expect(await studio.tasks.get(id)).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: sim.charges[0]!.requestId });
     expect(sim.charges).toHaveLength(1);
   });
 
   it('reconciles a clip made from another task’s image, matching the request as it was sent', async () => {
     const { enqueue, run } = await setup();
-    const image = enqueue();
+    const image = await enqueue();
     await run();
     sim.setFaults({ submit: ['drop-after-accept'] });
-    const clip = enqueue({ kind: 'clip', model: 'sim-clip-1', input: { prompt: 'push in', image_url: { $output: image }, duration: 1 }, dependsOn: [image] });
+    const clip = await enqueue({ kind: 'clip', model: 'sim-clip-1', input: { prompt: 'push in', image_url: { $output: image }, duration: 1 }, dependsOn: [image] });
     await run();
-    expect(studio.tasks.get(clip)!.status).toBe('OUTCOME_UNKNOWN');
+    expect((await studio.tasks.get(clip))!.status).toBe('OUTCOME_UNKNOWN');
     const { candidates } = await reconcile(studio.tasks, providers.get('simulator'), clip, Date.now());
     expect(candidates.map((c) => c.requestId)).toEqual([sim.charges[1]!.requestId]);
   });
 
   it('never offers a request that already belongs to another task', async () => {
     const { enqueue, run } = await setup({ submit: ['drop-after-accept'] });
-    const lost = enqueue();
-    const twin = enqueue();
+    const lost = await enqueue();
+    const twin = await enqueue();
     await run();
-    expect(studio.tasks.get(twin)!.status).toBe('SUCCEEDED');
+    expect((await studio.tasks.get(twin))!.status).toBe('SUCCEEDED');
     const { candidates } = await reconcile(studio.tasks, providers.get('simulator'), lost, Date.now());
-    expect(candidates.map((c) => c.requestId)).not.toContain(studio.tasks.get(twin)!.remoteRequestId);
+    expect(candidates.map((c) => c.requestId)).not.toContain((await studio.tasks.get(twin))!.remoteRequestId);
     expect(candidates).toHaveLength(1);
   });
 
   it('requeues what the provider refused before accepting and what it rate limited, and pays once', async () => {
     const { enqueue, run } = await setup({ submit: ['unavailable', 'rate-limit'] });
-    const id = enqueue();
+    const id = await enqueue();
     await run();
-    expect(studio.tasks.get(id)).toMatchObject({ status: 'SUCCEEDED', attempts: 3 });
+    expect(await studio.tasks.get(id)).toMatchObject({ status: 'SUCCEEDED', attempts: 3 });
     expect(sim.charges).toHaveLength(1);
   });
 
   it('tells the person a result expired at the provider, and counts it as paid', async () => {
     const { enqueue, run } = await setup({ job: ['expired-result'] });
-    const id = enqueue();
+    const id = await enqueue();
     await run();
-    const task = studio.tasks.get(id)!;
+    const task = (await studio.tasks.get(id))!;
     expect(task).toMatchObject({ status: 'FAILED', charged: 'yes' });
     expect(task.error).toMatch(/no longer has this result.*paid for/);
   });
 
   it('keeps a request the simulator says is still running past the poll deadline, looked at slowly, never unknown or failed', async () => {
     const { enqueue } = await setup({ job: ['never-finish'] }, { poll: { intervalMs: 50, maxIntervalMs: 100, deadlineMs: 600 } });
-    const id = enqueue();
+    const id = await enqueue();
     const engine = createSupervisor(studio, providers.get);
     engine.start();
-    await until(() => studio.tasks.get(id)!.note !== null);
+    await until(async () => (await studio.tasks.get(id))!.note !== null);
     await engine.stop();
-    const task = studio.tasks.get(id)!;
+    const task = (await studio.tasks.get(id))!;
     expect(task).toMatchObject({ status: 'SUBMITTED', charged: 'yes', unknownReason: null });
     expect(task.note).toMatch(/still running at the provider/);
     expect(task.nextAttemptAt).toBeGreaterThan(Date.now() + 30_000);
@@ -119,15 +120,16 @@ describe('the engine with the simulator', () => {
 
   it('fails without charging when a key is missing, naming the variable, and never writes a key anywhere', async () => {
     const { dir, enqueue, run } = await setup();
-    const noKey = enqueue({ provider: 'replicate', model: 'black-forest-labs/flux-schnell' });
-    const withKey = enqueue({ provider: 'fal', model: 'fal-ai/flux/dev', maxAttempts: 1 });
+    const noKey = await enqueue({ provider: 'replicate', model: 'black-forest-labs/flux-schnell' });
+    const withKey = await enqueue({ provider: 'fal', model: 'fal-ai/flux/dev', maxAttempts: 1 });
     await run();
-    expect(studio.tasks.get(noKey)).toMatchObject({ status: 'FAILED', charged: 'no' });
-    expect(studio.tasks.get(noKey)!.error).toMatch(/REPLICATE_API_TOKEN/);
+    expect(await studio.tasks.get(noKey)).toMatchObject({ status: 'FAILED', charged: 'no' });
+    expect((await studio.tasks.get(noKey))!.error).toMatch(/REPLICATE_API_TOKEN/);
     // Nothing listens at that fal address: the request provably never left, so nothing was charged.
-    expect(studio.tasks.get(withKey)).toMatchObject({ status: 'FAILED', charged: 'no' });
-    expect(studio.tasks.get(withKey)!.error).toMatch(/never reached the provider.*ECONNREFUSED/);
-    const dump = JSON.stringify(studio.db.prepare('SELECT * FROM tasks').all()) + JSON.stringify(studio.db.prepare('SELECT * FROM task_events').all());
+    expect(await studio.tasks.get(withKey)).toMatchObject({ status: 'FAILED', charged: 'no' });
+    expect((await studio.tasks.get(withKey))!.error).toMatch(/never reached the provider.*ECONNREFUSED/);
+    const db = sqlOf(dir);
+    const dump = JSON.stringify(db.prepare('SELECT * FROM tasks').all()) + JSON.stringify(db.prepare('SELECT * FROM task_events').all());
     expect(dump).not.toContain('fal-secret-key-123456');
     expect(existsSync(join(dir, 'studio.db'))).toBe(true);
   });

@@ -3,6 +3,7 @@ import type { TaskView } from '../main/api/contract.ts';
 import { learnDurations } from '../main/engine/durations.ts';
 import { criticalPath, etaWords, spanWords, stepEta, videoEtaWords, type PathStep, type StepEta, type VideoEta } from '../main/engine/eta.ts';
 import { openRuntime, type Runtime } from '../main/runtime.ts';
+import { sqlOf } from './helpers/sql.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 // Past durations of one model: 10 s to 20 s, typically 15 s; nine in ten within 18.2 s.
@@ -88,13 +89,15 @@ afterEach(async () => {
 describe('estimates through the API', () => {
   it('a running step gets an ETA from the durations its model took here, and the project when its video will be ready', async () => {
     // The engine is not started: every row below stays as written, and nothing is sent.
-    runtime = await openRuntime(tempDir(), { mediaUrl: (id) => `/media/${id}` });
+    const dir = tempDir();
+    runtime = await openRuntime(dir, { mediaUrl: (id) => `/media/${id}` });
     const { studio, service } = runtime;
+    const db = sqlOf(dir);
     const now = Date.now();
     // Finished work of an earlier project: how long each model took here, from the provider's acceptance to the
     // result (a render: from its claim, which its history records).
-    const old = studio.projects.ensure('Old', now).id;
-    const insert = studio.db.prepare(
+    const old = (await studio.projects.ensure('Old', now)).id;
+    const insert = db.prepare(
       `INSERT INTO tasks (project_id, kind, provider, model, input_json, input_hash, status, charged, next_attempt_at, submitted_at, created_at, updated_at, finished_at)
        VALUES (?, ?, ?, ?, ?, ?, 'SUCCEEDED', 'yes', 0, ?, 0, 0, ?) RETURNING id`,
     );
@@ -110,11 +113,11 @@ describe('estimates through the API', () => {
         const start = now - 3_600_000 + n * 60_000;
         const render = kind === 'render';
         const { id } = insert.get(old, kind, provider, model, JSON.stringify({ n: n++ }), `old${n}`, render ? null : start, start + d) as { id: number };
-        if (render) studio.db.prepare(`INSERT INTO task_events (task_id, at, from_status, to_status, actor, reason) VALUES (?, ?, 'PENDING', 'RUNNING', 'engine', 'claimed')`).run(id, start);
+        if (render) db.prepare(`INSERT INTO task_events (task_id, at, from_status, to_status, actor, reason) VALUES (?, ?, 'PENDING', 'RUNNING', 'engine', 'claimed')`).run(id, start);
       }
     }
 
-    studio.projects.ensure('Fox', now);
+    await studio.projects.ensure('Fox', now);
     await service.saveStoryboard('Fox', {
       width: 320,
       height: 180,
@@ -133,7 +136,7 @@ describe('estimates through the API', () => {
     // The image was accepted by the provider 4 s ago: its model typically takes 10 s.
     const submitted = Date.now() - 4_000;
     const accept = (id: number, at: number) =>
-      studio.db.prepare(`UPDATE tasks SET status = 'SUBMITTED', remote_request_id = ?, submit_started_at = ?, submitted_at = ?, charged = 'yes' WHERE id = ?`).run(`r${id}`, at, at, id);
+      db.prepare(`UPDATE tasks SET status = 'SUBMITTED', remote_request_id = ?, submit_started_at = ?, submitted_at = ?, charged = 'yes' WHERE id = ?`).run(`r${id}`, at, at, id);
     accept(of('image').id, submitted);
     const image = (await service.listTasks('Fox', 0, 100)).tasks.find((t) => t.kind === 'image')!;
     expect(image.eta).toEqual({ expectedAt: new Date(submitted + 10_000).toISOString(), late: false, text: 'about 6 s left' });
@@ -151,22 +154,24 @@ describe('estimates through the API', () => {
     expect(plan.videoReady).toEqual({ expectedAt: null, late: true, text: 'a step is taking longer than usual; at least 35 s more' });
 
     // A model with no history here: nothing to say, for the step and for the video.
-    studio.db.prepare(`UPDATE tasks SET model = 'sim-clip-unseen' WHERE id = ?`).run(of('clip').id);
+    db.prepare(`UPDATE tasks SET model = 'sim-clip-unseen' WHERE id = ?`).run(of('clip').id);
     accept(of('clip').id, Date.now() - 1_000);
     const clip: TaskView = (await service.listTasks('Fox', 0, 100)).tasks.find((t) => t.kind === 'clip')!;
     expect(clip.eta).toBeNull();
   });
 
   it('a running render is timed from its claim against the renders made here', async () => {
-    runtime = await openRuntime(tempDir(), { mediaUrl: (id) => `/media/${id}` });
+    const dir = tempDir();
+    runtime = await openRuntime(dir, { mediaUrl: (id) => `/media/${id}` });
     const { studio, service } = runtime;
+    const db = sqlOf(dir);
     const now = Date.now();
-    const project = studio.projects.ensure('Fox', now).id;
-    const add = studio.db.prepare(
+    const project = (await studio.projects.ensure('Fox', now)).id;
+    const add = db.prepare(
       `INSERT INTO tasks (project_id, kind, provider, model, input_json, input_hash, status, next_attempt_at, created_at, updated_at, finished_at, lease_owner, lease_expires_at)
        VALUES (?, 'render', 'local', 'ffmpeg', '{"scenes":[]}', ?, ?, 0, 0, 0, ?, ?, ?) RETURNING id`,
     );
-    const claimed = studio.db.prepare(`INSERT INTO task_events (task_id, at, from_status, to_status, actor, reason) VALUES (?, ?, 'PENDING', 'RUNNING', 'engine', 'claimed')`);
+    const claimed = db.prepare(`INSERT INTO task_events (task_id, at, from_status, to_status, actor, reason) VALUES (?, ?, 'PENDING', 'RUNNING', 'engine', 'claimed')`);
     for (const [i, d] of [5_000, 6_000, 7_000].entries()) {
       const start = now - 600_000 + i * 60_000;
       claimed.run((add.get(project, `r${i}`, 'SUCCEEDED', start + d, null, null) as { id: number }).id, start);

@@ -34,13 +34,13 @@ function get(url: string, path: string, token: string): Promise<{ status: number
 }
 
 /** A data folder with one simulator image task waiting. */
-function withOneTask(): { dir: string; id: number } {
+async function withOneTask(): Promise<{ dir: string; id: number }> {
   const dir = tempDir();
   writeSettings(dir, { engine: { tickMs: 50 } });
-  const studio = openStudio(dir);
-  const project = studio.projects.ensure('Fox', Date.now());
-  const id = studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: 'a fox' } }, Date.now()).id;
-  studio.close();
+  const studio = await openStudio(dir);
+  const project = await studio.projects.ensure('Fox', Date.now());
+  const id = (await studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: 'a fox' } }, Date.now())).id;
+  await studio.close();
   return { dir, id };
 }
 
@@ -49,23 +49,23 @@ describe('the loopback host meets faults', () => {
     squatter = createServer();
     await new Promise<void>((r) => squatter!.listen(0, '127.0.0.1', r));
     const port = (squatter.address() as AddressInfo).port;
-    const { dir, id } = withOneTask();
+    const { dir, id } = await withOneTask();
 
     const run = await runStudio(dir, ['serve', '--port', String(port)]);
     expect(run.code).toBe(2);
     expect(run.stderr.trim()).toBe(`studio: port ${port} is in use; pick another with --port`);
-    const after = openStudio(dir);
-    expect(after.tasks.get(id)).toMatchObject({ status: 'PENDING', attempts: 0, submitStartedAt: null });
-    expect(after.tasks.events(id).map((e) => e.reason)).toEqual(['enqueued']);
-    after.close();
+    const after = await openStudio(dir);
+    expect(await after.tasks.get(id)).toMatchObject({ status: 'PENDING', attempts: 0, submitStartedAt: null });
+    expect((await after.tasks.events(id)).map((e) => e.reason)).toEqual(['enqueued']);
+    await after.close();
   });
 
   it('answers 404 for a result whose file became a folder, and keeps serving', async () => {
-    const { dir, id } = withOneTask();
+    const { dir, id } = await withOneTask();
     expect((await runStudio(dir, ['worker', '--until-idle'])).code).toBe(0);
-    const done = openStudio(dir);
-    const path = done.tasks.get(id)!.outputPath!;
-    done.close();
+    const done = await openStudio(dir);
+    const path = (await done.tasks.get(id))!.outputPath!;
+    await done.close();
     rmSync(path);
     mkdirSync(path);
 
@@ -76,7 +76,7 @@ describe('the loopback host meets faults', () => {
   });
 
   it('closes the file of every media request the client cuts off (a seek in a video), leaking no descriptor', async () => {
-    const { dir, id } = withOneTask();
+    const { dir, id } = await withOneTask();
     expect((await runStudio(dir, ['worker', '--until-idle'])).code).toBe(0);
     host = await launchHost(dir);
     const open = () => readdirSync('/proc/self/fd').length;
@@ -180,18 +180,18 @@ describe('a database deleted or replaced while the studio runs', () => {
   it('is noticed: the worker stops claiming and says so, instead of writing to a file nobody reads', async () => {
     const dir = tempDir();
     writeSettings(dir, { engine: { tickMs: 50 } });
-    openStudio(dir).close();
+    await (await openStudio(dir)).close();
     const worker = startStudio(dir, ['worker']);
     await worker.waitFor(/started as/);
     for (const f of ['studio.db', 'studio.db-wal', 'studio.db-shm']) rmSync(join(dir, f), { force: true });
     await worker.waitFor(/engine paused: the studio database .*studio\.db was deleted while the studio runs; nothing more is claimed\. Put it back/);
     // A new database at the same path is another file: its work waits for a studio that opened it.
-    const fresh = openStudio(dir);
-    const project = fresh.projects.ensure('Fox', Date.now());
-    const id = fresh.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: 'a fox' } }, Date.now()).id;
+    const fresh = await openStudio(dir);
+    const project = await fresh.projects.ensure('Fox', Date.now());
+    const id = (await fresh.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: 'a fox' } }, Date.now())).id;
     await new Promise((r) => setTimeout(r, 1_500));
-    expect(fresh.tasks.get(id)!.status).toBe('PENDING');
-    fresh.close();
+    expect((await fresh.tasks.get(id))!.status).toBe('PENDING');
+    await fresh.close();
     worker.child.kill('SIGTERM');
     expect(await worker.exited).toBe(0);
   });

@@ -14,10 +14,10 @@ afterEach(async () => {
   for (const h of hosts.splice(0)) await h.stop();
 });
 
-function dataDir(): string {
+async function dataDir(): Promise<string> {
   const dir = tempDir();
   writeSettings(dir, { engine: { tickMs: 100 } });
-  openStudio(dir).close();
+  await (await openStudio(dir)).close();
   return dir;
 }
 
@@ -46,7 +46,7 @@ function get(url: string): Promise<{ status: number; location?: string }> {
 
 describe('the host keeps its address and token across restarts on one data folder', () => {
   it('keeps them in a file only this user can read, and uses them again', async () => {
-    const dir = dataDir();
+    const dir = await dataDir();
     const first = await launch(dir);
     if (process.platform !== 'win32') expect(statSync(hostFilePath(dir)).mode & 0o777).toBe(0o600);
     expect(JSON.parse(readFileSync(hostFilePath(dir), 'utf8'))).toEqual({ token: first.token, port: first.port });
@@ -56,7 +56,7 @@ describe('the host keeps its address and token across restarts on one data folde
   });
 
   it('takes a free port when the last one has been taken meanwhile, with the same token', async () => {
-    const dir = dataDir();
+    const dir = await dataDir();
     const first = await launch(dir);
     const port = first.port;
     await stop(first);
@@ -74,7 +74,7 @@ describe('the host keeps its address and token across restarts on one data folde
 
   it('does not use a token from a file others could read', async () => {
     if (process.platform === 'win32') return;
-    const dir = dataDir();
+    const dir = await dataDir();
     const first = await launch(dir);
     await stop(first);
     chmodSync(hostFilePath(dir), 0o644);
@@ -84,14 +84,14 @@ describe('the host keeps its address and token across restarts on one data folde
   });
 
   it('starts with a new token when the file is unreadable as JSON', async () => {
-    const dir = dataDir();
+    const dir = await dataDir();
     writeFileSync(hostFilePath(dir), '{not json', { mode: 0o600 });
     const host = await launch(dir);
     expect(host.token).toMatch(/^[0-9a-f]{48}$/);
   });
 
   it('a port asked for with --port is that port or a refusal, and is kept for next time', async () => {
-    const dir = dataDir();
+    const dir = await dataDir();
     const probe = createServer();
     await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
     const free = (probe.address() as AddressInfo).port;
@@ -99,13 +99,13 @@ describe('the host keeps its address and token across restarts on one data folde
     const host = await launch(dir, free);
     expect(host.port).toBe(free);
     expect(readHostIdentity(dir).port).toBe(free);
-    await expect(launchHost(dataDir(), { port: free })).rejects.toThrow(/port \d+ is in use/);
+    await expect(launchHost(await dataDir(), { port: free })).rejects.toThrow(/port \d+ is in use/);
   });
 });
 
 describe('opening the browser', () => {
   it('gives the browser a one-use address, so the token is never on a command line', async () => {
-    const host = await launch(dataDir());
+    const host = await launch(await dataDir());
     const once = host.openOnce();
     expect(once).not.toContain(host.token);
     const first = await get(once);

@@ -26,7 +26,7 @@ function call(path: string, headers: Record<string, string>, body?: string): Pro
 async function start() {
   const dir = tempDir();
   writeSettings(dir, { engine: { tickMs: 100 } });
-  openStudio(dir).close();
+  await (await openStudio(dir)).close();
   host = await launchHost(dir);
   const hostHeader = new URL(host.url).host;
   const auth = { host: hostHeader, authorization: `Bearer ${host.token}`, 'content-type': 'application/json' };

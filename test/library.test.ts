@@ -8,6 +8,7 @@ import { startSimulator, type RunningSimulator } from '../main/simulator/server.
 import { openStudio, type Studio } from '../main/studio.ts';
 import { cli } from './helpers/cli.ts';
 import { writeSettings } from './helpers/processes.ts';
+import { sqlOf } from './helpers/sql.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 let host: LaunchedHost | undefined;
@@ -15,7 +16,7 @@ let sim: RunningSimulator | undefined;
 let studio: Studio | undefined;
 afterEach(async () => {
   await host?.stop();
-  studio?.close();
+  await studio?.close();
   await sim?.close();
   host = sim = studio = undefined;
 });
@@ -27,7 +28,7 @@ const board = (prompt: string, narration: string) => ({
 });
 
 /** Two projects made and finished by the CLI's worker against the simulator, then the host on the same data folder. */
-async function twoProjects(before?: (studio: Studio, dir: string) => void) {
+async function twoProjects(before?: (studio: Studio, dir: string) => Promise<void>) {
   sim = await startSimulator({ jobMs: 50 });
   const dir = tempDir();
   writeSettings(dir, { engine: { tickMs: 50, poll: { intervalMs: 50, maxIntervalMs: 100 } }, providers: { simulator: { baseUrl: sim.url } } });
@@ -41,9 +42,9 @@ async function twoProjects(before?: (studio: Studio, dir: string) => void) {
     expect((await cli(dir, 'generate', name)).code).toBe(0);
   }
   expect((await cli(dir, 'worker', '--until-idle')).code).toBe(0);
-  studio = openStudio(dir);
+  studio = await openStudio(dir);
   // Rows a test writes itself go in before the host's engine runs, so it never sends them.
-  before?.(studio, dir);
+  await before?.(studio, dir);
   host = await launchHost(dir);
   return { dir, studio };
 }
@@ -125,7 +126,7 @@ describe('the library', () => {
     const items = (await call<LibraryPage>('library', { project: 'Fox', offset: 0, limit: 50 })).items;
     const speech = items.find((i) => i.kind === 'speech')!;
     const render = items.find((i) => i.kind === 'render')!;
-    const path = studio.tasks.get(speech.id)!.outputPath!;
+    const path = (await studio.tasks.get(speech.id))!.outputPath!;
     const spentBefore = (await call<SpendOverview>('spendOverview')).projects.find((p) => p.name === 'Fox')!;
     expect(existsSync(path)).toBe(true);
 
@@ -160,13 +161,13 @@ describe('the library', () => {
   it('serves each file of a result of several, and deletes them all', async () => {
     let taskId = 0;
     const files: { path: string; sha256: string; bytes: number; contentType: string }[] = [];
-    await twoProjects((studio, dir) => {
-      const project = studio.projects.byName('Fox')!;
-      const task = studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: 'two foxes', num_outputs: 2 } }, Date.now());
+    await twoProjects(async (studio, dir) => {
+      const project = (await studio.projects.byName('Fox'))!;
+      const task = await studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: 'two foxes', num_outputs: 2 } }, Date.now());
       taskId = task.id;
       // This test plays the worker that saved a result of two files.
       const lease = { owner: 'test-worker', now: Date.now() };
-      expect(studio.tasks.claim('image', 1, 60_000, lease).map((t) => t.id)).toEqual([task.id]);
+      expect((await studio.tasks.claim('image', 1, 60_000, lease)).map((t) => t.id)).toEqual([task.id]);
       const media = join(dir, 'projects', String(project.id), 'media');
       mkdirSync(media, { recursive: true });
       for (const i of [0, 1]) {
@@ -174,7 +175,7 @@ describe('the library', () => {
         writeFileSync(path, Buffer.from(`png ${i}`));
         files.push({ path, sha256: String(i).repeat(64), bytes: 5, contentType: 'image/png' });
       }
-      expect(studio.tasks.complete(task.id, { outputs: files, costActual: null }, lease)).toBeTruthy();
+      expect(await studio.tasks.complete(task.id, { outputs: files, costActual: null }, lease)).toBeTruthy();
     });
     const task = { id: taskId };
     const item = (await call<LibraryPage>('library', { search: 'two foxes', offset: 0, limit: 5 })).items[0]!;
@@ -189,18 +190,23 @@ describe('the library', () => {
 
   it('pages thousands of results quickly', async () => {
     const n = 5_000;
-    await twoProjects((studio) => {
-      const project = studio.projects.byName('Owl')!;
-      const source = studio.tasks.list({ projectId: project.id }).find((t) => t.kind === 'image')!;
-      const path = studio.tasks.outputs(source.id)[0]!.path;
-      studio.tasks.batch(() => {
-        for (let i = 0; i < n; i++) {
-          const t = studio.tasks.enqueue({ projectId: project.id, kind: 'speech', provider: 'simulator', model: 'sim-speech-1', input: { text: `line ${i}` } }, 1_000 + i);
-          // Finished rows as the executor leaves them, written directly: the executor's own path is tested elsewhere.
-          studio.db.prepare(`UPDATE tasks SET status = 'SUCCEEDED', output_path = ?, output_sha256 = 'x', finished_at = ? WHERE id = ?`).run(path, 2_000 + i, t.id);
-          studio.db.prepare(`INSERT INTO task_outputs (task_id, idx, path, sha256) VALUES (?, 0, ?, 'x')`).run(t.id, path);
-        }
+    await twoProjects(async (studio, dir) => {
+      const project = (await studio.projects.byName('Owl'))!;
+      const source = (await studio.tasks.list({ projectId: project.id })).find((t) => t.kind === 'image')!;
+      const path = (await studio.tasks.outputs(source.id))[0]!.path;
+      const ids = await studio.store.transaction(async (tx) => {
+        const made: number[] = [];
+        for (let i = 0; i < n; i++) made.push((await tx.tasks.enqueue({ projectId: project.id, kind: 'speech', provider: 'simulator', model: 'sim-speech-1', input: { text: `line ${i}` } }, 1_000 + i)).id);
+        return made;
       });
+      // Finished rows as the executor leaves them, written directly: the executor's own path is tested elsewhere.
+      const db = sqlOf(dir);
+      db.transaction(() => {
+        for (const [i, id] of ids.entries()) {
+          db.prepare(`UPDATE tasks SET status = 'SUCCEEDED', output_path = ?, output_sha256 = 'x', finished_at = ? WHERE id = ?`).run(path, 2_000 + i, id);
+          db.prepare(`INSERT INTO task_outputs (task_id, idx, path, sha256) VALUES (?, 0, ?, 'x')`).run(id, path);
+        }
+      })();
     });
     const started = performance.now();
     const page = await call<LibraryPage>('library', { offset: 2_400, limit: 24, search: 'line' });

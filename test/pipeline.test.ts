@@ -35,14 +35,14 @@ async function setup(board: unknown = THREE_SCENES) {
     settings: (url) => ({ engine: { tickMs: 50, poll: { intervalMs: 50, maxIntervalMs: 100 } }, providers: { simulator: { baseUrl: url } } }),
   });
   ({ sim, studio, providers } = s);
-  const project = studio.projects.ensure('Fox', Date.now());
-  studio.storyboards.save(project.id, parseStoryboard(board), Date.now());
+  const project = await studio.projects.ensure('Fox', Date.now());
+  await studio.storyboards.save(project.id, parseStoryboard(board), Date.now());
   const pipeline = new Pipeline({ studio, provider: providers.get, defaults: studio.settings.defaults });
   const work = s.work;
-  const edit = (change: (b: typeof THREE_SCENES) => void) => {
+  const edit = async (change: (b: typeof THREE_SCENES) => void) => {
     const b = structuredClone(THREE_SCENES);
     change(b);
-    studio.storyboards.save(project.id, parseStoryboard(b), Date.now());
+    await studio.storyboards.save(project.id, parseStoryboard(b), Date.now());
   };
   return { project, pipeline, work, edit };
 }
@@ -54,7 +54,7 @@ describe('from storyboard to finished clip', () => {
     expect(plan.steps.map((s) => s.key)).toEqual(['dawn:image', 'dawn:clip', 'dawn:speech', 'hunt:image', 'hunt:clip', 'hunt:speech', 'home:image', 'home:clip', 'render']);
     await work();
 
-    const render = studio.tasks.list().find((t) => t.kind === 'render')!;
+    const render = (await studio.tasks.list()).find((t) => t.kind === 'render')!;
     expect(render.status).toBe('SUCCEEDED');
     const p = await probe(render.outputPath!);
     expect(Math.abs(p.durationSec! - 4.5)).toBeLessThanOrEqual(1 / 24);
@@ -83,7 +83,7 @@ describe('from storyboard to finished clip', () => {
     const { pipeline, work, edit } = await setup();
     await pipeline.generate('Fox');
     await work();
-    edit((b) => (b.scenes[1]!.narration = 'It listens, very still.'));
+    await edit((b) => (b.scenes[1]!.narration = 'It listens, very still.'));
     const plan = await pipeline.generate('Fox');
     expect(plan.steps.filter((s) => s.action === 'new').map((s) => s.key)).toEqual(['hunt:speech', 'render']);
     await work();
@@ -98,37 +98,37 @@ describe('from storyboard to finished clip', () => {
     expect(plan.steps.filter((s) => s.action === 'new').map((s) => s.key)).toEqual(['hunt:image', 'hunt:clip', 'render']);
     await work();
     expect(sim.charges).toHaveLength(10);
-    expect(studio.storyboards.get(project.id)!.scenes[1]!.take).toBe(2);
+    expect((await studio.storyboards.get(project.id))!.scenes[1]!.take).toBe(2);
     expect((await pipeline.generate('Fox')).steps.every((s) => s.action === 'reuse')).toBe(true);
   });
 
   it('refuses a Generate over budget, saying by how much, and enqueues nothing', async () => {
     const { project, pipeline } = await setup();
-    studio.projects.setBudget(project.id, 500_000);
+    await studio.projects.setBudget(project.id, 500_000);
     const err = await pipeline.generate('Fox').catch((e) => e);
     expect(err).toBeInstanceOf(GenerateRefused);
     // 3 images at 0.04, 4.5 s of clip at 0.10, 34 characters of speech at 0.0002.
     expect(err.message).toMatch(/about 0\.58 USD.*0\.08 USD over the budget of 0\.50 USD/);
-    expect(studio.tasks.list()).toEqual([]);
+    expect(await studio.tasks.list()).toEqual([]);
   });
 
   it('counts what an earlier Generate enqueued and has not sent yet against the budget', async () => {
     const { project, pipeline } = await setup();
-    studio.projects.setBudget(project.id, 700_000);
+    await studio.projects.setBudget(project.id, 700_000);
     const first = await pipeline.generate('Fox');
-    expect(studio.tasks.spend(project.id)[0]!.queued).toBe(first.total);
+    expect((await studio.tasks.spend(project.id))[0]!.queued).toBe(first.total);
     const err = await pipeline.generate('Fox', { newTakes: ['dawn'] }).catch((e) => e);
     expect(err).toBeInstanceOf(GenerateRefused);
     expect(err.message).toMatch(/0\.5\d USD already spent, possibly charged or enqueued/);
-    expect(studio.tasks.list()).toHaveLength(9);
+    expect(await studio.tasks.list()).toHaveLength(9);
   });
 
   it('lists a step cancelled after it was sent as possibly paid, and buys it again only when confirmed', async () => {
     const { pipeline } = await setup();
     await pipeline.generate('Fox');
     const lease = { owner: 'w', now: Date.now() };
-    const [image] = studio.tasks.claim('image', 1, 60_000, lease);
-    studio.tasks.markSubmitStarted(image!.id, 'k', 60_000, lease);
+    const [image] = await studio.tasks.claim('image', 1, 60_000, lease);
+    await studio.tasks.markSubmitStarted(image!.id, 'k', 60_000, lease);
     await cancelTask(studio.tasks, undefined, image!.id, Date.now());
     const err = await pipeline.generate('Fox').catch((e) => e);
     expect(err).toBeInstanceOf(LostResultsRefused);
@@ -139,12 +139,12 @@ describe('from storyboard to finished clip', () => {
 
   it('never sends a task that would take the project past its budget, counting possibly charged work', async () => {
     const { project, work } = await setup();
-    studio.projects.setBudget(project.id, 100_000);
+    await studio.projects.setBudget(project.id, 100_000);
     for (let i = 0; i < 4; i++) {
-      studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: `fox ${i}` } }, Date.now());
+      await studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: `fox ${i}` } }, Date.now());
     }
     await work();
-    const tasks = studio.tasks.list();
+    const tasks = await studio.tasks.list();
     expect(tasks.filter((t) => t.status === 'SUCCEEDED')).toHaveLength(2);
     const refused = tasks.filter((t) => t.status === 'FAILED');
     expect(refused).toHaveLength(2);
@@ -156,7 +156,7 @@ describe('from storyboard to finished clip', () => {
   it('two Generates at once buy each step once: the later one reuses what the earlier enqueued', async () => {
     const { pipeline, work } = await setup();
     const [a, b] = await Promise.all([pipeline.generate('Fox'), pipeline.generate('Fox')]);
-    expect(studio.tasks.list()).toHaveLength(9);
+    expect(await studio.tasks.list()).toHaveLength(9);
     const later = [a, b].find((e) => e.steps.every((s) => s.action === 'reuse'))!;
     expect(later.total).toBe(0);
     expect(later.steps[0]!.source).toMatch(/enqueued by another Generate while this one was being priced/);
@@ -168,7 +168,7 @@ describe('from storyboard to finished clip', () => {
     const { pipeline, work } = await setup();
     await pipeline.generate('Fox');
     await work();
-    const made = studio.tasks.list();
+    const made = await studio.tasks.list();
     const clip = made.find((t) => t.kind === 'clip' && (t.input as { prompt: string }).prompt === 'hold')!;
     unlinkSync(clip.outputPath!);
     unlinkSync(made.find((t) => t.kind === 'render')!.outputPath!);
@@ -190,20 +190,20 @@ describe('from storyboard to finished clip', () => {
     const refused = await pipeline.generate('Fox').catch((e) => e);
     expect(refused).toBeInstanceOf(LostResultsRefused);
     expect(refused.message).toMatch(/hunt:clip was paid, result lost: task \d+ cost \d+\.\d\d USD \(its output file is gone\).*nothing was enqueued/);
-    expect(studio.tasks.list()).toHaveLength(made.length);
+    expect(await studio.tasks.list()).toHaveLength(made.length);
 
     const confirmed = await pipeline.generate('Fox', { rebuyLost: true });
     expect(confirmed.steps.filter((s) => s.action === 'rebuy').map((s) => s.taskId)).toEqual([made.length + 1]);
     await work();
     expect(sim.charges).toHaveLength(9);
-    expect(studio.tasks.list().find((t) => t.kind === 'render' && t.id > made.length)!.status).toBe('SUCCEEDED');
+    expect((await studio.tasks.list()).find((t) => t.kind === 'render' && t.id > made.length)!.status).toBe('SUCCEEDED');
   });
 
   it('does not buy a lost image again when everything made from it is kept', async () => {
     const { pipeline, work } = await setup();
     await pipeline.generate('Fox');
     await work();
-    const image = studio.tasks.list().find((t) => t.kind === 'image')!;
+    const image = (await studio.tasks.list()).find((t) => t.kind === 'image')!;
     unlinkSync(image.outputPath!);
     const estimate = await pipeline.estimate('Fox');
     expect(estimate.steps.every((s) => s.action === 'reuse')).toBe(true);
@@ -215,7 +215,7 @@ describe('from storyboard to finished clip', () => {
     sim.setFaults({ job: ['expired-result'] });
     await pipeline.generate('Fox');
     await work();
-    const image = studio.tasks.list().find((t) => t.kind === 'image')!;
+    const image = (await studio.tasks.list()).find((t) => t.kind === 'image')!;
     expect(image).toMatchObject({ status: 'FAILED', charged: 'yes' });
     expect(sim.charges).toHaveLength(1);
 

@@ -40,22 +40,22 @@ async function setup(route: (ledger: Ledger) => Route) {
   return { ledger, fake, dataDir, env };
 }
 
-function enqueue(dataDir: string, task: Omit<NewTask, 'projectId'>): number {
-  const studio = openStudio(dataDir);
+async function enqueue(dataDir: string, task: Omit<NewTask, 'projectId'>): Promise<number> {
+  const studio = await openStudio(dataDir);
   try {
-    const project = studio.projects.ensure('Promise', Date.now());
-    return studio.tasks.enqueue({ ...task, projectId: project.id }, Date.now()).id;
+    const project = await studio.projects.ensure('Promise', Date.now());
+    return (await studio.tasks.enqueue({ ...task, projectId: project.id }, Date.now())).id;
   } finally {
-    studio.close();
+    await studio.close();
   }
 }
 
-function read(dataDir: string, id: number) {
-  const studio = openStudio(dataDir);
+async function read(dataDir: string, id: number) {
+  const studio = await openStudio(dataDir);
   try {
-    return { task: studio.tasks.get(id)!, events: studio.tasks.events(id), outputs: studio.tasks.outputs(id) };
+    return { task: (await studio.tasks.get(id))!, events: await studio.tasks.events(id), outputs: await studio.tasks.outputs(id) };
   } finally {
-    studio.close();
+    await studio.close();
   }
 }
 
@@ -66,10 +66,10 @@ const elevenSpeech = { kind: 'speech' as const, provider: 'elevenlabs', model: '
 describe('a request the provider names, whatever its answer', () => {
   it.each([500, 504])('fal queues and charges, then answers %i with x-fal-request-id: the request is polled and collected, charged once', async (status) => {
     const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { submitStatus: status }));
-    const id = enqueue(dataDir, falImage());
+    const id = await enqueue(dataDir, falImage());
     const run = await runStudio(dataDir, ['worker', '--until-idle'], env);
     expect(run.code).toBe(0);
-    const { task } = read(dataDir, id);
+    const { task } = await read(dataDir, id);
     expect(task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: ledger.charged[0], charged: 'yes' });
     expect(fake.count('POST', /./)).toBe(1);
     expect(ledger.charged).toHaveLength(1);
@@ -77,9 +77,9 @@ describe('a request the provider names, whatever its answer', () => {
 
   it('OpenAI names the request in x-request-id, then the body is cut: unknown with the id kept, never sent again', async () => {
     const { ledger, fake, dataDir, env } = await setup((l) => openAiImages(l, media.png, { cutBody: true }));
-    const id = enqueue(dataDir, openAiImage);
+    const id = await enqueue(dataDir, openAiImage);
     await runStudio(dataDir, ['worker', '--until-idle'], env);
-    const { task } = read(dataDir, id);
+    const { task } = await read(dataDir, id);
     expect(task).toMatchObject({ status: 'OUTCOME_UNKNOWN', remoteRequestId: 'req_1', charged: 'maybe' });
     expect(task.unknownReason).toMatch(/named the request \(req_1\).*cannot be asked/);
     expect(fake.count('POST', /./)).toBe(1);
@@ -88,9 +88,9 @@ describe('a request the provider names, whatever its answer', () => {
 
   it('ElevenLabs names the request in request-id, then the body is cut: the audio is found in the history, no person involved', async () => {
     const { ledger, fake, dataDir, env } = await setup((l) => elevenLabs(l, media.speech, { cutBody: true }));
-    const id = enqueue(dataDir, elevenSpeech);
+    const id = await enqueue(dataDir, elevenSpeech);
     await runStudio(dataDir, ['worker', '--until-idle'], env);
-    const { task } = read(dataDir, id);
+    const { task } = await read(dataDir, id);
     expect(task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: 'el-req-1', charged: 'yes' });
     expect(existsSync(task.outputPath!)).toBe(true);
     expect(fake.count('POST', /./)).toBe(1);
@@ -100,9 +100,9 @@ describe('a request the provider names, whatever its answer', () => {
 
   it('a 401 from a finished result is asked again, not taken as the end of a paid job', async () => {
     const { ledger, dataDir, env } = await setup((l) => falQueue(l, media.png, { resultUnauthorizedOnce: true }));
-    const id = enqueue(dataDir, falImage());
+    const id = await enqueue(dataDir, falImage());
     await runStudio(dataDir, ['worker', '--until-idle'], env);
-    expect(read(dataDir, id).task).toMatchObject({ status: 'SUCCEEDED', charged: 'yes' });
+    expect((await read(dataDir, id)).task).toMatchObject({ status: 'SUCCEEDED', charged: 'yes' });
     expect(ledger.charged).toHaveLength(1);
   });
 });
@@ -110,9 +110,9 @@ describe('a request the provider names, whatever its answer', () => {
 describe('a paid result is never dropped', () => {
   it('keeps and links every file of a request for several images', async () => {
     const { dataDir, env } = await setup((l) => falQueue(l, media.png, { images: 3 }));
-    const id = enqueue(dataDir, falImage({ num_images: 3 }));
+    const id = await enqueue(dataDir, falImage({ num_images: 3 }));
     await runStudio(dataDir, ['worker', '--until-idle'], env);
-    const { task, outputs } = read(dataDir, id);
+    const { task, outputs } = await read(dataDir, id);
     expect(task.status).toBe('SUCCEEDED');
     expect(outputs.map((o) => o.index)).toEqual([0, 1, 2]);
     expect(new Set(outputs.map((o) => o.path)).size).toBe(3);
@@ -122,10 +122,10 @@ describe('a paid result is never dropped', () => {
 
   it('keeps a synchronous result in the rescue place when the project\'s folder cannot be written', async () => {
     const { ledger, dataDir, env } = await setup((l) => openAiImages(l, media.png));
-    const id = enqueue(dataDir, openAiImage);
+    const id = await enqueue(dataDir, openAiImage);
     blockMedia(dataDir);
     expect((await runStudio(dataDir, ['worker', '--until-idle'], env)).code).toBe(0);
-    const { task } = read(dataDir, id);
+    const { task } = await read(dataDir, id);
     expect(task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: 'req_1', outputPath: join(dataDir, 'rescued', 'task-1-a1.png') });
     expect(readFileSync(task.outputPath!)).toEqual(media.png.bytes);
     expect(ledger.charged).toHaveLength(1);
@@ -133,15 +133,15 @@ describe('a paid result is never dropped', () => {
 
   it('keeps a synchronous result whose save fails everywhere for a while, says why, and saves it when it can', async () => {
     const { ledger, dataDir, env } = await setup((l) => openAiImages(l, media.png));
-    const id = enqueue(dataDir, openAiImage);
+    const id = await enqueue(dataDir, openAiImage);
     const unblock = blockMedia(dataDir, true);
     const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
     await worker.waitFor(/the paid result could not be saved yet/);
-    await until(() => read(dataDir, id).task.note !== null);
-    expect(read(dataDir, id).task.note).toMatch(/could not be saved yet.*kept and saving is retried/);
+    await until(async () => (await read(dataDir, id)).task.note !== null);
+    expect((await read(dataDir, id)).task.note).toMatch(/could not be saved yet.*kept and saving is retried/);
     unblock();
     expect(await worker.exited).toBe(0);
-    const { task } = read(dataDir, id);
+    const { task } = await read(dataDir, id);
     expect(task).toMatchObject({ status: 'SUCCEEDED', note: null, remoteRequestId: 'req_1' });
     expect(readFileSync(task.outputPath!)).toEqual(media.png.bytes);
     expect(ledger.charged).toHaveLength(1);
@@ -149,13 +149,13 @@ describe('a paid result is never dropped', () => {
 
   it('a worker killed after placing a synchronous result and before its record: the restart completes it from the files', async () => {
     const { ledger, dataDir, env } = await setup((l) => openAiImages(l, media.png));
-    const id = enqueue(dataDir, openAiImage);
+    const id = await enqueue(dataDir, openAiImage);
     const doomed = startStudio(dataDir, ['worker', '--until-idle'], { ...env, STUDIO_STOP_AT: 'mid-save' });
     await doomed.waitFor(new RegExp(`stopped at mid-save for task ${id}`));
     doomed.child.kill('SIGKILL');
     await doomed.exited;
     await runStudio(dataDir, ['worker', '--until-idle'], env);
-    const { task } = read(dataDir, id);
+    const { task } = await read(dataDir, id);
     expect(task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: 'req_1' });
     expect(readFileSync(task.outputPath!)).toEqual(media.png.bytes);
     expect(ledger.charged).toHaveLength(1);
@@ -163,15 +163,15 @@ describe('a paid result is never dropped', () => {
 
   it('a worker killed after saving a synchronous result and before writing SUCCEEDED: the restart completes it from disk', async () => {
     const { ledger, fake, dataDir, env } = await setup((l) => openAiImages(l, media.png));
-    const id = enqueue(dataDir, openAiImage);
+    const id = await enqueue(dataDir, openAiImage);
     const doomed = startStudio(dataDir, ['worker', '--until-idle'], { ...env, STUDIO_STOP_AT: 'after-save' });
     await doomed.waitFor(new RegExp(`stopped at after-save for task ${id}`));
     doomed.child.kill('SIGKILL');
     await doomed.exited;
-    expect(read(dataDir, id).task.status).toBe('SUBMITTED');
+    expect((await read(dataDir, id)).task.status).toBe('SUBMITTED');
 
     await runStudio(dataDir, ['worker', '--until-idle'], env);
-    const { task } = read(dataDir, id);
+    const { task } = await read(dataDir, id);
     expect(task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: 'req_1' });
     expect(readFileSync(task.outputPath!)).toEqual(media.png.bytes);
     expect(fake.count('POST', /./)).toBe(1);
@@ -201,7 +201,7 @@ function holdLock(dataDir: string): () => void {
 describe('a database that cannot be written while a request is out', () => {
   it('a lock held longer than the busy timeout: the worker keeps the request id, says why it waits, and finishes', async () => {
     const { ledger, dataDir, env } = await setup((l) => falQueue(l, media.png));
-    const id = enqueue(dataDir, falImage());
+    const id = await enqueue(dataDir, falImage());
     const worker = startStudio(dataDir, ['worker', '--until-idle'], { ...env, STUDIO_STOP_AT: 'after-send' });
     await worker.waitFor(/stopped at after-send/);
     await whenStopped(worker.child);
@@ -212,13 +212,13 @@ describe('a database that cannot be written while a request is out', () => {
     release();
     expect(await worker.exited).toBe(0);
     expect(worker.stderr()).toMatch(/engine resumed/);
-    expect(read(dataDir, id).task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: ledger.charged[0] });
+    expect((await read(dataDir, id)).task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: ledger.charged[0] });
     expect(ledger.charged).toHaveLength(1);
   }, 60_000);
 
   it('a worker killed while the lock is held: its journaled request id is recorded at the next start, and collected once', async () => {
     const { ledger, dataDir, env } = await setup((l) => falQueue(l, media.png));
-    const id = enqueue(dataDir, falImage());
+    const id = await enqueue(dataDir, falImage());
     const doomed = startStudio(dataDir, ['worker', '--until-idle'], { ...env, STUDIO_STOP_AT: 'after-send' });
     await doomed.waitFor(/stopped at after-send/);
     await whenStopped(doomed.child);
@@ -228,11 +228,11 @@ describe('a database that cannot be written while a request is out', () => {
     doomed.child.kill('SIGKILL');
     await doomed.exited;
     release();
-    expect(read(dataDir, id).task).toMatchObject({ status: 'RUNNING', remoteRequestId: null });
+    expect((await read(dataDir, id)).task).toMatchObject({ status: 'RUNNING', remoteRequestId: null });
 
     const restart = await runStudio(dataDir, ['worker', '--until-idle'], env);
     expect(restart.stderr).toMatch(new RegExp(`recorded request ${ledger.charged[0]} from the receipt journal`));
-    const { task, events } = read(dataDir, id);
+    const { task, events } = await read(dataDir, id);
     expect(task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: ledger.charged[0] });
     expect(events.map((e) => e.toStatus)).not.toContain('OUTCOME_UNKNOWN');
     expect(ledger.charged).toHaveLength(1);
@@ -245,28 +245,28 @@ describe('cancel', () => {
     ['answers ALREADY_COMPLETED', [200, 'ALREADY_COMPLETED']],
   ] as const)('of a request fal had already finished (it %s): refused, and the paid result is collected', async (_, answer) => {
     const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { cancelAnswer: [...answer], polls: 8 }));
-    const id = enqueue(dataDir, falImage());
+    const id = await enqueue(dataDir, falImage());
     const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
-    await until(() => read(dataDir, id).task.status === 'SUBMITTED');
+    await until(async () => (await read(dataDir, id)).task.status === 'SUBMITTED');
     const cancel = await runStudio(dataDir, ['cancel', String(id)], env);
     expect(cancel.code).toBe(2);
     expect(cancel.stderr).toMatch(/was not cancelled: fal .*the studio will collect the result you paid for/);
     expect(await worker.exited).toBe(0);
-    expect(read(dataDir, id).task).toMatchObject({ status: 'SUCCEEDED', charged: 'yes' });
+    expect((await read(dataDir, id)).task).toMatchObject({ status: 'SUCCEEDED', charged: 'yes' });
     expect(fake.count('PUT', /\/cancel$/)).toBe(1);
     expect(ledger.charged).toHaveLength(1);
   });
 
   it('of a request fal only passes the cancel on to (it was running): the task is kept, said so, and collected if it finishes', async () => {
     const { fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { cancelAnswer: [202, 'CANCELLATION_REQUESTED'], polls: 8 }));
-    const id = enqueue(dataDir, falImage());
+    const id = await enqueue(dataDir, falImage());
     const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
-    await until(() => read(dataDir, id).task.status === 'SUBMITTED');
+    await until(async () => (await read(dataDir, id)).task.status === 'SUBMITTED');
     const cancel = await runStudio(dataDir, ['cancel', String(id)], env);
     expect(cancel.code).toBe(0);
     expect(cancel.stdout).toMatch(/not cancelled yet: asked fal to cancel request .*may still finish and be charged, and then its result is collected/);
     expect(await worker.exited).toBe(0);
-    const { task, events } = read(dataDir, id);
+    const { task, events } = await read(dataDir, id);
     expect(task.status).toBe('SUCCEEDED');
     expect(events.map((e) => e.reason).join('\n')).toMatch(/asked fal to cancel request/);
     expect(fake.count('PUT', /\/cancel$/)).toBe(1);
@@ -274,12 +274,12 @@ describe('cancel', () => {
 
   it('of a queued request fal removed: the task is cancelled, counted as possibly charged', async () => {
     const { fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { polls: 1_000 }));
-    const id = enqueue(dataDir, falImage());
+    const id = await enqueue(dataDir, falImage());
     const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
-    await until(() => read(dataDir, id).task.status === 'SUBMITTED');
+    await until(async () => (await read(dataDir, id)).task.status === 'SUBMITTED');
     expect((await runStudio(dataDir, ['cancel', String(id)], env)).stdout).toMatch(/cancelled; fal cancelled the request/);
     expect(await worker.exited).toBe(0);
-    expect(read(dataDir, id).task).toMatchObject({ status: 'CANCELLED', charged: 'maybe' });
+    expect((await read(dataDir, id)).task).toMatchObject({ status: 'CANCELLED', charged: 'maybe' });
     expect(fake.count('PUT', /\/cancel$/)).toBe(1);
   });
 });
@@ -288,13 +288,13 @@ describe('cancel while the request is being sent', () => {
   // The submit is held long enough for the cancel command (a process that starts cold) to arrive while it is being sent.
   it('cancels the paid job at the provider when its id arrives, records it, and counts it as possibly charged', async () => {
     const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { submitDelayMs: 5_000 }));
-    const id = enqueue(dataDir, falImage());
+    const id = await enqueue(dataDir, falImage());
     const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
     await until(() => fake.count('POST', /./) === 1);
     const cancel = await runStudio(dataDir, ['cancel', String(id)], env);
     expect(cancel.code).toBe(0);
     expect(await worker.exited).toBe(0);
-    const { task, events } = read(dataDir, id);
+    const { task, events } = await read(dataDir, id);
     expect(task).toMatchObject({ status: 'CANCELLED', charged: 'maybe', remoteRequestId: ledger.charged[0] });
     expect(fake.count('PUT', new RegExp(`/requests/${ledger.charged[0]}/cancel`))).toBe(1);
     expect(events.map((e) => e.reason).join('\n')).toMatch(/arrived after the cancel; asked fal to cancel it/);
@@ -305,20 +305,20 @@ describe('a worker that stalls or stops while a paid answer is arriving', () => 
   it('stalled (SIGSTOP) while OpenAI\'s answer arrives, parked by another worker meanwhile: the result it then saves completes the task', async () => {
     const { ledger, fake, dataDir, env } = await setup((l) => openAiImages(l, media.png, { holdBodyMs: 2_500 }));
     writeSettings(dataDir, { engine: { ...ENGINE, leaseMs: 1_000 } });
-    const id = enqueue(dataDir, openAiImage);
+    const id = await enqueue(dataDir, openAiImage);
     const stalled = startStudio(dataDir, ['worker', '--until-idle'], env);
     await until(() => fake.count('POST', /./) === 1);
     await new Promise((r) => setTimeout(r, 200));
     stalled.child.kill('SIGSTOP');
     const other = startStudio(dataDir, ['worker'], env);
-    await until(() => read(dataDir, id).task.status === 'OUTCOME_UNKNOWN', 20_000);
-    expect(read(dataDir, id).task).toMatchObject({ remoteRequestId: 'req_1' });
-    expect(read(dataDir, id).task.unknownReason).toMatch(/while the answer to request req_1 was arriving/);
+    await until(async () => (await read(dataDir, id)).task.status === 'OUTCOME_UNKNOWN', 20_000);
+    expect((await read(dataDir, id)).task).toMatchObject({ remoteRequestId: 'req_1' });
+    expect((await read(dataDir, id)).task.unknownReason).toMatch(/while the answer to request req_1 was arriving/);
     other.child.kill('SIGTERM');
     await other.exited;
     stalled.child.kill('SIGCONT');
     await stalled.exited;
-    const { task } = read(dataDir, id);
+    const { task } = await read(dataDir, id);
     expect(task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: 'req_1', charged: 'yes', unknownReason: null });
     expect(readFileSync(task.outputPath!)).toEqual(media.png.bytes);
     expect(ledger.charged).toHaveLength(1);
@@ -326,21 +326,21 @@ describe('a worker that stalls or stops while a paid answer is arriving', () => 
 
   it('stopped (SIGTERM) while a synchronous result cannot be saved anywhere: the request id is on the row, never "before the provider confirmed"', async () => {
     const { dataDir, env } = await setup((l) => openAiImages(l, media.png));
-    const id = enqueue(dataDir, openAiImage);
+    const id = await enqueue(dataDir, openAiImage);
     blockMedia(dataDir, true);
     const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
     await worker.waitFor(/the paid result could not be saved yet/);
     worker.child.kill('SIGTERM');
     expect(await worker.exited).toBe(0);
     expect(worker.stderr()).toMatch(/stopped before a paid result held only in memory could be saved/);
-    const { task } = read(dataDir, id);
+    const { task } = await read(dataDir, id);
     expect(task).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'req_1', charged: 'yes' });
     expect(task.note).toMatch(/could not be saved yet/);
   });
 
   it('cancelled after fal named the request, then killed before the answer: the next start cancels it at fal', async () => {
     const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { holdBodyMs: 3_000 }));
-    const id = enqueue(dataDir, falImage());
+    const id = await enqueue(dataDir, falImage());
     const doomed = startStudio(dataDir, ['worker', '--until-idle'], env);
     await until(() => fake.count('POST', /./) === 1);
     await new Promise((r) => setTimeout(r, 300));
@@ -348,7 +348,7 @@ describe('a worker that stalls or stops while a paid answer is arriving', () => 
     doomed.child.kill('SIGKILL');
     await doomed.exited;
     await runStudio(dataDir, ['worker', '--until-idle'], env);
-    const { task, events } = read(dataDir, id);
+    const { task, events } = await read(dataDir, id);
     expect(task).toMatchObject({ status: 'CANCELLED', charged: 'maybe', remoteRequestId: ledger.charged[0] });
     await until(() => fake.count('PUT', /\/cancel$/) === 1);
     expect(events.map((e) => e.reason).join('\n')).toMatch(/arrived after the cancel; asked fal to cancel it/);
@@ -358,13 +358,13 @@ describe('a worker that stalls or stops while a paid answer is arriving', () => 
 describe('results that are only partly usable', () => {
   it('a crash while two images in hand are being placed: the one on disk is kept, and the task says one was lost', async () => {
     const { ledger, dataDir, env } = await setup((l) => openAiImages(l, media.png, { n: 2 }));
-    const id = enqueue(dataDir, { ...openAiImage, input: { prompt: 'a fox', n: 2 } });
+    const id = await enqueue(dataDir, { ...openAiImage, input: { prompt: 'a fox', n: 2 } });
     const doomed = startStudio(dataDir, ['worker', '--until-idle'], { ...env, STUDIO_STOP_AT: 'mid-save' });
     await doomed.waitFor(new RegExp(`stopped at mid-save for task ${id}`));
     doomed.child.kill('SIGKILL');
     await doomed.exited;
     await runStudio(dataDir, ['worker', '--until-idle'], env);
-    const { task, outputs, events } = read(dataDir, id);
+    const { task, outputs, events } = await read(dataDir, id);
     expect(task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: 'req_1' });
     expect(outputs).toHaveLength(1);
     expect(events.at(-1)!.reason).toMatch(/kept 1 of 2 files; left out: 1 file\(s\) were lost when the studio stopped while saving them/);
@@ -373,21 +373,21 @@ describe('results that are only partly usable', () => {
 
   it('an ffprobe that cannot run for a while (killed, as by the out-of-memory killer) leaves a good result to be checked again, never failed', async () => {
     const { ledger, dataDir, env } = await setup((l) => falQueue(l, media.png));
-    const id = enqueue(dataDir, falImage());
+    const id = await enqueue(dataDir, falImage());
     const count = join(dataDir, 'probes');
     const probe = join(dataDir, 'ffprobe.sh');
     writeFileSync(probe, `#!/bin/sh\necho x >> '${count}'\n[ "$(wc -l < '${count}')" -le 2 ] && kill -9 $$\nexec '${ffprobePath()}' "$@"\n`, { mode: 0o755 });
     await runStudio(dataDir, ['worker', '--until-idle'], { ...env, FFPROBE_PATH: probe });
-    expect(read(dataDir, id).task).toMatchObject({ status: 'SUCCEEDED', charged: 'yes' });
+    expect((await read(dataDir, id)).task).toMatchObject({ status: 'SUCCEEDED', charged: 'yes' });
     expect(readFileSync(count, 'utf8').split('\n').filter(Boolean).length).toBeGreaterThan(2);
     expect(ledger.charged).toHaveLength(1);
   });
 
   it('keeps the good files of a multi-image result when one file is not an image, and says which was left out', async () => {
     const { ledger, dataDir, env } = await setup((l) => falQueue(l, media.png, { images: 2, badFile: 1 }));
-    const id = enqueue(dataDir, falImage({ num_images: 2 }));
+    const id = await enqueue(dataDir, falImage({ num_images: 2 }));
     await runStudio(dataDir, ['worker', '--until-idle'], env);
-    const { task, outputs, events } = read(dataDir, id);
+    const { task, outputs, events } = await read(dataDir, id);
     expect(task).toMatchObject({ status: 'SUCCEEDED', charged: 'yes' });
     expect(outputs).toHaveLength(1);
     expect(events.at(-1)!.reason).toMatch(/kept 1 of 2 files; left out: file 2: .*not readable media/);
@@ -396,20 +396,20 @@ describe('results that are only partly usable', () => {
 
   it('a synchronous result given as a link that fails a few times is downloaded when it can be, never failed', async () => {
     const { ledger, dataDir, env } = await setup((l) => openAiImages(l, media.png, { urlFailures: 4 }));
-    const id = enqueue(dataDir, { ...openAiImage, model: 'dall-e-3' });
+    const id = await enqueue(dataDir, { ...openAiImage, model: 'dall-e-3' });
     await runStudio(dataDir, ['worker', '--until-idle'], env);
-    expect(read(dataDir, id).task).toMatchObject({ status: 'SUCCEEDED', charged: 'yes', remoteRequestId: 'req_1' });
+    expect((await read(dataDir, id)).task).toMatchObject({ status: 'SUCCEEDED', charged: 'yes', remoteRequestId: 'req_1' });
     expect(ledger.charged).toHaveLength(1);
   }, 60_000);
 
   it('a receipts file with damaged lines stops nothing: the good receipts are replayed and the queue runs', async () => {
     const { ledger, dataDir, env } = await setup((l) => falQueue(l, media.png));
-    const id = enqueue(dataDir, falImage());
+    const id = await enqueue(dataDir, falImage());
     mkdirSync(join(dataDir, 'receipts'));
     writeFileSync(join(dataDir, 'receipts', 'elsewhere-1-00000000.jsonl'), 'null\n{"taskId":"x"}\n[1,2]\n{"taskId":1,"idempotencyKey":7}\n{cut');
     const run = await runStudio(dataDir, ['worker', '--until-idle'], env);
     expect(run.code).toBe(0);
-    expect(read(dataDir, id).task.status).toBe('SUCCEEDED');
+    expect((await read(dataDir, id)).task.status).toBe('SUCCEEDED');
     expect(ledger.charged).toHaveLength(1);
   });
 });
@@ -418,14 +418,14 @@ describe('a request id known only to a receipt journal', () => {
   it('cannot be adopted by another task: the decision records it for its own task first, and refuses, naming it', async () => {
     const { ledger, dataDir, env } = await setup((l) => falQueue(l, media.png));
     // Task 1 waits for a decision; task 2 is sent, and its worker dies while the database is locked.
-    const parked = enqueue(dataDir, falImage({ seed: 1 }));
-    const studio = openStudio(dataDir);
+    const parked = await enqueue(dataDir, falImage({ seed: 1 }));
+    const studio = await openStudio(dataDir);
     const lease = { owner: 'gone', now: Date.now() };
-    studio.tasks.claim('image', 1, 60_000, lease);
-    studio.tasks.markSubmitStarted(parked, 'studio-task-1-attempt-1', 60_000, lease);
-    studio.tasks.parkUnknown(parked, 'the answer was lost', lease);
-    studio.close();
-    const owner = enqueue(dataDir, falImage());
+    await studio.tasks.claim('image', 1, 60_000, lease);
+    await studio.tasks.markSubmitStarted(parked, 'studio-task-1-attempt-1', 60_000, lease);
+    await studio.tasks.parkUnknown(parked, 'the answer was lost', lease);
+    await studio.close();
+    const owner = await enqueue(dataDir, falImage());
     const doomed = startStudio(dataDir, ['worker', '--until-idle'], { ...env, STUDIO_STOP_AT: 'after-send' });
     await doomed.waitFor(/stopped at after-send/);
     await whenStopped(doomed.child);
@@ -439,24 +439,24 @@ describe('a request id known only to a receipt journal', () => {
     const adopt = await runStudio(dataDir, ['resolve', String(parked), '--adopt', ledger.charged[0]!.toUpperCase()], env);
     expect(adopt.code).toBe(2);
     expect(adopt.stderr).toMatch(new RegExp(`request ${ledger.charged[0]!.toUpperCase()} already belongs to task ${owner}`));
-    expect(read(dataDir, owner).task).toMatchObject({ status: 'SUBMITTED', remoteRequestId: ledger.charged[0] });
-    expect(read(dataDir, parked).task).toMatchObject({ status: 'OUTCOME_UNKNOWN', remoteRequestId: null });
+    expect((await read(dataDir, owner)).task).toMatchObject({ status: 'SUBMITTED', remoteRequestId: ledger.charged[0] });
+    expect((await read(dataDir, parked)).task).toMatchObject({ status: 'OUTCOME_UNKNOWN', remoteRequestId: null });
   }, 60_000);
 });
 
 describe('a receipt journal that cannot be written', () => {
   it('sends the request id heard in the headers to the task at once, so a worker killed before the answer loses nothing', async () => {
     const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { holdBodyMs: 3_000 }));
-    const id = enqueue(dataDir, falImage());
+    const id = await enqueue(dataDir, falImage());
     writeFileSync(join(dataDir, 'receipts'), 'in the way');
     const doomed = startStudio(dataDir, ['worker', '--until-idle'], env);
     await doomed.waitFor(/could not be journaled .*writing it to the task now/);
-    await until(() => read(dataDir, id).task.status === 'SUBMITTED');
-    expect(read(dataDir, id).task).toMatchObject({ remoteRequestId: ledger.charged[0] });
+    await until(async () => (await read(dataDir, id)).task.status === 'SUBMITTED');
+    expect((await read(dataDir, id)).task).toMatchObject({ remoteRequestId: ledger.charged[0] });
     doomed.child.kill('SIGKILL');
     await doomed.exited;
     await runStudio(dataDir, ['worker', '--until-idle'], env);
-    expect(read(dataDir, id).task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: ledger.charged[0] });
+    expect((await read(dataDir, id)).task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: ledger.charged[0] });
     expect(fake.count('POST', /./)).toBe(1);
   });
 });
@@ -465,11 +465,11 @@ describe('a provider that drips its answer', () => {
   it('is cut at the call\'s deadline, not after minutes: an answer with no request id is an unknown outcome', async () => {
     const { ledger, dataDir, env } = await setup((l) => falQueue(l, media.png, { drip: { named: false } }));
     writeSettings(dataDir, { engine: ENGINE, providers: { fal: { timeouts: { submit: { headersMs: 1_000, bodyMs: 1_000 } } } } });
-    const id = enqueue(dataDir, falImage());
+    const id = await enqueue(dataDir, falImage());
     const started = Date.now();
     await runStudio(dataDir, ['worker', '--until-idle'], env);
     expect(Date.now() - started).toBeLessThan(10_000);
-    const { task } = read(dataDir, id);
+    const { task } = await read(dataDir, id);
     expect(task).toMatchObject({ status: 'OUTCOME_UNKNOWN', charged: 'maybe' });
     expect(task.unknownReason).toMatch(/its answer could not be read \(.*timeout\)/);
     expect(ledger.charged).toHaveLength(1);
@@ -477,7 +477,7 @@ describe('a provider that drips its answer', () => {
 
   it('does not hold a stop: SIGTERM ends the worker within seconds, and the named request is collected at the next start', async () => {
     const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { drip: { named: true } }));
-    const id = enqueue(dataDir, falImage());
+    const id = await enqueue(dataDir, falImage());
     const worker = startStudio(dataDir, ['worker'], env);
     await until(() => fake.count('POST', /./) === 1);
     await new Promise((r) => setTimeout(r, 300));
@@ -486,7 +486,7 @@ describe('a provider that drips its answer', () => {
     expect(await worker.exited).toBe(0);
     expect(Date.now() - stopping).toBeLessThan(6_000);
     await runStudio(dataDir, ['worker', '--until-idle'], env);
-    expect(read(dataDir, id).task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: ledger.charged[0] });
+    expect((await read(dataDir, id)).task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: ledger.charged[0] });
     expect(ledger.charged).toHaveLength(1);
   });
 });

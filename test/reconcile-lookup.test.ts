@@ -6,36 +6,36 @@ import type { ProviderAdapter } from '../main/providers/port.ts';
 import { ReplicateAdapter } from '../main/providers/replicate.ts';
 import type { NewTask } from '../main/tasks/model.ts';
 import { send, startFake } from './fakes/server.ts';
-import { ManualClock, openTestDb } from './helpers/engine.ts';
+import { ManualClock, openTestStore, type TestStore } from './helpers/engine.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 const LEASE = 60_000;
 const REPLICATE_MODEL = 'black-forest-labs/flux-schnell';
 
-function studioWith(clock: ManualClock) {
-  const { repo, projectId } = openTestDb(tempDir());
+async function studioWith(clock: ManualClock) {
+  const { repo, projectId } = await openTestStore(tempDir());
   const lease = () => ({ owner: 'w', now: clock.now() });
   /** A task sent at the clock's time and parked as unknown two seconds later, as after a lost answer. */
-  const unknown = (task: Omit<NewTask, 'projectId'>) => {
-    const id = repo.enqueue({ ...task, projectId }, clock.now()).id;
-    repo.claim(task.kind, 10, LEASE, lease());
-    repo.markSubmitStarted(id, `key-${id}`, LEASE, lease());
+  const unknown = async (task: Omit<NewTask, 'projectId'>) => {
+    const id = (await repo.enqueue({ ...task, projectId }, clock.now())).id;
+    await repo.claim(task.kind, 10, LEASE, lease());
+    await repo.markSubmitStarted(id, `key-${id}`, LEASE, lease());
     clock.advance(2_000);
-    repo.parkUnknown(id, 'the answer was lost', lease());
+    await repo.parkUnknown(id, 'the answer was lost', lease());
     return id;
   };
   /** A task that holds `requestId`, as the provider's answer named it. */
-  const holding = (task: Omit<NewTask, 'projectId'>, requestId: string) => {
-    const id = repo.enqueue({ ...task, projectId }, clock.now()).id;
-    repo.claim(task.kind, 10, LEASE, lease());
-    repo.markSubmitStarted(id, `key-${id}`, LEASE, lease());
-    repo.recordSubmitted(id, { requestId, handle: null }, null, lease());
+  const holding = async (task: Omit<NewTask, 'projectId'>, requestId: string) => {
+    const id = (await repo.enqueue({ ...task, projectId }, clock.now())).id;
+    await repo.claim(task.kind, 10, LEASE, lease());
+    await repo.markSubmitStarted(id, `key-${id}`, LEASE, lease());
+    await repo.recordSubmitted(id, { requestId, handle: null }, null, lease());
     return id;
   };
   return { repo, unknown, holding };
 }
 
-const lookups = (repo: ReturnType<typeof openTestDb>['repo'], provider: ProviderAdapter, clock: ManualClock) =>
+const lookups = (repo: TestStore['repo'], provider: ProviderAdapter, clock: ManualClock) =>
   new UnknownLookups({ repo, providers: (id) => (id === provider.id ? provider : undefined), clock, log: () => undefined }, { intervalMs: 1_000, tries: 3 });
 
 /**
@@ -52,9 +52,9 @@ function replicateListing(predictions: Record<string, unknown>[]) {
 describe('Replicate: a prediction whose input was removed', () => {
   it('is offered with its time and the reason its input could not be compared, and left to the person', async () => {
     const clock = new ManualClock();
-    const { repo, unknown } = studioWith(clock);
+    const { repo, unknown } = await studioWith(clock);
     const sentAt = clock.now();
-    const id = unknown({ kind: 'image', provider: 'replicate', model: REPLICATE_MODEL, input: { prompt: 'a fox' } });
+    const id = await unknown({ kind: 'image', provider: 'replicate', model: REPLICATE_MODEL, input: { prompt: 'a fox' } });
     const fake = await replicateListing([
       { id: 'p-same-model', model: REPLICATE_MODEL, created_at: new Date(sentAt + 1_000).toISOString(), status: 'succeeded', data_removed: true, input: {} },
       { id: 'p-other-model', model: 'black-forest-labs/flux-dev', created_at: new Date(sentAt + 1_000).toISOString(), status: 'succeeded', data_removed: true, input: {} },
@@ -69,15 +69,15 @@ describe('Replicate: a prediction whose input was removed', () => {
     expect(lists).toMatch(/removes the input of an API prediction an hour after it ends/);
 
     await lookups(repo, replicate, clock).tick();
-    expect(repo.get(id)!.status).toBe('OUTCOME_UNKNOWN');
-    expect(repo.events(id).at(-1)!.reason).toMatch(/could not be compared: Replicate removes the input.*; it needs your decision$/);
+    expect((await repo.get(id))!.status).toBe('OUTCOME_UNKNOWN');
+    expect((await repo.events(id)).at(-1)!.reason).toMatch(/could not be compared: Replicate removes the input.*; it needs your decision$/);
   });
 
   it('within the hour, the one prediction with the same input is adopted by the studio, with the evidence in its history', async () => {
     const clock = new ManualClock();
-    const { repo, unknown } = studioWith(clock);
+    const { repo, unknown } = await studioWith(clock);
     const sentAt = clock.now();
-    const id = unknown({ kind: 'image', provider: 'replicate', model: REPLICATE_MODEL, input: { prompt: 'a fox' } });
+    const id = await unknown({ kind: 'image', provider: 'replicate', model: REPLICATE_MODEL, input: { prompt: 'a fox' } });
     const fake = await replicateListing([
       { id: 'p-fox', model: REPLICATE_MODEL, created_at: new Date(sentAt + 500).toISOString(), status: 'starting', data_removed: false, input: { prompt: 'a fox' } },
       { id: 'p-owl', model: REPLICATE_MODEL, created_at: new Date(sentAt + 700).toISOString(), status: 'starting', data_removed: false, input: { prompt: 'an owl' } },
@@ -86,10 +86,10 @@ describe('Replicate: a prediction whose input was removed', () => {
     clock.advance(1_000);
 
     await lookups(repo, replicate, clock).tick();
-    const task = repo.get(id)!;
+    const task = (await repo.get(id))!;
     expect(task).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'p-fox', charged: 'yes' });
     expect(task.note).toMatch(/^adopted by the studio after a lookup: request p-fox/);
-    const adopted = repo.events(id).at(-1)!;
+    const adopted = (await repo.events(id)).at(-1)!;
     expect(adopted).toMatchObject({ actor: 'engine', fromStatus: 'OUTCOME_UNKNOWN', toStatus: 'SUBMITTED' });
     expect(adopted.reason).toMatch(/^adopted by the studio after a lookup: the only request with this exact input/);
     expect(adopted.detail).toMatchObject({ adopted: 'p-fox', lookups: 1, found: { id: 'p-fox', status: 'starting' } });
@@ -99,15 +99,15 @@ describe('Replicate: a prediction whose input was removed', () => {
 describe('ElevenLabs: candidates named by the request id the studio stores', () => {
   it('never offers another task’s request, and the adopted request’s audio is fetched by its history item id', async () => {
     const clock = new ManualClock();
-    const { repo, unknown, holding } = studioWith(clock);
+    const { repo, unknown, holding } = await studioWith(clock);
     const speech = { kind: 'speech' as const, provider: 'elevenlabs', model: 'eleven_multilingual_v2', input: { text: 'hello there', voice_id: 'voice-1' } };
     // The studio stores the `request-id` header's value; history items carry it as `request_id` (ElevenLabs' OpenAPI).
     const earlier = clock.now();
-    holding(speech, 'el-req-1');
+    await holding(speech, 'el-req-1');
     // Sent ten minutes later: the two send windows do not overlap, so the studio may tell the requests apart.
     clock.advance(10 * 60_000);
     const sentAt = clock.now();
-    const id = unknown(speech);
+    const id = await unknown(speech);
     const item = (n: number, at: number) => ({
       history_item_id: `hist-${n}`,
       request_id: `el-req-${n}`,
@@ -130,7 +130,7 @@ describe('ElevenLabs: candidates named by the request id the studio stores', () 
 
     clock.advance(1_000);
     await lookups(repo, eleven, clock).tick();
-    expect(repo.get(id)).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'el-req-2' });
+    expect(await repo.get(id)).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'el-req-2' });
     const polled = await eleven.poll({ requestId: 'el-req-2', model: speech.model, handle: null });
     expect(polled.state === 'succeeded' && polled.result.outputs[0]!.url).toBe(`${fake.url}/v1/history/hist-2/audio`);
   });

@@ -29,33 +29,33 @@ async function scenesMade(): Promise<{ dataDir: string; env: Record<string, stri
   sim = await startSimulator({ jobMs: 100 });
   const dataDir = tempDir();
   writeSettings(dataDir, { engine: { tickMs: 50, concurrency: { render: 0 }, poll: { intervalMs: 50, maxIntervalMs: 100 } }, providers: { simulator: { baseUrl: sim.url } } });
-  const studio = openStudio(dataDir);
+  const studio = await openStudio(dataDir);
   const providers = await openProviders(studio.settings, dataDir, {});
-  const project = studio.projects.ensure('Long', Date.now());
-  studio.storyboards.save(project.id, parseStoryboard(LONG), Date.now());
+  const project = await studio.projects.ensure('Long', Date.now());
+  await studio.storyboards.save(project.id, parseStoryboard(LONG), Date.now());
   await new Pipeline({ studio, provider: providers.get, defaults: studio.settings.defaults }).generate('Long');
   const supervisor = createSupervisor(studio, providers.get);
   supervisor.start();
-  await until(() => studio.tasks.list().every((t) => t.kind === 'render' || t.status === 'SUCCEEDED'));
+  await until(async () => (await studio.tasks.list()).every((t) => t.kind === 'render' || t.status === 'SUCCEEDED'));
   await supervisor.stop();
   await providers.close();
-  studio.close();
+  await studio.close();
   writeSettings(dataDir, { engine: { tickMs: 50, leaseMs: 60_000 }, providers: { simulator: { baseUrl: sim.url } } });
   return { dataDir, env: { STUDIO_SIMULATOR_BASE_URL: sim.url } };
 }
 
-function renderTask(dataDir: string): Task {
-  const studio = openStudio(dataDir);
+async function renderTask(dataDir: string): Promise<Task> {
+  const studio = await openStudio(dataDir);
   try {
-    return studio.tasks.list().find((t) => t.kind === 'render')!;
+    return (await studio.tasks.list()).find((t) => t.kind === 'render')!;
   } finally {
-    studio.close();
+    await studio.close();
   }
 }
 
-async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
+async function until(check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const start = Date.now();
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() - start > timeoutMs) throw new Error('timed out waiting');
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -76,15 +76,15 @@ describe('the render', () => {
     const { dataDir, env } = await scenesMade();
     const renders = join(dataDir, 'projects', '1', 'renders');
     const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
-    await until(() => (renderTask(dataDir).progress ?? 0) > 0);
+    await until(async () => ((await renderTask(dataDir)).progress ?? 0) > 0);
     worker.child.kill('SIGKILL');
     await worker.exited;
-    expect(renderTask(dataDir).status).toBe('RUNNING');
+    expect((await renderTask(dataDir)).status).toBe('RUNNING');
     expect(leftovers(renders).some((f) => f.endsWith('.part.mp4'))).toBe(true);
 
     const again = await runStudio(dataDir, ['worker', '--until-idle'], env);
     expect(again.code, again.stderr).toBe(0);
-    const task = renderTask(dataDir);
+    const task = await renderTask(dataDir);
     expect(task.status).toBe('SUCCEEDED');
     expect((await probe(task.outputPath!)).durationSec).toBeCloseTo(12, 1);
     expect(leftovers(renders)).toEqual([]);
@@ -95,21 +95,21 @@ describe('the render', () => {
   it('cancelled mid-render, ends the ffmpeg process and leaves no partial file', async () => {
     const { dataDir } = await scenesMade();
     const renders = join(dataDir, 'projects', '1', 'renders');
-    const studio = openStudio(dataDir);
+    const studio = await openStudio(dataDir);
     const providers = await openProviders(studio.settings, dataDir);
     const supervisor = createSupervisor(studio, providers.get);
     supervisor.start();
     try {
-      await until(() => (studio.tasks.list().find((t) => t.kind === 'render')!.progress ?? 0) > 0);
+      await until(async () => ((await studio.tasks.list()).find((t) => t.kind === 'render')!.progress ?? 0) > 0);
       expect(ffmpegsWriting(renders)).toHaveLength(1);
-      const id = studio.tasks.list().find((t) => t.kind === 'render')!.id;
+      const id = (await studio.tasks.list()).find((t) => t.kind === 'render')!.id;
       await cancelTask(studio.tasks, undefined, id, Date.now());
       await until(() => ffmpegsWriting(renders).length === 0 && leftovers(renders).length === 0, 5_000);
-      expect(studio.tasks.get(id)!.status).toBe('CANCELLED');
+      expect((await studio.tasks.get(id))!.status).toBe('CANCELLED');
     } finally {
       await supervisor.stop();
       await providers.close();
-      studio.close();
+      await studio.close();
     }
   });
 });

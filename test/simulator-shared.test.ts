@@ -25,12 +25,12 @@ async function enqueue(dataDir: string, count: number): Promise<number[]> {
   return ids;
 }
 
-function tasks(dataDir: string): Task[] {
-  const studio = openStudio(dataDir);
+async function tasks(dataDir: string): Promise<Task[]> {
+  const studio = await openStudio(dataDir);
   try {
-    return studio.tasks.list();
+    return await studio.tasks.list();
   } finally {
-    studio.close();
+    await studio.close();
   }
 }
 
@@ -46,10 +46,10 @@ async function ledger(dataDir: string): Promise<Charge[]> {
 
 const chargesOf = (charges: Charge[], id: number) => charges.filter((c) => c.idempotencyKey?.startsWith(`studio-task-${id}-`));
 
-async function until<T>(look: () => T | undefined, what: string, timeoutMs = 30_000): Promise<T> {
+async function until<T>(look: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
-    const found = look();
+    const found = await look();
     if (found !== undefined) return found;
     if (Date.now() > end) throw new Error(`no ${what} within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 100));
@@ -73,8 +73,8 @@ describe('two worker processes on one data folder with the default simulator', (
     const ids = await enqueue(dataDir, 6);
 
     // Whichever worker first holds recorded requests, and none in the middle of being sent, is killed.
-    const [doomed, orphans] = await until(() => {
-      const all = tasks(dataDir);
+    const [doomed, orphans] = await until(async () => {
+      const all = await tasks(dataDir);
       for (const [i, owner] of owners.entries()) {
         const held = all.filter((t) => t.leaseOwner === owner);
         if (held.length > 0 && held.every((t) => t.status === 'SUBMITTED' && t.remoteRequestId)) return [i, held] as const;
@@ -85,8 +85,8 @@ describe('two worker processes on one data folder with the default simulator', (
     await workers[doomed]!.exited;
 
     const survivor = workers[1 - doomed]!;
-    const after = await until(() => {
-      const all = tasks(dataDir);
+    const after = await until(async () => {
+      const all = await tasks(dataDir);
       return all.every((t) => t.status === 'SUCCEEDED' || t.status === 'FAILED' || t.status === 'OUTCOME_UNKNOWN') ? all : undefined;
     }, 'every task ended', 40_000);
     survivor.child.kill('SIGTERM');
@@ -115,7 +115,7 @@ describe('a worker meets the faults that follow an acceptance', () => {
       const run = await runStudio(dataDir, ['worker', '--until-idle'], { STUDIO_SIMULATOR_BASE_URL: sim.url });
       expect(run.code, run.stderr).toBe(0);
 
-      const [task] = tasks(dataDir);
+      const [task] = await tasks(dataDir);
       expect(task, run.stderr).toMatchObject({ id, status: 'SUCCEEDED', remoteRequestId: sim.charges[0]!.requestId });
       expect(sim.injected).toHaveLength(1);
       expect(chargesOf(sim.charges, id)).toHaveLength(1);

@@ -23,20 +23,20 @@ describe('spend per model', () => {
 
     // The simulator bills a little off its quote, as real bills are (simulator/server.ts).
     const billed = new Map(sim.charges.map((c) => [c.model, c.billed]));
-    const studio = openStudio(dir);
+    const studio = await openStudio(dir);
     try {
-      const project = studio.projects.byName('Fox')!;
-      const byModel = studio.tasks.spendByModel(project.id);
+      const project = (await studio.projects.byName('Fox'))!;
+      const byModel = await studio.tasks.spendByModel(project.id);
       expect(byModel.map((m) => m.model)).toEqual(['sim-clip-1', 'sim-image-1', 'sim-speech-1']);
       for (const m of byModel) {
         expect(m).toMatchObject({ provider: 'simulator', tasks: 1, billed: billed.get(m.model), estimatedOnly: 0, possiblyCharged: 0, billedUnestimated: 0 });
         expect(m.estimatedForBilled).toBeGreaterThan(0);
       }
-      for (const t of studio.tasks.page(project.id, 0, 10).tasks) {
+      for (const t of (await studio.tasks.page(project.id, 0, 10)).tasks) {
         expect(t.costActualSource).toBe(t.kind === 'render' ? 'made on this machine by ffmpeg, at no charge' : 'the simulator\'s "cost" field');
       }
     } finally {
-      studio.close();
+      await studio.close();
     }
 
     const shown = await cli(dir, 'spend', '--project', 'Fox');

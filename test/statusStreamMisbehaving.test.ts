@@ -27,7 +27,7 @@ describe('a status stream that misbehaves', () => {
     const task = { id: 1, remoteRequestId: 'r-1', model: FAL_MODEL, remoteHandle: { status_url: `${base}/status`, response_url: base }, submittedAt: Date.now() } as unknown as Task;
     const outcome = await pollUntilDone(
       task,
-      { repo: { saveProgress: () => true }, provider: fal, clock: systemClock, random: () => 0.5, log: () => undefined },
+      { repo: { saveProgress: async () => true }, provider: fal, clock: systemClock, random: () => 0.5, log: () => undefined },
       { intervalMs: 500, maxIntervalMs: 2_000, deadlineMs: 60_000, owner: 'me', leaseMs: 30_000 },
       new AbortController().signal,
     );

@@ -3,7 +3,7 @@ import { recoverExpired } from '../main/engine/recoverySweep.ts';
 import { DEFAULT_ENGINE_OPTIONS, Supervisor, type EngineOptions } from '../main/engine/supervisor.ts';
 import type { PollResult } from '../main/providers/port.ts';
 import type { RemoteRef } from '../main/tasks/model.ts';
-import { imageTask, ManualClock, openTestDb } from './helpers/engine.ts';
+import { imageTask, ManualClock, openTestStore } from './helpers/engine.ts';
 import { FakeProvider, memoryOutputs, memoryReceipts, sweepOf } from './helpers/recording.ts';
 import { tempDir } from './helpers/tmp.ts';
 
@@ -25,14 +25,15 @@ async function settle(): Promise<void> {
 
 describe('supervisor after a system sleep', () => {
   it('renews its own leases before anybody judges them expired, even when another process wakes first', async () => {
-    const { repo, owners, projectId } = openTestDb(tempDir());
+    const { store, repo, owners, projectId } = await openTestStore(tempDir());
     const clock = new ManualClock();
-    const { id } = repo.enqueue(imageTask(projectId), clock.now());
+    const { id } = await repo.enqueue(imageTask(projectId), clock.now());
     const make = (owner: string) =>
       new Supervisor(
         {
           repo,
           owners,
+          transaction: (fn) => store.transaction(fn),
           providers: () => new HangingProvider(),
           clock,
           outputs: memoryOutputs(), receipts: memoryReceipts(),
@@ -43,44 +44,44 @@ describe('supervisor after a system sleep', () => {
       );
     const a = make('a');
     const b = make('b');
-    a.start();
-    b.start();
+    await a.start();
+    await b.start();
     await settle();
-    expect(repo.get(id)).toMatchObject({ status: 'SUBMITTED', leaseOwner: 'a' });
+    expect(await repo.get(id)).toMatchObject({ status: 'SUBMITTED', leaseOwner: 'a' });
 
     // The lid closes for an hour: the wall clock moves on, the monotonic clock does not.
     clock.wall += 3_600_000;
-    b.tick();
-    a.tick();
+    await b.tick();
+    await a.tick();
     await settle();
-    expect(repo.get(id)).toMatchObject({ status: 'SUBMITTED', leaseOwner: 'a' });
-    expect(repo.get(id)!.leaseExpiresAt).toBeGreaterThan(clock.now());
+    expect(await repo.get(id)).toMatchObject({ status: 'SUBMITTED', leaseOwner: 'a' });
+    expect((await repo.get(id))!.leaseExpiresAt).toBeGreaterThan(clock.now());
 
     clock.advance(OPTIONS.leaseMs / 2);
-    b.tick();
-    expect(repo.get(id)!.leaseOwner).toBe('a');
-    expect(repo.events(id).map((e) => e.toStatus)).toEqual(['PENDING', 'RUNNING', 'RUNNING', 'SUBMITTED']);
+    await b.tick();
+    expect((await repo.get(id))!.leaseOwner).toBe('a');
+    expect((await repo.events(id)).map((e) => e.toStatus)).toEqual(['PENDING', 'RUNNING', 'RUNNING', 'SUBMITTED']);
     await Promise.all([a.stop(), b.stop()]);
   });
 
   it('judges the leases of a process that stopped (SIGSTOP) once they run out', async () => {
-    const { repo, owners, projectId } = openTestDb(tempDir());
+    const { store, repo, owners, projectId } = await openTestStore(tempDir());
     const clock = new ManualClock();
-    const { id } = repo.enqueue(imageTask(projectId), clock.now());
-    repo.claim('image', 4, OPTIONS.leaseMs, { owner: 'stopped', now: clock.now() });
+    const { id } = await repo.enqueue(imageTask(projectId), clock.now());
+    await repo.claim('image', 4, OPTIONS.leaseMs, { owner: 'stopped', now: clock.now() });
     const b = new Supervisor(
-      { repo, owners, providers: () => new FakeProvider(), clock, outputs: memoryOutputs(), receipts: memoryReceipts(), ...LOCAL, owner: { id: 'b', hostname: 'h', pid: process.pid } },
+      { repo, owners, transaction: (fn) => store.transaction(fn), providers: () => new FakeProvider(), clock, outputs: memoryOutputs(), receipts: memoryReceipts(), ...LOCAL, owner: { id: 'b', hostname: 'h', pid: process.pid } },
       OPTIONS,
     );
-    b.start();
+    await b.start();
     await settle();
-    expect(repo.get(id)!.leaseOwner).toBe('stopped');
+    expect((await repo.get(id))!.leaseOwner).toBe('stopped');
     clock.advance(OPTIONS.leaseMs + 1);
-    b.tick();
-    b.tick();
+    await b.tick();
+    await b.tick();
     await settle();
     await b.stop();
-    expect(repo.get(id)).toMatchObject({ status: 'SUCCEEDED' });
+    expect(await repo.get(id)).toMatchObject({ status: 'SUCCEEDED' });
   });
 });
 
@@ -97,28 +98,28 @@ class SlowQuoteProvider extends FakeProvider {
 
 describe('supervisor, one executor per task', () => {
   it('does not start a second executor when a task it is still running comes back to it', async () => {
-    const { repo, owners, projectId } = openTestDb(tempDir());
+    const { store, repo, owners, projectId } = await openTestStore(tempDir());
     const clock = new ManualClock();
     const provider = new SlowQuoteProvider();
-    const { id } = repo.enqueue(imageTask(projectId), clock.now());
+    const { id } = await repo.enqueue(imageTask(projectId), clock.now());
     const a = new Supervisor(
-      { repo, owners, providers: () => provider, clock, outputs: memoryOutputs(), receipts: memoryReceipts(), ...LOCAL, owner: { id: 'a', hostname: 'h', pid: process.pid } },
+      { repo, owners, transaction: (fn) => store.transaction(fn), providers: () => provider, clock, outputs: memoryOutputs(), receipts: memoryReceipts(), ...LOCAL, owner: { id: 'a', hostname: 'h', pid: process.pid } },
       OPTIONS,
     );
-    a.start();
+    await a.start();
     await settle();
     expect(provider.quotes).toBe(1);
     // A stalls past its lease; another process requeues the row; A claims it again on its next tick.
     clock.advance(OPTIONS.leaseMs + 1);
-    recoverExpired(sweepOf(repo), clock.now(), new Set(), () => undefined);
-    expect(repo.get(id)!.status).toBe('PENDING');
-    a.tick();
+    await recoverExpired(sweepOf(store), clock.now(), new Set(), () => undefined);
+    expect((await repo.get(id))!.status).toBe('PENDING');
+    await a.tick();
     await settle();
     expect(provider.quotes).toBe(1);
     provider.release();
     await settle();
     await a.stop();
     expect(provider.keys).toHaveLength(1);
-    expect(repo.get(id)!.status).toBe('SUCCEEDED');
+    expect((await repo.get(id))!.status).toBe('SUCCEEDED');
   });
 });

@@ -9,7 +9,7 @@ import { benchUi } from './ui.ts';
 /** `npm run bench` prints a table; `npm run bench -- --json` prints one JSON object. */
 const json = process.argv.includes('--json');
 
-const engine = benchEngine(500, 10);
+const engine = await benchEngine(500, 10);
 const recovery = await benchRecovery(100_000, 1_000);
 const render = await benchRender();
 const pipeline = await benchPipeline();
@@ -22,7 +22,7 @@ if (json) {
   console.log(JSON.stringify(results));
 } else {
   const rows: [string, string, string][] = [
-    ['engine.cyclesPerSec', String(engine.cyclesPerSec), 'task cycles/s through the repository (WAL, synchronous=FULL)'],
+    ['engine.cyclesPerSec', String(engine.cyclesPerSec), 'task cycles/s through the SQLite store (WAL, synchronous=FULL)'],
     ['engine.bareCyclesPerSec', String(engine.bareCyclesPerSec), 'the same writes as bare better-sqlite3 statements'],
     ['engine.ratio', String(engine.ratio), 'goal >= 0.8'],
     ['engine.writesPerCycle', String(engine.writesPerCycle), 'commits per task cycle'],

@@ -40,7 +40,7 @@ export async function detectOnce(stream = true) {
   const sim = await startSimulator({});
   const dir = mkdtempSync(join(tmpdir(), 'studio-bench-detect-'));
   writeFileSync(join(dir, 'settings.json'), JSON.stringify({ engine: { concurrency: { image: 12 } }, providers: { simulator: { baseUrl: sim.url } } }));
-  const studio = openStudio(dir);
+  const studio = await openStudio(dir);
   const providers = await openProviders(studio.settings, dir, {});
   const calls = { status: 0 };
   const engine = createSupervisor(studio, (id) => {
@@ -48,13 +48,18 @@ export async function detectOnce(stream = true) {
     return adapter && counted(adapter, calls, stream);
   });
   try {
-    const projectId = studio.projects.ensure('Detect', Date.now()).id;
-    const ids = Array.from({ length: JOBS }, (_, i) =>
-      studio.tasks.enqueue({ projectId, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: `fox ${i}`, duration_ms: durationOf(i) } }, Date.now()).id,
-    );
+    const projectId = (await studio.projects.ensure('Detect', Date.now())).id;
+    const ids: number[] = [];
+    for (let i = 0; i < JOBS; i++) {
+      ids.push((await studio.tasks.enqueue({ projectId, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: `fox ${i}`, duration_ms: durationOf(i) } }, Date.now())).id);
+    }
     engine.start();
     const end = Date.now() + 180_000;
-    while (ids.some((id) => studio.tasks.get(id)!.status !== 'SUCCEEDED')) {
+    const allDone = async () => {
+      for (const id of ids) if ((await studio.tasks.get(id))!.status !== 'SUCCEEDED') return false;
+      return true;
+    };
+    while (!(await allDone())) {
       if (Date.now() > end) throw new Error('the detection benchmark did not finish');
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -62,7 +67,7 @@ export async function detectOnce(stream = true) {
     const late: number[] = [];
     let jobMinutes = 0;
     for (const id of ids) {
-      const task = studio.tasks.get(id)!;
+      const task = (await studio.tasks.get(id))!;
       const charge = charges.get(task.remoteRequestId!)!;
       const duration = Number((task.input as { duration_ms: number }).duration_ms);
       late.push(task.finishedAt! - (charge.at + duration));
@@ -72,7 +77,7 @@ export async function detectOnce(stream = true) {
   } finally {
     await engine.stop();
     await providers.close();
-    studio.close();
+    await studio.close();
     await sim.close();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { applyPragmas, openDatabase } from '../../main/db/database.ts';
 import { loadMigrations } from '../../main/db/migrator.ts';
-import { ProjectRepository } from '../../main/projects/repository.ts';
-import { TaskRepository } from '../../main/tasks/repository.ts';
+import { SqliteProjectStore } from '../../main/store/sqlite/projectStore.ts';
+import { SqliteTaskStore } from '../../main/store/sqlite/taskStore.ts';
 
 const LEASE = 30_000;
 
@@ -13,26 +13,26 @@ function freshDir(): string {
   return mkdtempSync(join(tmpdir(), 'studio-bench-'));
 }
 
-/** One task's life through the real repository: enqueue, claim, mark, record, progress, complete. */
-function engineCycles(n: number): { seconds: number; rowsWritten: number } {
+/** One task's life through the real SQLite store: enqueue, claim, mark, record, progress, complete. */
+async function engineCycles(n: number): Promise<{ seconds: number; rowsWritten: number }> {
   const dir = freshDir();
   const db = openDatabase(join(dir, 'studio.db'));
-  const repo = new TaskRepository(db);
-  const projectId = new ProjectRepository(db).ensure('Bench', 0).id;
+  const repo = new SqliteTaskStore(db);
+  const projectId = (await new SqliteProjectStore(db).ensure('Bench', 0)).id;
   const lease = (now: number) => ({ owner: 'bench', now });
   const changesBefore = db.prepare('SELECT total_changes() AS n').pluck().get() as number;
   const start = performance.now();
   for (let i = 0; i < n; i++) {
     const now = 1_000_000 + i;
-    const { id } = repo.enqueue(
+    const { id } = await repo.enqueue(
       { projectId, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: `p${i}` } },
       now,
     );
-    repo.claim('image', 4, LEASE, lease(now));
-    repo.markSubmitStarted(id, `k${i}`, LEASE, lease(now));
-    repo.recordSubmitted(id, { requestId: `r${i}`, handle: null }, { cost: 40_000, source: 'quote' }, lease(now));
-    repo.saveProgress(id, 0.5, LEASE, lease(now));
-    repo.complete(id, { outputs: [{ path: `/m/${i}.png`, sha256: 'f'.repeat(64), bytes: 1, contentType: 'image/png' }], costActual: 41_000 }, lease(now));
+    await repo.claim('image', 4, LEASE, lease(now));
+    await repo.markSubmitStarted(id, `k${i}`, LEASE, lease(now));
+    await repo.recordSubmitted(id, { requestId: `r${i}`, handle: null }, { cost: 40_000, source: 'quote' }, lease(now));
+    await repo.saveProgress(id, 0.5, LEASE, lease(now));
+    await repo.complete(id, { outputs: [{ path: `/m/${i}.png`, sha256: 'f'.repeat(64), bytes: 1, contentType: 'image/png' }], costActual: 41_000 }, lease(now));
   }
   const seconds = (performance.now() - start) / 1000;
   const rowsWritten = (db.prepare('SELECT total_changes() AS n').pluck().get() as number) - changesBefore;
@@ -109,13 +109,13 @@ function bareCycles(n: number): number {
 
 export const COMMITS_PER_CYCLE = 6;
 
-export function benchEngine(cycles: number, rounds = 5) {
+export async function benchEngine(cycles: number, rounds = 5) {
   // Interleave short rounds of the two loops so drift in the disk's sync time hits both alike.
   let engineSeconds = 0;
   let bareSeconds = 0;
   let rowsWritten = 0;
   for (let round = 0; round < rounds; round++) {
-    const e = engineCycles(cycles);
+    const e = await engineCycles(cycles);
     rowsWritten = e.rowsWritten;
     engineSeconds += e.seconds;
     bareSeconds += bareCycles(cycles);

@@ -16,9 +16,9 @@ export function median(xs: number[]): number {
   return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 }
 
-async function until(done: () => boolean, timeoutMs: number): Promise<void> {
+async function until(done: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const end = Date.now() + timeoutMs;
-  while (!done()) {
+  while (!(await done())) {
     if (Date.now() > end) throw new Error(`the benchmark did not finish within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 5));
   }
@@ -33,25 +33,25 @@ async function pipelineOnce() {
   const sim = await startSimulator({ jobMs: JOB_MS });
   const dir = mkdtempSync(join(tmpdir(), 'studio-bench-pipeline-'));
   writeFileSync(join(dir, 'settings.json'), JSON.stringify({ providers: { simulator: { baseUrl: sim.url } } }));
-  const studio = openStudio(dir);
+  const studio = await openStudio(dir);
   const providers = await openProviders(studio.settings, dir, {});
-  const project = studio.projects.ensure('Fox', Date.now());
-  studio.storyboards.save(project.id, parseStoryboard(JSON.parse(readFileSync(STORYBOARD, 'utf8'))), Date.now());
+  const project = await studio.projects.ensure('Fox', Date.now());
+  await studio.storyboards.save(project.id, parseStoryboard(JSON.parse(readFileSync(STORYBOARD, 'utf8'))), Date.now());
   const pipeline = new Pipeline({ studio, provider: providers.get, defaults: studio.settings.defaults });
   const engine = createSupervisor(studio, providers.get);
   engine.start();
   try {
     const start = Date.now();
     await pipeline.generate('Fox');
-    const render = () => studio.tasks.list({ projectId: project.id }).find((t) => t.kind === 'render');
-    await until(() => ['SUCCEEDED', 'FAILED', 'CANCELLED', 'OUTCOME_UNKNOWN'].includes(render()?.status ?? ''), 120_000);
-    const made = render()!;
+    const render = async () => (await studio.tasks.list({ projectId: project.id })).find((t) => t.kind === 'render');
+    await until(async () => ['SUCCEEDED', 'FAILED', 'CANCELLED', 'OUTCOME_UNKNOWN'].includes((await render())?.status ?? ''), 120_000);
+    const made = (await render())!;
     if (made.status !== 'SUCCEEDED') throw new Error(`the benchmark render ended ${made.status}: ${made.error}`);
     const wallMs = made.finishedAt! - start;
     await engine.stop();
 
-    const again = studio.tasks.enqueue({ projectId: project.id, kind: 'render', provider: 'local', model: 'ffmpeg', input: made.input }, Date.now());
-    const [claimed] = studio.tasks.claim('render', 1, 60_000, { owner: 'bench', now: Date.now() });
+    const again = await studio.tasks.enqueue({ projectId: project.id, kind: 'render', provider: 'local', model: 'ffmpeg', input: made.input }, Date.now());
+    const [claimed] = await studio.tasks.claim('render', 1, 60_000, { owner: 'bench', now: Date.now() });
     const t = performance.now();
     await runRenderTask(
       claimed!,
@@ -60,12 +60,12 @@ async function pipelineOnce() {
       new AbortController().signal,
     );
     const renderMs = performance.now() - t;
-    if (studio.tasks.get(again.id)!.status !== 'SUCCEEDED') throw new Error('the render timed alone failed');
+    if ((await studio.tasks.get(again.id))!.status !== 'SUCCEEDED') throw new Error('the render timed alone failed');
     return { wallMs, criticalMs: 2 * JOB_MS + renderMs };
   } finally {
     await engine.stop();
     await providers.close();
-    studio.close();
+    await studio.close();
     await sim.close();
     rmSync(dir, { recursive: true, force: true });
   }

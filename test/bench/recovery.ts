@@ -2,12 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { databasePath } from '../../main/config/paths.ts';
+import { openDatabase } from '../../main/db/database.ts';
 import { createSupervisor, openStudio } from '../../main/studio.ts';
 
 /** A database left by a crash: `finished` done tasks and `inFlight` leased by a process that is gone. */
 function seed(dataDir: string, finished: number, inFlight: number): void {
-  const studio = openStudio(dataDir);
-  const { db } = studio;
+  const db = openDatabase(databasePath(dataDir));
   const now = Date.now();
   db.prepare(`INSERT INTO projects (name, created_at) VALUES ('Bench', ?)`).run(now);
   db.prepare(`INSERT INTO lease_owners VALUES ('gone', 'bench-host', 2147483646, ?, ?)`).run(now, now);
@@ -40,7 +40,7 @@ function seed(dataDir: string, finished: number, inFlight: number): void {
       });
     }
   })();
-  studio.close();
+  db.close();
 }
 
 /** Time from opening the data folder to the first tick done: dead owner found, every in-flight row recovered. */
@@ -48,16 +48,16 @@ export async function benchRecovery(finished: number, inFlight: number) {
   const dataDir = mkdtempSync(join(tmpdir(), 'studio-bench-'));
   seed(dataDir, finished, inFlight);
   const start = performance.now();
-  const studio = openStudio(dataDir);
+  const studio = await openStudio(dataDir);
   studio.settings.engine.concurrency = { image: 0, clip: 0, speech: 0, render: 0 };
   const supervisor = createSupervisor(studio, () => undefined, { owner: { id: 'bench', hostname: 'bench-host', pid: process.pid } });
-  supervisor.start();
+  await supervisor.start();
   const ms = performance.now() - start;
-  const counts = studio.db.prepare(`SELECT status, count(*) AS n FROM tasks GROUP BY status`).all() as { status: string; n: number }[];
+  const by: Record<string, number> = {};
+  for (const c of await studio.tasks.counts()) by[c.status] = (by[c.status] ?? 0) + c.n;
   await supervisor.stop();
-  studio.close();
+  await studio.close();
   rmSync(dataDir, { recursive: true, force: true });
-  const by = Object.fromEntries(counts.map((c) => [c.status, c.n]));
   if ((by.RUNNING ?? 0) > 0) throw new Error(`recovery left ${by.RUNNING} rows RUNNING (${databasePath(dataDir)})`);
   return { finished, inFlight, ms: Number(ms.toFixed(1)), requeued: by.PENDING ?? 0, parked: by.OUTCOME_UNKNOWN ?? 0, toPoll: by.SUBMITTED ?? 0 };
 }

@@ -2,6 +2,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { databasePath } from '../../main/config/paths.ts';
+import { openDatabase } from '../../main/db/database.ts';
 import { runRenderTask } from '../../main/engine/renderExecutor.ts';
 import { ffmpegPath, ffprobePath } from '../../main/media/binaries.ts';
 import { renderArgs, type RenderJob } from '../../main/media/renderer.ts';
@@ -24,11 +26,13 @@ function runDirect(args: string[]): Promise<void> {
  */
 export async function benchRender(rounds = 5) {
   const dataDir = mkdtempSync(join(tmpdir(), 'studio-bench-render-'));
-  const studio = openStudio(dataDir);
-  const project = studio.projects.ensure('Bench', Date.now());
-  const done = (kind: 'clip' | 'speech', path: string) => {
-    const t = studio.tasks.enqueue({ projectId: project.id, kind, provider: 'simulator', model: `sim-${kind}-1`, input: { path } }, Date.now());
-    studio.db.prepare(`UPDATE tasks SET status = 'SUCCEEDED', output_path = ?, finished_at = 1 WHERE id = ?`).run(path, t.id);
+  const studio = await openStudio(dataDir);
+  const project = await studio.projects.ensure('Bench', Date.now());
+  // The scenes' clips and narrations, finished as the executor leaves them, written directly.
+  const db = openDatabase(databasePath(dataDir));
+  const done = async (kind: 'clip' | 'speech', path: string) => {
+    const t = await studio.tasks.enqueue({ projectId: project.id, kind, provider: 'simulator', model: `sim-${kind}-1`, input: { path } }, Date.now());
+    db.prepare(`UPDATE tasks SET status = 'SUCCEEDED', output_path = ?, finished_at = 1 WHERE id = ?`).run(path, t.id);
     return t.id;
   };
   const scenes = [];
@@ -38,15 +42,16 @@ export async function benchRender(rounds = 5) {
     const speech = join(dataDir, `speech-${i}.wav`);
     writeFileSync(clip, (await makeMedia('clip', { prompt: `scene ${i}`, duration: SECONDS })).bytes);
     writeFileSync(speech, (await makeMedia('speech', { text: `This is scene number ${i}.` })).bytes);
-    scenes.push({ duration: SECONDS, clip: { $output: done('clip', clip) }, narration: { $output: done('speech', speech) } });
+    scenes.push({ duration: SECONDS, clip: { $output: await done('clip', clip) }, narration: { $output: await done('speech', speech) } });
     job.scenes.push({ clip, narration: speech, duration: SECONDS });
   }
+  db.close();
   const args = renderArgs(job, ffmpegPath());
   const engine: number[] = [];
   const direct: number[] = [];
   for (let r = 0; r < rounds; r++) {
-    const task = studio.tasks.enqueue({ projectId: project.id, kind: 'render', provider: 'local', model: 'ffmpeg', input: { width: 1280, height: 720, fps: 24, scenes } }, Date.now());
-    const [claimed] = studio.tasks.claim('render', 1, 60_000, { owner: 'bench', now: Date.now() });
+    const task = await studio.tasks.enqueue({ projectId: project.id, kind: 'render', provider: 'local', model: 'ffmpeg', input: { width: 1280, height: 720, fps: 24, scenes } }, Date.now());
+    const [claimed] = await studio.tasks.claim('render', 1, 60_000, { owner: 'bench', now: Date.now() });
     // Alternate which goes first, so neither always meets a warmer disk cache.
     if (r % 2 === 1) {
       const t = performance.now();
@@ -61,14 +66,14 @@ export async function benchRender(rounds = 5) {
       new AbortController().signal,
     );
     engine.push(performance.now() - start);
-    if (studio.tasks.get(task.id)!.status !== 'SUCCEEDED') throw new Error(`the benchmark render failed: ${studio.tasks.get(task.id)!.error}`);
+    if ((await studio.tasks.get(task.id))!.status !== 'SUCCEEDED') throw new Error(`the benchmark render failed: ${(await studio.tasks.get(task.id))!.error}`);
     if (r % 2 === 0) {
       start = performance.now();
       await runDirect(args);
       direct.push(performance.now() - start);
     }
   }
-  studio.close();
+  await studio.close();
   rmSync(dataDir, { recursive: true, force: true });
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   return {

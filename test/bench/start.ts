@@ -44,9 +44,9 @@ async function once(dataDir: string, page: import('playwright-core').Page): Prom
 /** From `npm start` (the UI built already) to a usable page in a browser that is already open; median of 3 after one warm-up. */
 export async function benchStart() {
   const dir = mkdtempSync(join(tmpdir(), 'studio-bench-start-'));
-  const studio = openStudio(dir);
-  studio.projects.ensure('Bench', Date.now());
-  studio.close();
+  const studio = await openStudio(dir);
+  await studio.projects.ensure('Bench', Date.now());
+  await studio.close();
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   const times: number[] = [];
   let stampBefore = 0;

@@ -2,6 +2,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { databasePath } from '../../main/config/paths.ts';
+import { openDatabase } from '../../main/db/database.ts';
 import { openStudio } from '../../main/studio.ts';
 import { CHROMIUM, CHROMIUM_ARGS, NO_PROVIDER, serve } from '../helpers/browser.ts';
 
@@ -10,19 +12,21 @@ import { CHROMIUM, CHROMIUM_ARGS, NO_PROVIDER, serve } from '../helpers/browser.
  * of three scenes an image, a clip made from it and a narration, then a render of them, each with its saved file
  * and its dependency rows.
  */
-export function seed(count: number): string {
+export async function seed(count: number): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'studio-bench-ui-'));
-  const studio = openStudio(dir);
+  const studio = await openStudio(dir);
   const now = Date.now();
-  const project = studio.projects.ensure('Big', now);
-  const insert = studio.db.prepare(
+  const project = await studio.projects.ensure('Big', now);
+  await studio.close();
+  const db = openDatabase(databasePath(dir));
+  const insert = db.prepare(
     `INSERT INTO tasks (project_id, kind, provider, model, input_json, input_hash, status, charged, next_attempt_at, cost_estimated,
                         cost_actual, submitted_at, created_at, updated_at, finished_at, output_path, output_sha256)
      VALUES (?, ?, ?, ?, ?, ?, 'SUCCEEDED', ?, ?, ?, ?, ?, ?, ?, ?, ?, 'x')`,
   );
-  const output = studio.db.prepare(`INSERT INTO task_outputs (task_id, idx, path, sha256, bytes, content_type) VALUES (?, 0, ?, 'x', 1000, ?)`);
-  const dependency = studio.db.prepare(`INSERT INTO task_dependencies (task_id, depends_on) VALUES (?, ?)`);
-  studio.db.transaction(() => {
+  const output = db.prepare(`INSERT INTO task_outputs (task_id, idx, path, sha256, bytes, content_type) VALUES (?, 0, ?, 'x', 1000, ?)`);
+  const dependency = db.prepare(`INSERT INTO task_dependencies (task_id, depends_on) VALUES (?, ?)`);
+  db.transaction(() => {
     let i = 0;
     const add = (kind: string, model: string, input: unknown, type: string) => {
       const at = now - (count - i) * 60_000;
@@ -50,7 +54,7 @@ export function seed(count: number): string {
       for (const s of scenes) for (const ref of [s.clip, s.narration]) dependency.run(render, ref.$output);
     }
   })();
-  studio.close();
+  db.close();
   return dir;
 }
 
@@ -81,7 +85,7 @@ async function timed(browser: Browser, url: string, ready: (page: Page) => Promi
  */
 export async function benchUi(count = 100_000, runs = 5) {
   if (!existsSync(CHROMIUM)) return { skipped: `no Chromium at ${CHROMIUM}` };
-  const dir = seed(count);
+  const dir = await seed(count);
   const { host, url } = await serve(dir, NO_PROVIDER);
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   let board: number[];

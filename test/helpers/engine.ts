@@ -1,10 +1,7 @@
-import { join } from 'node:path';
-import { openDatabase, type Db } from '../../main/db/database.ts';
-import { OwnerRegistry } from '../../main/engine/owners.ts';
+import { databasePath } from '../../main/config/paths.ts';
 import type { Clock } from '../../main/ports.ts';
-import { ProjectRepository } from '../../main/projects/repository.ts';
+import { openSqliteStore } from '../../main/store/sqlite/store.ts';
 import type { NewTask } from '../../main/tasks/model.ts';
-import { TaskRepository } from '../../main/tasks/repository.ts';
 
 /** A clock the test moves by hand; sleep resolves at once after moving time forward. */
 export class ManualClock implements Clock {
@@ -25,12 +22,14 @@ export class ManualClock implements Clock {
   }
 }
 
-/** A real SQLite file with the app's pragmas and migrations. */
-export function openTestDb(dir: string) {
-  const db: Db = openDatabase(join(dir, 'studio.db'));
-  const project = new ProjectRepository(db).ensure('Test project', 0);
-  return { db, repo: new TaskRepository(db), owners: new OwnerRegistry(db), projectId: project.id };
+/** The studio's SQLite store on a real file in `dir`, with the app's pragmas and migrations. */
+export async function openTestStore(dir: string) {
+  const store = openSqliteStore(databasePath(dir));
+  const project = await store.projects.ensure('Test project', 0);
+  return { store, repo: store.tasks, owners: store.owners, projectId: project.id };
 }
+
+export type TestStore = Awaited<ReturnType<typeof openTestStore>>;
 
 export function imageTask(projectId: number, prompt = 'a red fox', extra: Partial<NewTask> = {}): NewTask {
   return { projectId, kind: 'image', provider: 'fake', model: 'fake-image', input: { prompt }, ...extra };

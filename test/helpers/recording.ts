@@ -4,7 +4,7 @@ import type { PollResult, PreparedRequest, ProviderAdapter, ProviderCapabilities
 import { InvalidInput, SubmitError } from '../../main/providers/port.ts';
 import type { OutputStore, OutputTarget, Receipt, ReceiptLog, ResultRecord, SavedOutput } from '../../main/ports.ts';
 import type { SweepPorts } from '../../main/engine/recoverySweep.ts';
-import type { TaskRepository } from '../../main/tasks/repository.ts';
+import type { Store } from '../../main/store/port.ts';
 import type { RemoteRef, Task } from '../../main/tasks/model.ts';
 
 /** Wraps an object so every method call is appended to `calls` by name, then passed through. */
@@ -117,6 +117,6 @@ export function memoryReceipts(): ReceiptLog & { receipts: Receipt[] } {
 }
 
 /** What the recovery sweep reads besides the table, with nothing left on disk. */
-export function sweepOf(repo: TaskRepository): SweepPorts & { receipts: ReturnType<typeof memoryReceipts> } {
-  return { repo, receipts: memoryReceipts(), hasResult: () => false, pollable: () => true };
+export function sweepOf(store: Store): SweepPorts & { receipts: ReturnType<typeof memoryReceipts> } {
+  return { repo: store.tasks, transaction: (fn) => store.transaction(fn), receipts: memoryReceipts(), hasResult: () => false, pollable: () => true };
 }

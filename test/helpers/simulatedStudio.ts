@@ -19,7 +19,7 @@ const opened: SimulatedStudio[] = [];
 afterEach(async () => {
   for (const s of opened.splice(0)) {
     await s.providers.close();
-    s.studio.close();
+    await s.studio.close();
     await s.sim.close();
   }
 });
@@ -29,7 +29,7 @@ export async function simulatedStudio(options: { jobMs: number; faults?: Faults;
   const sim = await startSimulator({ jobMs: options.jobMs, faults: options.faults });
   const dir = tempDir();
   writeSettings(dir, options.settings(sim.url));
-  const studio = openStudio(dir);
+  const studio = await openStudio(dir);
   const providers = await openProviders(studio.settings, dir, {});
   const started = { sim, dir, studio, providers, work: () => createSupervisor(studio, providers.get).runUntilIdle() };
   opened.push(started);
