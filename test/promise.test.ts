@@ -240,11 +240,12 @@ describe('a database that cannot be written while a request is out', () => {
 });
 
 describe('cancel', () => {
+  // Each request runs for 40 status calls: the cancel command, a process that starts cold, arrives while it runs, even on a busy machine.
   it.each([
     ['refuses with 400', [400, 'ALREADY_COMPLETED']],
     ['answers ALREADY_COMPLETED', [200, 'ALREADY_COMPLETED']],
   ] as const)('of a request fal had already finished (it %s): refused, and the paid result is collected', async (_, answer) => {
-    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { cancelAnswer: [...answer], polls: 8 }));
+    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { cancelAnswer: [...answer], polls: 40 }));
     const id = await enqueue(dataDir, falImage());
     const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
     await until(async () => (await read(dataDir, id)).task.status === 'SUBMITTED');
@@ -258,7 +259,7 @@ describe('cancel', () => {
   });
 
   it('of a request fal only passes the cancel on to (it was running): the task is kept, said so, and collected if it finishes', async () => {
-    const { fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { cancelAnswer: [202, 'CANCELLATION_REQUESTED'], polls: 8 }));
+    const { fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { cancelAnswer: [202, 'CANCELLATION_REQUESTED'], polls: 40 }));
     const id = await enqueue(dataDir, falImage());
     const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
     await until(async () => (await read(dataDir, id)).task.status === 'SUBMITTED');
