@@ -5,6 +5,7 @@ import type { CallTimeouts } from '../http/providerHttp.ts';
 import { parseStoryboard, type StepChoice, type StepKind } from '../pipeline/storyboard.ts';
 import { KINDS } from '../tasks/model.ts';
 import { settingsPath } from './paths.ts';
+import { checkTeamSettings, type TeamSettings } from './team.ts';
 
 export interface ProviderSettings {
   /** Kept as typed here; the desktop app keeps keys encrypted and hands them over at start. */
@@ -25,6 +26,8 @@ export interface Settings {
   ui: { confirmAbove: number | null; keepAwake: boolean };
   /** Prices the person set, in USD per request, for models with no documented price: "provider model" to amount. */
   prices: Record<string, number>;
+  /** The team database this machine joins, and the name it goes by there (see team.ts). */
+  team: TeamSettings;
 }
 
 export const DEFAULT_STEPS: Record<StepKind, StepChoice> = {
@@ -118,6 +121,7 @@ export function parseSettings(raw: Record<string, any>): Settings {
     defaults,
     ui: { confirmAbove: ui.confirmAbove ?? 5, keepAwake: ui.keepAwake === true },
     prices: checkPrices(raw.prices ?? {}),
+    team: checkTeamSettings(raw.team, (message) => new SettingsError(message)),
   };
 }
 

@@ -63,6 +63,8 @@ export interface SupervisorDeps {
   receipts: ReceiptLog;
   /** Why the database file this process opened is no longer the one at its path (deleted, replaced), or null. */
   databaseMoved?: () => string | null;
+  /** The database as a person knows it, in what is said when it cannot be used ("the team database at …"). */
+  database?: string;
   /** How long a write waits for another program's lock (none given: the usual wait); shortened while paused. */
   waitForLocks?: (ms?: number) => void;
   /** Where renders are written, and the ffmpeg and ffprobe that make and check them. */
@@ -115,7 +117,7 @@ export class Supervisor {
     this.owner = deps.owner ?? newOwner();
     this.log = deps.log ?? (() => undefined);
     this.random = deps.random ?? Math.random;
-    this.health = new EngineHealth(this.log, (paused) => deps.waitForLocks?.(paused ? PAUSED_BUSY_MS : undefined));
+    this.health = new EngineHealth(this.log, (paused) => deps.waitForLocks?.(paused ? PAUSED_BUSY_MS : undefined), deps.database);
     this.lookups = new UnknownLookups({ repo: deps.repo, providers: deps.providers, clock: deps.clock, log: this.log }, options.lookup ?? DEFAULT_LOOKUP);
     this.sleep = new SleepDetector(Math.max(2_000, options.leaseMs / 3));
     this.heartbeat = new Heartbeat(
@@ -402,9 +404,20 @@ export class Supervisor {
   /** Runs until no work is left that can move without a person, or until stopped. */
   async runUntilIdle(): Promise<void> {
     await this.start();
-    while (!this.stopping && (this.inFlight.size > 0 || (await this.deps.repo.hasOutstandingWork()))) {
+    while (!this.stopping && (this.inFlight.size > 0 || (await this.outstanding()))) {
       await this.deps.clock.sleep(this.options.tickMs);
     }
     await this.stop();
+  }
+
+  /** Whether work is left; while the database cannot be read, what it holds is unknown, so work is taken to be left. */
+  private async outstanding(): Promise<boolean> {
+    try {
+      return await this.deps.repo.hasOutstandingWork();
+    } catch (err) {
+      if (!databaseUnavailable(err)) throw err;
+      this.trouble(err);
+      return true;
+    }
   }
 }

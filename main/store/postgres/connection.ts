@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { checkTeamUrl, redactUrl, type TeamAddress } from './address.ts';
-import { explainConnectionError, TeamDatabaseUnreachable } from './errors.ts';
+import { explainConnectionError, lostConnection, TeamDatabaseUnreachable } from './errors.ts';
 import type { Sql } from './sql.ts';
 
 const INT8 = 20;
@@ -145,10 +145,19 @@ async function take(pool: pg.Pool, context?: PoolContext): Promise<pg.PoolClient
   return client;
 }
 
+/** A statement on `client`; a lost connection is said as TeamDatabaseUnreachable (see lostConnection). */
+async function run<R>(client: pg.ClientBase, text: string, params: readonly unknown[] | undefined, context?: PoolContext): Promise<R[]> {
+  try {
+    return (await client.query(text, params as unknown[])).rows as R[];
+  } catch (err) {
+    throw (context && lostConnection(err, context.address)) ?? err;
+  }
+}
+
 /** Statements on one connection; a transaction opened within one runs on that same connection. */
-function onClient(client: pg.ClientBase): Sql {
+function onClient(client: pg.ClientBase, context?: PoolContext): Sql {
   const sql: Sql = {
-    query: async <R>(text: string, params?: readonly unknown[]) => (await client.query(text, params as unknown[])).rows as R[],
+    query: <R>(text: string, params?: readonly unknown[]) => run<R>(client, text, params, context),
     tx: (fn) => fn(sql),
   };
   return sql;
@@ -165,7 +174,7 @@ export function pooled(pool: pg.Pool, context?: PoolContext): Sql {
       const client = await take(pool, context);
       let broken: Error | undefined;
       try {
-        return (await client.query(text, params as unknown[])).rows as R[];
+        return await run<R>(client, text, params, context);
       } catch (err) {
         if (!(err instanceof pg.DatabaseError)) broken = err as Error;
         throw err;
@@ -178,7 +187,7 @@ export function pooled(pool: pg.Pool, context?: PoolContext): Sql {
       let broken: Error | undefined;
       try {
         await client.query('BEGIN');
-        const result = await fn(onClient(client));
+        const result = await fn(onClient(client, context));
         await client.query('COMMIT');
         return result;
       } catch (err) {

@@ -69,3 +69,17 @@ export function explainConnectionError(err: unknown, at: TeamAddress): string | 
   if (NETWORK.has(code) || code.startsWith('08')) return `${server} could not be reached (${code}: ${message}); check the address and that the server is running.`;
   return null;
 }
+
+/** What the driver throws, with no code, when the connection under a statement is gone. */
+const CONNECTION_LOST = /Connection terminated|encountered a connection error/i;
+
+/**
+ * A statement's failure because its connection was lost (reset, cut, the server gone), as TeamDatabaseUnreachable
+ * in words; null for anything else, a statement's own error among them (those carry a SQLSTATE).
+ */
+export function lostConnection(err: unknown, at: TeamAddress): TeamDatabaseUnreachable | null {
+  const code = codeOf(err);
+  const message = err instanceof Error ? err.message : String(err);
+  if (!NETWORK.has(code) && !(code === '' && CONNECTION_LOST.test(message))) return null;
+  return new TeamDatabaseUnreachable(`the connection to PostgreSQL at ${at.host}:${at.port} was lost (${code ? `${code}: ` : ''}${message})`, code || 'ECONNLOST');
+}
