@@ -123,7 +123,7 @@ async function start(dataDir: string): Promise<void> {
   });
   const power = wirePower(powerMonitor, powerSaveBlocker, runtime.supervisor, () => runtime.studio.settings.ui.keepAwake);
   const stopWatching = watchChanges(
-    dataDir,
+    runtime.studio.store.watch(),
     (change) => {
       window?.webContents.send('studio:changed', change);
       power.update();

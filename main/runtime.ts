@@ -16,6 +16,8 @@ type RuntimeOptions = {
   keyStore?: (studio: Studio) => KeyStore & { get?(provider: string): string | undefined };
   mediaUrl: (taskId: number) => string;
   log?: (message: string) => void;
+  /** The team database given on the command line (--db), which wins over STUDIO_DATABASE_URL and settings. */
+  database?: string;
 };
 
 /** Everything a host runs on one data folder, with the engine started. */
@@ -34,7 +36,7 @@ export async function openRuntime(
   dataDir: string,
   options: RuntimeOptions,
 ): Promise<Runtime> {
-  const studio = await openStudio(dataDir);
+  const studio = await openStudio(dataDir, undefined, { database: options.database });
   const keys: KeyStore & { get?(provider: string): string | undefined } = options.keyStore?.(studio) ?? settingsKeyStore(studio);
   const providers = await openProviders(studio.settings, dataDir, process.env, keys.get);
   const supervisor = createSupervisor(studio, providers.get, { log: options.log });

@@ -5,12 +5,15 @@ import { ffmpegPath, ffprobePath } from './media/binaries.ts';
 import { systemClock } from './adapters/systemClock.ts';
 import { databasePath } from './config/paths.ts';
 import { loadSettings, type Settings } from './config/settings.ts';
+import { chooseDatabase, chooseMachineName, type DatabaseSource } from './config/team.ts';
+import { newOwner } from './engine/owners.ts';
 import { replayReceipts } from './engine/receiptReplay.ts';
 import { Supervisor, type SupervisorDeps } from './engine/supervisor.ts';
 import type { Clock } from './ports.ts';
 import type { ProviderAdapter } from './providers/port.ts';
 import { pollsById } from './providers/registry.ts';
 import type { OwnerStore, ProjectStore, Store, StoryboardStore, TakeStore, TaskStore } from './store/port.ts';
+import { openPostgresStore } from './store/postgres/store.ts';
 import { openSqliteStore } from './store/sqlite/store.ts';
 
 /** The engine's storage and settings for one data folder: what every host (CLI, desktop, loopback) opens. */
@@ -18,6 +21,10 @@ export interface Studio {
   dataDir: string;
   /** Where the tasks, projects, storyboards and takes are kept; the stores below are its. */
   store: Store;
+  /** Where the team database's address came from (--db, STUDIO_DATABASE_URL, settings); null for the embedded store. */
+  storeFrom: DatabaseSource | null;
+  /** The name this machine goes by: in owner ids, and on the files it saves to a team database. */
+  machine: string;
   tasks: TaskStore;
   owners: OwnerStore;
   projects: ProjectStore;
@@ -41,22 +48,32 @@ export class DataFolderRefused extends Error {}
 
 /**
  * Opens a data folder, creating it unless `existing` says the studio must already be there (for commands that
- * only read or change what exists, so a mistyped --data creates nothing).
+ * only read or change what exists, so a mistyped --data creates nothing). The tasks are in the team database
+ * when one is given (`database`, from --db; else STUDIO_DATABASE_URL; else settings team.databaseUrl), and in
+ * the folder's own SQLite file otherwise. Settings, keys and receipt journals stay in the folder either way.
  */
-export async function openStudio(dataDir: string, clock: Clock = systemClock, options: { existing?: boolean } = {}): Promise<Studio> {
-  if (options.existing && !existsSync(databasePath(dataDir))) {
+export async function openStudio(
+  dataDir: string,
+  clock: Clock = systemClock,
+  options: { existing?: boolean; database?: string } = {},
+): Promise<Studio> {
+  const settings = loadSettings(dataDir);
+  const team = chooseDatabase(options.database, process.env, settings.team);
+  const machine = chooseMachineName(process.env, settings.team).name;
+  if (options.existing && !team && !existsSync(databasePath(dataDir))) {
     throw new NoStudioHere(`there is no studio data in ${dataDir}; point --data (or STUDIO_DATA_DIR) at the studio's data folder`);
   }
-  const settings = loadSettings(dataDir);
   try {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   } catch (err) {
     throw new DataFolderRefused(`the data folder ${dataDir} cannot be created (${(err as NodeJS.ErrnoException).code}); choose another with --data or STUDIO_DATA_DIR`);
   }
-  const store = openSqliteStore(databasePath(dataDir));
+  const store = team ? await openPostgresStore(team.url, { machine }) : openSqliteStore(databasePath(dataDir));
   return {
     dataDir,
     store,
+    storeFrom: team?.from ?? null,
+    machine,
     tasks: store.tasks,
     owners: store.owners,
     projects: store.projects,
@@ -98,6 +115,8 @@ export function createSupervisor(
       dataDir: studio.dataDir,
       media: { ffmpegPath: ffmpegPath(studio.settings.media.ffmpegPath), ffprobePath: ffprobePath(studio.settings.media.ffprobePath) },
       prices: () => studio.settings.prices,
+      database: studio.store.kind === 'postgres' ? `the team database at ${studio.store.where}` : `the studio database ${studio.store.where}`,
+      owner: newOwner(studio.machine),
       ...extra,
     },
     studio.settings.engine,

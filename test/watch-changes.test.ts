@@ -3,6 +3,7 @@ import type { ChangeEvent } from '../main/api/contract.ts';
 import { databasePath } from '../main/config/paths.ts';
 import { openDatabase, type Db } from '../main/db/database.ts';
 import { watchChanges } from '../main/host/server.ts';
+import { watchSqliteFile } from '../main/store/sqlite/store.ts';
 import { tempDir } from './helpers/tmp.ts';
 import { until } from './helpers/wait.ts';
 
@@ -18,7 +19,7 @@ function addProject(db: Db): void {
 
 function watch(dataDir: string, onChange: (e: ChangeEvent) => void) {
   const logs: string[] = [];
-  cleanups.push(watchChanges(dataDir, onChange, (m) => logs.push(m)));
+  cleanups.push(watchChanges(watchSqliteFile(databasePath(dataDir)), onChange, (m) => logs.push(m)));
   return logs;
 }
 

@@ -3,29 +3,36 @@ import { SettingsError } from '../config/settings.ts';
 import { DatabaseRefused } from '../db/database.ts';
 import { DecisionRefused } from '../engine/decisions.ts';
 import { ProjectRefused } from '../projects/project.ts';
+import { TeamDatabaseRefused } from '../store/postgres/errors.ts';
 import { DataFolderRefused, NoStudioHere } from '../studio.ts';
 import { COMMANDS, HELP } from './commands/index.ts';
 import { UsageError } from './errors.ts';
 
 export interface CliContext {
   dataDir: string;
+  /** The team database given with --db, which wins over STUDIO_DATABASE_URL and settings. */
+  database?: string;
   out: (line: string) => void;
   err: (line: string) => void;
 }
 
-/** Takes `--data DIR` from anywhere in the line, so it works before or after the command. */
-function takeDataDir(argv: string[]): { dataDir: string; rest: string[] } {
+/** Takes the global `--data DIR` and `--db URL` from anywhere in the line, so they work before or after the command. */
+function takeGlobals(argv: string[]): { dataDir: string; database?: string; rest: string[] } {
   const rest: string[] = [];
   let dataDir: string | undefined;
+  let database: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--data') {
       dataDir = argv[++i];
       if (!dataDir) throw new UsageError('--data needs a folder, for example --data ~/studio-data');
     } else if (a.startsWith('--data=')) dataDir = a.slice('--data='.length);
-    else rest.push(a);
+    else if (a === '--db' || a.startsWith('--db=')) {
+      database = a === '--db' ? argv[++i] : a.slice('--db='.length);
+      if (!database) throw new UsageError('--db needs the team database\'s address, for example --db postgres://user:password@host:5432/studio');
+    } else rest.push(a);
   }
-  return { dataDir: dataDir || defaultDataDir(), rest };
+  return { dataDir: dataDir || defaultDataDir(), database, rest };
 }
 
 export async function main(argv: string[], io: Pick<CliContext, 'out' | 'err'> = {
@@ -33,7 +40,7 @@ export async function main(argv: string[], io: Pick<CliContext, 'out' | 'err'> =
   err: (l) => process.stderr.write(`${l}\n`),
 }): Promise<number> {
   try {
-    const { dataDir, rest } = takeDataDir(argv);
+    const { dataDir, database, rest } = takeGlobals(argv);
     const [name, ...args] = rest;
     if (!name || name === 'help' || name === '--help' || name === '-h') {
       io.out(HELP);
@@ -41,10 +48,17 @@ export async function main(argv: string[], io: Pick<CliContext, 'out' | 'err'> =
     }
     const command = COMMANDS[name];
     if (!command) throw new UsageError(`unknown command "${name}"; run "studio help" for the list`);
-    return (await command(args, { dataDir, ...io })) ?? 0;
+    return (await command(args, { dataDir, database, ...io })) ?? 0;
   } catch (err) {
-    // A refusal of what was asked (a task that does not exist, a decision that does not fit) is bad input.
-    if (err instanceof UsageError || err instanceof DecisionRefused || err instanceof NoStudioHere || err instanceof ProjectRefused) {
+    // A refusal of what was asked (a task that does not exist, a decision that does not fit, a team database
+    // that is not one, or cannot be reached) is bad input: nothing was changed.
+    if (
+      err instanceof UsageError ||
+      err instanceof DecisionRefused ||
+      err instanceof NoStudioHere ||
+      err instanceof ProjectRefused ||
+      err instanceof TeamDatabaseRefused
+    ) {
       io.err(`studio: ${err.message}`);
       return 2;
     }

@@ -7,8 +7,11 @@ export interface OwnerIdentity {
   pid: number;
 }
 
-export function newOwner(): OwnerIdentity {
-  const host = hostname();
+/**
+ * This process as a lease owner: `host` is the machine's name (the computer's, unless the person chose one for
+ * team mode). Only owners of this machine's name are judged by their pid; see Supervisor.register.
+ */
+export function newOwner(host: string = hostname()): OwnerIdentity {
   return { id: `${host}:${process.pid}:${randomBytes(4).toString('hex')}`, hostname: host, pid: process.pid };
 }
 

@@ -17,12 +17,13 @@ export interface LaunchedHost extends RunningHost {
  * same token, and asks for the port it had, so a tab left open finds it again at the same address. When
  * that port has been taken meanwhile, it takes a free one, and the tab needs the new printed address.
  */
-export async function launchHost(dataDir: string, options: { port?: number; log?: (m: string) => void } = {}): Promise<LaunchedHost> {
-  const runtime = await openRuntime(dataDir, { mediaUrl: (id) => `/media/${id}`, log: options.log });
+export async function launchHost(dataDir: string, options: { port?: number; log?: (m: string) => void; database?: string } = {}): Promise<LaunchedHost> {
+  const runtime = await openRuntime(dataDir, { mediaUrl: (id) => `/media/${id}`, log: options.log, database: options.database });
   const identity = readHostIdentity(dataDir);
   const start = (port: number) =>
-    startHost(runtime.service, dataDir, {
+    startHost(runtime.service, {
       port,
+      changes: () => runtime.studio.store.watch(),
       token: identity.token,
       log: options.log,
       outputPath: (id, index) => runtime.studio.tasks.outputFile(id, index),

@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import { createHmac, randomBytes } from 'node:crypto';
 import { createReadStream, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -8,9 +7,8 @@ import { extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { API_METHODS, type ChangeEvent, type StudioApi } from '../api/contract.ts';
 import { ApiError } from '../api/studioService.ts';
-import { databasePath } from '../config/paths.ts';
-import { connectionOptions } from '../db/nativeBinding.ts';
 import { MAX_JSON_BYTES, parseJsonInput } from '../input/json.ts';
+import type { ChangeProbe } from '../store/port.ts';
 import { mediaType, rangeAnswer } from './range.ts';
 import { checkRequest, type Gate } from './security.ts';
 
@@ -32,6 +30,8 @@ const STATIC_TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-
 
 export interface HostOptions {
   port?: number;
+  /** A probe of the store's changes, pushed to the page; the host closes it when it closes. */
+  changes: () => ChangeProbe;
   /** One output file of a task on disk, for /media/ID (its first) and /media/ID/INDEX (a result may have several). */
   outputPath: (taskId: number, index: number) => Promise<string | null>;
   log?: (message: string) => void;
@@ -77,44 +77,43 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
 }
 
 /**
- * Watches the database for commits from any connection (the engine's, another process's) and counts them.
- * Nothing thrown by a tick (a locked or failing database, a listener's fault) leaves the timer: it is
- * logged, and the next tick tries again, so the change is still delivered once the fault clears.
+ * Watches the store for commits from any connection (the engine's, another process's, another machine's) and
+ * counts them. Nothing thrown by a tick (a locked, failing or unreachable database, a listener's fault) leaves
+ * the timer: it is logged, and the next tick tries again, so the change is still delivered once the fault clears.
  */
 export function watchChanges(
-  dataDir: string,
+  probe: ChangeProbe,
   onChange: (e: ChangeEvent) => void,
   log: (message: string) => void = (m) => process.stderr.write(`studio: ${m}\n`),
 ): () => void {
-  const db = new Database(databasePath(dataDir), connectionOptions({ readonly: true, fileMustExist: true }));
-  db.pragma('busy_timeout = 2000');
-  const versionOf = db.prepare('PRAGMA data_version').pluck();
-  const unknown = db.prepare(`SELECT count(*) FROM tasks WHERE status = 'OUTCOME_UNKNOWN'`).pluck();
-  let last = -1;
+  let last: string | null = null;
   let version = 0;
+  let reading = false;
   // Twice a second at most: progress writes come often, and each change makes the page fetch again.
   const timer = setInterval(() => {
-    let change: ChangeEvent;
-    try {
-      const v = versionOf.get() as number;
-      if (v === last) return;
-      const needsDecision = unknown.get() as number;
-      // Only after both reads: a failed one leaves the change to be seen on the next tick.
-      last = v;
-      change = { version: ++version, needsDecision };
-    } catch (err) {
-      log(`changes could not be read from the database; trying again: ${(err as Error).message}`);
-      return;
-    }
-    try {
-      onChange(change);
-    } catch (err) {
-      log(`a change could not be passed on: ${(err as Error).stack ?? String(err)}`);
-    }
+    // A read of a team database may take longer than the interval; the next one waits for it.
+    if (reading) return;
+    reading = true;
+    void probe
+      .read()
+      .then(
+        ({ mark, needsDecision }) => {
+          if (mark === last) return;
+          // Only after the whole read: a failed one leaves the change to be seen on the next tick.
+          last = mark;
+          try {
+            onChange({ version: ++version, needsDecision });
+          } catch (err) {
+            log(`a change could not be passed on: ${(err as Error).stack ?? String(err)}`);
+          }
+        },
+        (err: unknown) => log(`changes could not be read from the database; trying again: ${(err as Error).message}`),
+      )
+      .finally(() => (reading = false));
   }, 500);
   return () => {
     clearInterval(timer);
-    db.close();
+    void probe.close();
   };
 }
 
@@ -163,14 +162,14 @@ function streamFile(
  */
 export const hostProof = (token: string, nonce: string, port: number) => createHmac('sha256', token).update(`${nonce}:${port}`).digest('hex');
 
-export async function startHost(api: StudioApi, dataDir: string, options: HostOptions): Promise<RunningHost> {
+export async function startHost(api: StudioApi, options: HostOptions): Promise<RunningHost> {
   const token = options.token ?? randomBytes(24).toString('hex');
   const openCodes = new Map<string, number>();
   const gate: Gate = { port: 0, token };
   const rendererDir = options.rendererDir ?? RENDERER_DIR;
   const listeners = new Set<ServerResponse>();
   let latest: ChangeEvent = { version: 0, needsDecision: 0 };
-  const stopWatching = watchChanges(dataDir, (e) => {
+  const stopWatching = watchChanges(options.changes(), (e) => {
     latest = e;
     for (const res of listeners) res.write(`data: ${JSON.stringify(e)}\n\n`);
   }, options.log);

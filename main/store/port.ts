@@ -175,6 +175,13 @@ export interface Stores {
   owners: OwnerStore;
 }
 
+/** What a page needs to know that something changed: read every so often by the host. */
+export interface ChangeProbe {
+  /** `mark` differs after any write committed since the last read, by any process; `needsDecision` counts unknown outcomes. */
+  read(): Promise<{ mark: string; needsDecision: number }>;
+  close(): Promise<void>;
+}
+
 export interface Store extends Stores {
   readonly kind: 'sqlite' | 'postgres';
   /** Where the data is, for messages: the database file, or the team database's address without its password. */
@@ -188,5 +195,7 @@ export interface Store extends Stores {
   moved(): string | null;
   /** How long a write waits for another program's lock before it gives up (the default when absent). */
   waitForLocks(ms?: number): void;
+  /** A probe of changes, on a connection of its own where the store needs one to see its own process's writes. */
+  watch(): ChangeProbe;
   close(): Promise<void>;
 }

@@ -15,6 +15,10 @@ export interface Cluster {
   /** Where the PostgreSQL programs are (pg_dump among them). */
   bin: string;
   url(database?: string): string;
+  /** Stops the server (fast shutdown: connections are cut), keeping its data, as an outage would. */
+  stopServer(): Promise<void>;
+  /** Starts the stopped server again on the same port. */
+  startServer(): Promise<void>;
   stop(): void;
 }
 
@@ -139,10 +143,11 @@ export async function startCluster(): Promise<Cluster> {
       { flag: 'a' },
     );
     let port = 0;
+    const startServer = () => run(bin, 'pg_ctl', ['-D', data, '-o', `-p ${port}`, '-l', join(dir, 'server.log'), '-w', '-t', '60', 'start'], as, dir);
     for (let attempt = 1; ; attempt++) {
       port = await freePort();
       try {
-        await run(bin, 'pg_ctl', ['-D', data, '-o', `-p ${port}`, '-l', join(dir, 'server.log'), '-w', '-t', '60', 'start'], as, dir);
+        await startServer();
         break;
       } catch (err) {
         // Another program may have taken the port between finding it free and the server binding it.
@@ -156,6 +161,8 @@ export async function startCluster(): Promise<Cluster> {
       dir,
       bin,
       url: (database = 'postgres') => `postgres://${SUPERUSER}@127.0.0.1:${port}/${database}`,
+      stopServer: () => run(bin, 'pg_ctl', ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop'], as, dir),
+      startServer,
       stop: () => stopIn(bin, dir, as),
     };
   } catch (err) {

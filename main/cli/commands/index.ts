@@ -6,6 +6,7 @@ import { budget, estimate, generate, render, storyboard } from './pipeline.ts';
 import { serve } from './serve.ts';
 import { simulator } from './simulator.ts';
 import { pick, takes } from './takes.ts';
+import { team } from './team.ts';
 import { worker } from './worker.ts';
 
 export type Command = (args: string[], ctx: CliContext) => Promise<number | void>;
@@ -29,11 +30,12 @@ export const COMMANDS: Record<string, Command> = {
   pick,
   budget,
   serve,
+  team,
 };
 
 export const HELP = `studio: generate media with paid APIs without ever paying twice
 
-usage: studio [--data DIR] <command> [options]
+usage: studio [--data DIR] [--db URL] <command> [options]
 
   enqueue --project P --kind image|clip|speech --provider ID --model M --input JSON [--depends-on ID,...] [--max-attempts N]
                             add a task; prints its id
@@ -66,4 +68,11 @@ usage: studio [--data DIR] <command> [options]
                             run the studio for a browser on 127.0.0.1; prints the address, and opens
                             it in your browser where there is a desktop (not with --no-open)
 
---data DIR defaults to the desktop app's data folder; STUDIO_DATA_DIR overrides it.`;
+  team init                 create the studio's tables in an empty team database (PostgreSQL)
+  team status               the team database, its schema, and the machines with a studio on it
+
+--data DIR defaults to the desktop app's data folder; STUDIO_DATA_DIR overrides it.
+--db postgres://user:password@host:5432/studio keeps the tasks in a team database shared by several
+machines; else STUDIO_DATABASE_URL, else settings team.databaseUrl; without any, the data folder's own.
+Each machine needs a name of its own there: STUDIO_MACHINE_NAME or settings team.machineName (default:
+the computer's name).`;

@@ -6,14 +6,14 @@ import type { CliContext } from '../main.ts';
 /** Runs the engine in this process; SIGINT/SIGTERM stop it cleanly, SIGKILL is what recovery is for. */
 export async function worker(argv: string[], ctx: CliContext) {
   const { values } = parse(argv, { 'until-idle': { type: 'boolean' } });
-  const studio = await openStudio(ctx.dataDir);
+  const studio = await openStudio(ctx.dataDir, undefined, { database: ctx.database });
   const providers = await openProviders(studio.settings, studio.dataDir);
   const supervisor = createSupervisor(studio, providers.get, { log: (m) => ctx.err(`worker: ${m}`) });
   const stop = () => void supervisor.stop();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
-    ctx.err(`worker: started as ${supervisor.owner.id}`);
+    ctx.err(`worker: started as ${supervisor.owner.id}${studio.store.kind === 'postgres' ? ` on the team database at ${studio.store.where}` : ''}`);
     if (values['until-idle']) await supervisor.runUntilIdle();
     else {
       await supervisor.start();

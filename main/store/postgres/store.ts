@@ -7,9 +7,9 @@ import { PostgresStoryboardStore } from './storyboardStore.ts';
 import { PostgresTakeStore } from './takeStore.ts';
 import { PostgresTaskStore } from './taskStore.ts';
 
-function storesOn(sql: Sql): Stores & { tasks: PostgresTaskStore } {
+function storesOn(sql: Sql, machine: string | undefined): Stores & { tasks: PostgresTaskStore } {
   return {
-    tasks: new PostgresTaskStore(sql),
+    tasks: new PostgresTaskStore(sql, machine),
     projects: new PostgresProjectStore(sql),
     storyboards: new PostgresStoryboardStore(sql),
     takes: new PostgresTakeStore(sql),
@@ -24,10 +24,13 @@ function storesOn(sql: Sql): Stores & { tasks: PostgresTaskStore } {
  *
  * Work enqueued or let go of inside a transaction is announced to this process's listeners once it commits:
  * before then no other connection, nor a claim this process starts, can see it.
+ *
+ * `machine` is the name this machine goes by in the team (the computer's name when absent): it is recorded on
+ * the files it saves.
  */
-export async function openPostgresStore(url: string): Promise<Store> {
+export async function openPostgresStore(url: string, options: { machine?: string } = {}): Promise<Store> {
   const team = await openTeamDatabase(url);
-  const direct = storesOn(team.sql);
+  const direct = storesOn(team.sql, options.machine);
   const listeners = new Set<() => void>();
   const announce = () => {
     for (const listener of listeners) listener();
@@ -52,7 +55,7 @@ export async function openPostgresStore(url: string): Promise<Store> {
     transaction: async (fn) => {
       let claimable = false;
       const result = await team.sql.tx((sql) => {
-        const bound = storesOn(sql);
+        const bound = storesOn(sql, options.machine);
         bound.tasks.onClaimable(() => (claimable = true));
         return fn(bound);
       });
@@ -62,6 +65,17 @@ export async function openPostgresStore(url: string): Promise<Store> {
     // A database on a server is not a file that can be deleted or replaced under the studio.
     moved: () => null,
     waitForLocks: (ms) => team.waitForLocks(ms ?? null),
+    // The write-ahead log's position moves with every commit to the server, from any machine; a commit to another
+    // database of the same server moves it too, which only costs the page a read it did not need.
+    watch: () => ({
+      read: async () => {
+        const [row] = await team.sql.query<{ mark: string; unknown: number }>(
+          `SELECT pg_current_wal_lsn()::text AS mark, (SELECT count(*) FROM tasks WHERE status = 'OUTCOME_UNKNOWN')::int AS unknown`,
+        );
+        return { mark: row!.mark, needsDecision: row!.unknown };
+      },
+      close: async () => undefined,
+    }),
     close: () => team.end(),
   };
 }

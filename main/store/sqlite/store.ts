@@ -1,6 +1,8 @@
+import Database from 'better-sqlite3';
 import { statSync } from 'node:fs';
 import { BUSY_TIMEOUT_MS, openDatabase, type Db } from '../../db/database.ts';
-import type { Store, Stores } from '../port.ts';
+import { connectionOptions } from '../../db/nativeBinding.ts';
+import type { ChangeProbe, Store, Stores } from '../port.ts';
 import { TransactionGate } from './gate.ts';
 import { SqliteOwnerStore } from './ownerStore.ts';
 import { SqliteProjectStore } from './projectStore.ts';
@@ -19,6 +21,23 @@ function movedSince(path: string, opened: { dev: number; ino: number }): string 
   return now.dev === opened.dev && now.ino === opened.ino
     ? null
     : `the studio database ${path} was replaced while the studio runs; restart the studio (nothing is claimed until then)`;
+}
+
+/**
+ * Changes to the file at `path` by any connection, this process's included: SQLite's data_version moves only for
+ * commits of other connections, so the probe reads through a read-only connection of its own.
+ */
+export function watchSqliteFile(path: string): ChangeProbe {
+  const db = new Database(path, connectionOptions({ readonly: true, fileMustExist: true }));
+  db.pragma('busy_timeout = 2000');
+  const version = db.prepare('PRAGMA data_version').pluck();
+  const unknown = db.prepare(`SELECT count(*) FROM tasks WHERE status = 'OUTCOME_UNKNOWN'`).pluck();
+  return {
+    read: async () => ({ mark: String(version.get()), needsDecision: unknown.get() as number }),
+    close: async () => {
+      db.close();
+    },
+  };
 }
 
 function storesOn(db: Db): Stores {
@@ -68,6 +87,7 @@ export function openSqliteStore(path: string): Store {
     waitForLocks: (ms) => {
       db.pragma(`busy_timeout = ${ms ?? BUSY_TIMEOUT_MS}`);
     },
+    watch: () => watchSqliteFile(path),
     close: async () => {
       db.close();
     },
