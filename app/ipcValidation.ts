@@ -45,6 +45,10 @@ const CHECKS: Record<(typeof API_METHODS)[number], Check> = {
   cancelPreview: ([id]) => int(id),
   getSettings: (a) => a.length === 0,
   saveSettings: ([patch]) => obj(patch),
+  saveTeam: ([change]) =>
+    obj(change) &&
+    Object.keys(change as object).every((k) => k === 'databaseUrl' || k === 'machineName') &&
+    ['databaseUrl', 'machineName'].every((k) => optionalStr((change as Record<string, unknown>)[k], 2_000)),
   engineStatus: (a) => a.length === 0,
   listModels: (a) => a.length === 0,
   scenePlan: ([p]) => str(p),

@@ -198,6 +198,31 @@ export interface SettingsView {
   /** Ask before a Generate that costs more than this (currency units), or never when null. */
   confirmAbove: number | null;
   keepAwake: boolean;
+  /** Team mode on this machine. */
+  team: TeamView;
+}
+
+/** Where this studio keeps its tasks, and the team database and machine name saved for the next start. */
+export interface TeamView {
+  /** In use now: the database on this machine (its file), or the team database (its address, password hidden). */
+  store: { kind: 'embedded' | 'team'; where: string };
+  /** What named the team database in use: --db, STUDIO_DATABASE_URL or settings; null on the embedded one. */
+  storeFrom: 'flag' | 'environment' | 'settings' | null;
+  /** The team database saved in settings on this machine, password hidden; null when none is. */
+  databaseUrl: string | null;
+  /** The name this machine goes by now, in owner ids and on the files it saves. */
+  machineName: string;
+  /** The name saved in settings; null: the computer's own name. */
+  savedMachineName: string | null;
+  /** True when STUDIO_MACHINE_NAME sets the name, over settings. */
+  machineNameFromEnvironment: boolean;
+}
+
+/** A change to team mode on this machine, used from the studio's next start; null removes the saved value. */
+export interface TeamChange {
+  /** postgres://user:password@host:5432/studio; null: the database on this machine. */
+  databaseUrl?: string | null;
+  machineName?: string | null;
 }
 
 export interface SettingsPatch {
@@ -444,6 +469,8 @@ export interface StudioApi {
   cancelPreview(taskId: number): Promise<CancelPreview>;
   getSettings(): Promise<SettingsView>;
   saveSettings(patch: SettingsPatch): Promise<SettingsView>;
+  /** Saves the team database and this machine's name in settings; they take effect when the studio next starts. */
+  saveTeam(change: TeamChange): Promise<SettingsView>;
   /** Whether the engine is working, or paused and why (the database locked by another program, a full disk). */
   engineStatus(): Promise<EngineStatus>;
   /** Every provider with its models, each model's price and its source, its options, and whether the provider has a key. */
@@ -482,6 +509,7 @@ export const API_METHODS = [
   'cancelPreview',
   'getSettings',
   'saveSettings',
+  'saveTeam',
   'engineStatus',
   'listModels',
   'scenePlan',

@@ -8,6 +8,7 @@ import { checkProjectName, MAX_BUDGET, ProjectRefused, type Project } from '../p
 import { isProviderId, PROVIDER_IDS, type Providers } from '../providers/registry.ts';
 import { checkSettingsPatch, PatchRefused } from './settingsPatch.ts';
 import { spendCsv, spendOverview, spendReport } from './spendViews.ts';
+import { checkTeamChange, saveTeam, teamView } from './teamSettings.ts';
 import { modelCatalogue } from './models.ts';
 import { etaView, pendingDependencies, planLabels, scenePlan } from './scenePlan.ts';
 import { learnDurations, type LearnedDurations } from '../engine/durations.ts';
@@ -40,6 +41,7 @@ import type {
   SpendReport,
   StudioApi,
   TakeView,
+  TeamChange,
   TaskPage,
   TaskView,
   UnknownTask,
@@ -517,7 +519,16 @@ export class StudioService implements StudioApi {
       keysEncrypted: this.deps.keys.encrypted,
       confirmAbove: s.ui.confirmAbove,
       keepAwake: s.ui.keepAwake,
+      team: teamView(this.studio),
     };
+  }
+
+  /** Saves the team database and the machine name; the studio uses them from its next start. */
+  async saveTeam(change: TeamChange): Promise<SettingsView> {
+    return refusals(async () => {
+      saveTeam(this.studio, checkTeamChange(change));
+      return this.getSettings();
+    });
   }
 
   /** Saves settings; engine values take effect at the next start, a key at once. */

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import type { SettingsPatch, SettingsView as Settings } from '../../../main/api/contract.ts';
 import { studio } from '../api.ts';
 import { useAction, useLoad } from '../useLoad.ts';
+import { TeamSettings } from './TeamSettings.tsx';
 
 export function SettingsView() {
   const loaded = useLoad(() => studio.getSettings(), []);
@@ -84,6 +85,7 @@ export function SettingsView() {
       </button>
       <p className="note">Engine settings take effect the next time the studio starts.</p>
       {save.error && <p className="error" role="alert">{save.error}</p>}
+      <TeamSettings team={s.team} saved={(team) => setS((now) => (now ? { ...now, team } : now))} />
     </section>
   );
 }

@@ -1,0 +1,74 @@
+import { useState } from 'react';
+import type { TeamChange, TeamView } from '../../../main/api/contract.ts';
+import { studio } from '../api.ts';
+import { useAction } from '../useLoad.ts';
+
+const FROM: Record<NonNullable<TeamView['storeFrom']>, string> = {
+  flag: 'named by --db',
+  environment: 'named by STUDIO_DATABASE_URL',
+  settings: 'saved below',
+};
+
+/** Where the studio keeps its tasks, and the team database and machine name it uses from its next start. */
+export function TeamSettings({ team, saved }: { team: TeamView; saved: (team: TeamView) => void }) {
+  const [url, setUrl] = useState('');
+  const [name, setName] = useState(team.savedMachineName ?? '');
+  const [done, setDone] = useState<string | null>(null);
+  const save = useAction();
+  const apply = (change: TeamChange, what: string, after?: () => void) =>
+    void save.run(async () => {
+      setDone(null);
+      const next = await studio.saveTeam(change);
+      saved(next.team);
+      after?.();
+      setDone(`${what} It takes effect when the studio restarts.`);
+    });
+  const inUse = team.store.kind === 'team' ? `the team database at ${team.store.where} (${FROM[team.storeFrom ?? 'settings']})` : `the database on this machine (${team.store.where})`;
+
+  return (
+    <>
+      <h3>Team</h3>
+      <div className="row">
+        <label>Tasks are kept in</label>
+        <span className="summary" data-testid="store-in-use">{inUse}</span>
+      </div>
+      <div className="row">
+        <label htmlFor="team-database">Team database</label>
+        <input
+          id="team-database"
+          type="text"
+          size={48}
+          autoComplete="off"
+          spellCheck={false}
+          placeholder="postgres://user:password@host:5432/studio"
+          value={url}
+          onChange={(e) => setUrl(e.target.value)}
+        />
+        <button disabled={save.busy || !url.trim()} onClick={() => apply({ databaseUrl: url.trim() }, 'Team database saved.', () => setUrl(''))}>
+          Save team database
+        </button>
+      </div>
+      <div className="row">
+        <label />
+        <span className="note" data-testid="team-database-saved">{team.databaseUrl ? `saved: ${team.databaseUrl}` : 'none saved'}</span>
+        {team.databaseUrl && (
+          <button disabled={save.busy} onClick={() => apply({ databaseUrl: null }, 'The database on this machine will be used.')}>
+            Use this machine's database
+          </button>
+        )}
+      </div>
+      <div className="row">
+        <label htmlFor="machine-name">Machine name</label>
+        <input id="machine-name" type="text" size={24} autoComplete="off" spellCheck={false} placeholder={team.machineName} value={name} onChange={(e) => setName(e.target.value)} />
+        <button disabled={save.busy || name.trim() === (team.savedMachineName ?? '')} onClick={() => apply({ machineName: name.trim() || null }, 'Machine name saved.')}>
+          Save machine name
+        </button>
+        <span className="note">
+          {team.machineNameFromEnvironment ? `${team.machineName}, set by STUDIO_MACHINE_NAME` : `now ${team.machineName}`}; each machine of a team needs a name of its own
+        </span>
+      </div>
+      {done && <p className="note" role="status">{done}</p>}
+      {save.error && <p className="error" role="alert">{save.error}</p>}
+    </>
+  );
+}
