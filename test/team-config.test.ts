@@ -39,7 +39,7 @@ describe('which database a studio uses', () => {
       ),
     );
     expect(() => parseSettings({ team: { databaseUrl: 5432 } })).toThrow(/team\.databaseUrl must be the team database's address/);
-    expect(() => parseSettings({ team: { database: A } })).toThrow(/team has no field "database"; it takes databaseUrl and machineName/);
+    expect(() => parseSettings({ team: { database: A } })).toThrow(/settings: team has no field "database"; it takes databaseUrl, machineName/);
     expect(() => parseSettings({ team: 'yes' })).toThrow(/settings: team must be an object/);
   });
 });
