@@ -4,6 +4,7 @@ import { benchPipeline } from './pipeline.ts';
 import { benchRecovery } from './recovery.ts';
 import { benchRender } from './render.ts';
 import { benchStart } from './start.ts';
+import { benchTeam } from './team.ts';
 import { benchUi } from './ui.ts';
 
 /** `npm run bench` prints a table; `npm run bench -- --json` prints one JSON object. */
@@ -11,12 +12,13 @@ const json = process.argv.includes('--json');
 
 const engine = await benchEngine(500, 10);
 const recovery = await benchRecovery(100_000, 1_000);
+const team = await benchTeam();
 const render = await benchRender();
 const pipeline = await benchPipeline();
 const detect = await benchDetect();
 const ui = await benchUi();
 const start = 'skipped' in ui ? null : await benchStart();
-const results = { engine, recovery, render, pipeline, detect, ui: { ...ui, ...start } };
+const results = { engine, recovery, team, render, pipeline, detect, ui: { ...ui, ...start } };
 
 if (json) {
   console.log(JSON.stringify(results));
@@ -29,6 +31,15 @@ if (json) {
     ['engine.rowsWrittenPerCycle', String(engine.rowsWrittenPerCycle), 'rows changed per cycle (tasks + events)'],
     ['recovery.ms', String(recovery.ms), `start-up with ${recovery.finished} finished and ${recovery.inFlight} in flight; goal < 200`],
     ['recovery.outcome', `${recovery.requeued}/${recovery.parked}/${recovery.toPoll}`, 'requeued / parked unknown / left to poll'],
+    ...('skipped' in team
+      ? [['team', 'skipped', team.skipped] as [string, string, string]]
+      : ([
+          ['team.cyclesPerSec', String(team.cyclesPerSec), `task cycles/s on PostgreSQL, ${team.workers} machines, claims of ${team.ourBatch} on average; median of ${team.cyclesRuns.join(', ')}`],
+          ['team.bossCyclesPerSec', String(team.bossCyclesPerSec), `pg-boss on the same server: send, fetch ${team.bossBatch} on average, complete; median of ${team.bossRuns.join(', ')}`],
+          ['team.ratio', String(team.ratio), `ours / pg-boss, run by run: ${team.ratios.join(', ')}; goal >= 1.0`],
+          ['team.recoveryMs', String(team.recoveryMs), `recovery sweep with ${team.finished} finished and ${team.inFlight} in flight of a machine gone; median of ${team.recoveryRuns.join(', ')}; goal < 200`],
+          ['team.outcome', `${team.requeued}/${team.parked}/${team.toPoll}`, 'requeued / parked unknown / left to poll'],
+        ] as [string, string, string][])),
     ['render.engineMs', String(render.engineMs), `the studio's render of ${render.seconds} s at 1280x720 (median of 5)`],
     ['render.directMs', String(render.directMs), 'the same ffmpeg command line run directly'],
     ['render.ratio', String(render.ratio), 'goal <= 1.1'],

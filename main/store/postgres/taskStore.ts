@@ -18,6 +18,8 @@ interface Transition {
   detail?: unknown;
   /** More writes of the same transition, as further WITH queries reading the updated row from `changed`. */
   also?: string;
+  /** WITH queries the update reads, run before it. */
+  before?: string;
 }
 
 /**
@@ -119,18 +121,22 @@ export class PostgresTaskStore implements TaskStore {
    * task, or undefined when the condition no longer holds (lease lost, state moved on). Wakes no one: see change.
    */
   private async transition(q: Sql, id: number, where: string, set: string, params: Record<string, unknown>, from: Status | 'kept', t: Transition) {
-    const [row] = await this.run(
-      q,
-      `WITH ${CLOCK},
+    const [row] = await this.run(q, `${this.transitionWith(where, set, from, t)} SELECT * FROM changed`, this.transitionParams(id, params, from, t));
+    return row && rowToTask(row);
+  }
+
+  /** The WITH queries of a transition; `changed` holds the updated row. */
+  private transitionWith(where: string, set: string, from: Status | 'kept', t: Transition): string {
+    return `WITH ${CLOCK}, ${t.before ? `${t.before},` : ''}
        changed AS (UPDATE tasks SET ${set}, updated_at = @now::bigint WHERE id = @id::bigint AND (${where}) RETURNING *),
        event AS (INSERT INTO task_events (task_id, at, from_status, to_status, actor, reason, detail_json)
                  SELECT id, @now::bigint, ${from === 'kept' ? 'status' : '@eventFrom::text'}, status, @eventActor::text, @eventReason::text, @eventDetail::text
                    FROM changed)
-       ${t.also ?? ''}
-       SELECT * FROM changed`,
-      { ...params, id, eventFrom: from, eventActor: t.actor, eventReason: t.reason, eventDetail: jsonOrNull(t.detail) },
-    );
-    return row && rowToTask(row);
+       ${t.also ?? ''}`;
+  }
+
+  private transitionParams(id: number, params: Record<string, unknown>, from: Status | 'kept', t: Transition): Record<string, unknown> {
+    return { ...params, id, eventFrom: from, eventActor: t.actor, eventReason: t.reason, eventDetail: jsonOrNull(t.detail) };
   }
 
   /** A transition as one transaction, waking the listeners when it let go of the row. */
@@ -255,24 +261,38 @@ export class PostgresTaskStore implements TaskStore {
 
   /**
    * The boundary: written before the paid request leaves. No row changed means do not send: the lease is gone,
-   * or this request would take the project past its budget. The budget is checked in the same write, and the
-   * project's row is held first (FOR NO KEY UPDATE: the boundary writes of one project, from every machine, wait
-   * for each other, while enqueues, whose foreign key only shares the row, do not), so the check reads what the
+   * or this request would take the project past its budget.
+   *
+   * A project without a budget has nothing to check against the other machines' spend: one statement holds its
+   * row FOR SHARE while it writes, which waits for a budget being set (and a Generate holding the project) and
+   * reads the budget they leave, while the boundary writes of other machines go on beside it.
+   *
+   * A project with a budget is checked in a transaction of its own: the project's row is held first (FOR NO KEY
+   * UPDATE: the boundary writes of one project, from every machine, wait for each other, while enqueues, whose
+   * foreign key only shares the row, do not), and the write is a statement after it, so its check reads what the
    * boundary write before it committed and two machines cannot both spend the last of the budget.
    */
   async markSubmitStarted(id: number, idempotencyKey: string, leaseMs: number, lease: Lease): Promise<Task | undefined> {
+    const where = `${FENCE} AND status = 'RUNNING' AND submit_started_at IS NULL`;
+    const set = `submit_started_at = @now::bigint, attempts = attempts + 1, idempotency_key = @key::text, charged = 'maybe',
+         lease_expires_at = ${DB_NOW} + @leaseMs::bigint, heartbeat_at = ${DB_NOW}`;
+    const params = { ...lease, key: idempotencyKey, leaseMs };
+    const t: Transition = { actor: 'engine', reason: 'submit started', detail: { idempotencyKey } };
+    const [first] = await this.run<Partial<TaskRow> & { budgeted: boolean }>(
+      this.sql,
+      `${this.transitionWith(`${where} AND NOT (SELECT budgeted FROM project)`, set, 'RUNNING', {
+        ...t,
+        before: `project AS MATERIALIZED (SELECT budget IS NOT NULL AS budgeted FROM projects
+                                            WHERE id = (SELECT project_id FROM tasks WHERE id = @id::bigint) FOR SHARE)`,
+      })}
+       SELECT changed.*, coalesce((SELECT budgeted FROM project), false) AS budgeted FROM (SELECT) one LEFT JOIN changed ON true`,
+      this.transitionParams(id, params, 'RUNNING', t),
+    );
+    if (first?.id != null) return this.wake(rowToTask(first as TaskRow));
+    if (!first?.budgeted) return undefined;
     const task = await this.sql.tx(async (tx) => {
       await this.run(tx, `SELECT 1 FROM projects WHERE id = (SELECT project_id FROM tasks WHERE id = @id::bigint) FOR NO KEY UPDATE`, { id });
-      return this.transition(
-        tx,
-        id,
-        `${FENCE} AND status = 'RUNNING' AND submit_started_at IS NULL AND ${WITHIN_BUDGET}`,
-        `submit_started_at = @now::bigint, attempts = attempts + 1, idempotency_key = @key::text, charged = 'maybe',
-         lease_expires_at = ${DB_NOW} + @leaseMs::bigint, heartbeat_at = ${DB_NOW}`,
-        { ...lease, key: idempotencyKey, leaseMs },
-        'RUNNING',
-        { actor: 'engine', reason: 'submit started', detail: { idempotencyKey } },
-      );
+      return this.transition(tx, id, `${where} AND ${WITHIN_BUDGET}`, set, params, 'RUNNING', t);
     });
     return this.wake(task);
   }
