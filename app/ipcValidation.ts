@@ -47,8 +47,8 @@ const CHECKS: Record<(typeof API_METHODS)[number], Check> = {
   saveSettings: ([patch]) => obj(patch),
   saveTeam: ([change]) =>
     obj(change) &&
-    Object.keys(change as object).every((k) => k === 'databaseUrl' || k === 'machineName') &&
-    ['databaseUrl', 'machineName'].every((k) => optionalStr((change as Record<string, unknown>)[k], 2_000)),
+    Object.keys(change as object).every((k) => k === 'databaseUrl' || k === 'machineName' || k === 'mediaDir') &&
+    ['databaseUrl', 'machineName', 'mediaDir'].every((k) => optionalStr((change as Record<string, unknown>)[k], 2_000)),
   engineStatus: (a) => a.length === 0,
   listModels: (a) => a.length === 0,
   scenePlan: ([p]) => str(p),

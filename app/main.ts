@@ -44,7 +44,10 @@ async function start(dataDir: string): Promise<void> {
     log,
   });
   wireQuit(app, runtime.stop, { limitMs: 15_000, log });
-  const outputPath = (id: number, index: number) => runtime.studio.tasks.outputFile(id, index);
+  const outputPath = async (id: number, index: number) => {
+    const found = await runtime.studio.files.file(id, index, `task ${id}'s result`);
+    return found?.state === 'here' ? found.path : null;
+  };
 
   // The app's pages come only from this handler, so the Content-Security-Policy header is set here.
   protocol.handle('app', async (request) => {
@@ -79,7 +82,8 @@ async function start(dataDir: string): Promise<void> {
     const task = await runtime.studio.tasks.get(id);
     if (!task?.outputPath || task.status !== 'SUCCEEDED') return null;
     const project = (await runtime.studio.projects.list()).find((p) => p.id === task.projectId)?.name ?? 'video';
-    return { path: task.outputPath, name: fileName(project, task.kind, id, task.outputPath) };
+    const path = runtime.studio.media.resolve(task.outputPath);
+    return { path, name: fileName(project, task.kind, id, path) };
   };
   ipcMain.handle('studio:file', async (event, action: unknown, args: unknown) => {
     try {

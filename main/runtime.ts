@@ -18,6 +18,8 @@ type RuntimeOptions = {
   log?: (message: string) => void;
   /** The team database given on the command line (--db), which wins over STUDIO_DATABASE_URL and settings. */
   database?: string;
+  /** The media folder given on the command line (--media), which wins over STUDIO_MEDIA_DIR and settings. */
+  media?: string;
 };
 
 /** Everything a host runs on one data folder, with the engine started. */
@@ -36,7 +38,7 @@ export async function openRuntime(
   dataDir: string,
   options: RuntimeOptions,
 ): Promise<Runtime> {
-  const studio = await openStudio(dataDir, undefined, { database: options.database });
+  const studio = await openStudio(dataDir, undefined, { database: options.database, media: options.media });
   const keys: KeyStore & { get?(provider: string): string | undefined } = options.keyStore?.(studio) ?? settingsKeyStore(studio);
   const providers = await openProviders(studio.settings, dataDir, process.env, keys.get);
   const supervisor = createSupervisor(studio, providers.get, { log: options.log });

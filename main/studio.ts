@@ -5,10 +5,13 @@ import { ffmpegPath, ffprobePath } from './media/binaries.ts';
 import { systemClock } from './adapters/systemClock.ts';
 import { databasePath } from './config/paths.ts';
 import { loadSettings, type Settings } from './config/settings.ts';
+import { chooseMediaDir, studioMedia } from './config/media.ts';
 import { chooseDatabase, chooseMachineName, type DatabaseSource } from './config/team.ts';
 import { newOwner } from './engine/owners.ts';
 import { replayReceipts } from './engine/receiptReplay.ts';
 import { Supervisor, type SupervisorDeps } from './engine/supervisor.ts';
+import type { MediaFolder } from './media/mediaFolder.ts';
+import { OutputLocator } from './media/outputLocator.ts';
 import type { Clock } from './ports.ts';
 import type { ProviderAdapter } from './providers/port.ts';
 import { pollsById } from './providers/registry.ts';
@@ -23,8 +26,12 @@ export interface Studio {
   store: Store;
   /** Where the team database's address came from (--db, STUDIO_DATABASE_URL, settings); null for the embedded store. */
   storeFrom: DatabaseSource | null;
-  /** The name this machine goes by: in owner ids, and on the files it saves to a team database. */
+  /** The name this machine goes by: in owner ids, and on the files it saves. */
   machine: string;
+  /** Where the files it is paid for are saved, and found again (see MediaFolder). */
+  media: MediaFolder;
+  /** Saved results as this machine finds them, or why it cannot. */
+  files: OutputLocator;
   tasks: TaskStore;
   owners: OwnerStore;
   projects: ProjectStore;
@@ -51,11 +58,12 @@ export class DataFolderRefused extends Error {}
  * only read or change what exists, so a mistyped --data creates nothing). The tasks are in the team database
  * when one is given (`database`, from --db; else STUDIO_DATABASE_URL; else settings team.databaseUrl), and in
  * the folder's own SQLite file otherwise. Settings, keys and receipt journals stay in the folder either way.
+ * Saved files go to the media folder (`media`, from --media; else STUDIO_MEDIA_DIR; else settings team.mediaDir).
  */
 export async function openStudio(
   dataDir: string,
   clock: Clock = systemClock,
-  options: { existing?: boolean; database?: string } = {},
+  options: { existing?: boolean; database?: string; media?: string } = {},
 ): Promise<Studio> {
   const settings = loadSettings(dataDir);
   const team = chooseDatabase(options.database, process.env, settings.team);
@@ -68,12 +76,15 @@ export async function openStudio(
   } catch (err) {
     throw new DataFolderRefused(`the data folder ${dataDir} cannot be created (${(err as NodeJS.ErrnoException).code}); choose another with --data or STUDIO_DATA_DIR`);
   }
-  const store = team ? await openPostgresStore(team.url, { machine }) : openSqliteStore(databasePath(dataDir));
+  const store = team ? await openPostgresStore(team.url, { machine }) : openSqliteStore(databasePath(dataDir), { machine });
+  const media = studioMedia({ dataDir, configured: chooseMediaDir(options.media, process.env, settings.team), kind: store.kind, space: store.mediaSpace, machine });
   return {
     dataDir,
     store,
     storeFrom: team?.from ?? null,
     machine,
+    media,
+    files: new OutputLocator(store.tasks, media),
     tasks: store.tasks,
     owners: store.owners,
     projects: store.projects,
@@ -108,11 +119,12 @@ export function createSupervisor(
       transaction: (fn) => studio.store.transaction(fn),
       providers,
       clock: studio.clock,
-      outputs: new LocalOutputStore(studio.dataDir),
+      outputs: new LocalOutputStore(studio.media),
       receipts: studio.receipts,
       databaseMoved: () => studio.databaseMoved(),
       waitForLocks: (ms) => studio.store.waitForLocks(ms),
       dataDir: studio.dataDir,
+      files: studio.files,
       media: { ffmpegPath: ffmpegPath(studio.settings.media.ffmpegPath), ffprobePath: ffprobePath(studio.settings.media.ffprobePath) },
       prices: () => studio.settings.prices,
       database: studio.store.kind === 'postgres' ? `the team database at ${studio.store.where}` : `the studio database ${studio.store.where}`,

@@ -56,7 +56,7 @@ describe('the engine with the simulator', () => {
     await run();
     expect(await studio.tasks.get(id)).toMatchObject({ status: 'OUTCOME_UNKNOWN', charged: 'maybe' });
 
-    const { candidates } = await reconcile(studio.tasks, providers.get('simulator'), id, Date.now());
+    const { candidates } = await reconcile(studio.tasks, studio.files, providers.get('simulator'), id, Date.now());
     expect(candidates.map((c) => c.requestId)).toEqual([sim.charges[0]!.requestId]);
     await resolveUnknown(studio.tasks, id, { adopt: candidates[0]!.requestId }, Date.now());
     await run();
@@ -72,7 +72,7 @@ describe('the engine with the simulator', () => {
     const clip = await enqueue({ kind: 'clip', model: 'sim-clip-1', input: { prompt: 'push in', image_url: { $output: image }, duration: 1 }, dependsOn: [image] });
     await run();
     expect((await studio.tasks.get(clip))!.status).toBe('OUTCOME_UNKNOWN');
-    const { candidates } = await reconcile(studio.tasks, providers.get('simulator'), clip, Date.now());
+    const { candidates } = await reconcile(studio.tasks, studio.files, providers.get('simulator'), clip, Date.now());
     expect(candidates.map((c) => c.requestId)).toEqual([sim.charges[1]!.requestId]);
   });
 
@@ -82,7 +82,7 @@ describe('the engine with the simulator', () => {
     const twin = await enqueue();
     await run();
     expect((await studio.tasks.get(twin))!.status).toBe('SUCCEEDED');
-    const { candidates } = await reconcile(studio.tasks, providers.get('simulator'), lost, Date.now());
+    const { candidates } = await reconcile(studio.tasks, studio.files, providers.get('simulator'), lost, Date.now());
     expect(candidates.map((c) => c.requestId)).not.toContain((await studio.tasks.get(twin))!.remoteRequestId);
     expect(candidates).toHaveLength(1);
   });

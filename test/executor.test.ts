@@ -7,6 +7,8 @@ import { imageTask, ManualClock, openTestStore } from './helpers/engine.ts';
 import { FakeProvider, memoryOutputs, memoryReceipts, recording, type FakeProviderScript } from './helpers/recording.ts';
 import { EngineHealth } from '../main/engine/health.ts';
 import { tempDir } from './helpers/tmp.ts';
+import { dataFolderMedia } from '../main/media/mediaFolder.ts';
+import { OutputLocator } from '../main/media/outputLocator.ts';
 
 const OWNER = 'worker-a';
 const OPTIONS: ExecutorOptions = {
@@ -17,7 +19,9 @@ const OPTIONS: ExecutorOptions = {
 const ORDER = ['markSubmitStarted', 'submit', 'recordSubmitted', 'poll', 'complete'];
 
 async function setup(script: FakeProviderScript = {}) {
-  const { repo } = await openTestStore(tempDir());
+  const dir = tempDir();
+  const { repo } = await openTestStore(dir);
+  const files = new OutputLocator(repo, dataFolderMedia(dir, 'test'));
   const clock = new ManualClock();
   const calls: string[] = [];
   const provider = new FakeProvider(script);
@@ -26,6 +30,7 @@ async function setup(script: FakeProviderScript = {}) {
     provider: recording(provider, calls, ORDER),
     clock,
     outputs: memoryOutputs(),
+    files,
     receipts: memoryReceipts(),
     health: new EngineHealth(() => undefined),
     random: () => 0.5,
@@ -36,7 +41,7 @@ async function setup(script: FakeProviderScript = {}) {
     return task!;
   };
   const run = (task: Task) => runRemoteTask(task, ports, OPTIONS, new AbortController().signal);
-  return { repo, clock, calls, provider, claim, run };
+  return { repo, clock, calls, provider, claim, run, files };
 }
 
 describe('executor order (pinned: any refactor that sends before the mark must fail here)', () => {
@@ -62,7 +67,7 @@ describe('executor order (pinned: any refactor that sends before the mark must f
     t.calls.length = 0;
     await runRemoteTask(
       restored!,
-      { repo: t.repo, provider: recording(t.provider, t.calls, ORDER), clock: t.clock, outputs: memoryOutputs(), receipts: memoryReceipts(), health: new EngineHealth(() => undefined), random: () => 0.5, log: () => undefined },
+      { repo: t.repo, provider: recording(t.provider, t.calls, ORDER), clock: t.clock, outputs: memoryOutputs(), files: t.files, receipts: memoryReceipts(), health: new EngineHealth(() => undefined), random: () => 0.5, log: () => undefined },
       { ...OPTIONS, owner: 'worker-b' },
       new AbortController().signal,
     );
@@ -99,7 +104,7 @@ describe('executor order (pinned: any refactor that sends before the mark must f
     const [again] = await t.repo.claim('image', 4, OPTIONS.leaseMs, { owner: 'worker-b', now: t.clock.now() });
     await runRemoteTask(
       again!,
-      { repo: t.repo, provider: recording(t.provider, t.calls, ORDER), clock: t.clock, outputs: memoryOutputs(), receipts: memoryReceipts(), health: new EngineHealth(() => undefined), random: () => 0.5, log: () => undefined },
+      { repo: t.repo, provider: recording(t.provider, t.calls, ORDER), clock: t.clock, outputs: memoryOutputs(), files: t.files, receipts: memoryReceipts(), health: new EngineHealth(() => undefined), random: () => 0.5, log: () => undefined },
       { ...OPTIONS, owner: 'worker-b' },
       new AbortController().signal,
     );

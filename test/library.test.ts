@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -173,7 +174,7 @@ describe('the library', () => {
       for (const i of [0, 1]) {
         const path = join(media, `task-${task.id}-a1${i ? `-${i}` : ''}.png`);
         writeFileSync(path, Buffer.from(`png ${i}`));
-        files.push({ path, sha256: String(i).repeat(64), bytes: 5, contentType: 'image/png' });
+        files.push({ path, sha256: createHash('sha256').update(`png ${i}`).digest('hex'), bytes: 5, contentType: 'image/png' });
       }
       expect(await studio.tasks.complete(task.id, { outputs: files, costActual: null }, lease)).toBeTruthy();
     });

@@ -4,6 +4,8 @@ import { FalAdapter } from '../main/providers/fal.ts';
 import { send, startFake } from './fakes/server.ts';
 import { ManualClock, openTestStore, type TestStore } from './helpers/engine.ts';
 import { tempDir } from './helpers/tmp.ts';
+import { dataFolderMedia } from '../main/media/mediaFolder.ts';
+import { OutputLocator } from '../main/media/outputLocator.ts';
 
 const LEASE = 60_000;
 const FAL_MODEL = 'fal-ai/flux/dev';
@@ -39,7 +41,7 @@ async function setup() {
 }
 
 const lookups = (repo: TestStore['repo'], fal: FalAdapter, clock: ManualClock) =>
-  new UnknownLookups({ repo, providers: (p) => (p === 'fal' ? fal : undefined), clock, log: () => undefined }, { intervalMs: 1_000, tries: 3 });
+  new UnknownLookups({ repo, providers: (p) => (p === 'fal' ? fal : undefined), files: new OutputLocator(repo, dataFolderMedia(tempDir(), 'test')), clock, log: () => undefined }, { intervalMs: 1_000, tries: 3 });
 
 describe('a lookup never adopts, for a later attempt, the request of an earlier attempt of the same task', () => {
   it('a request sent by an earlier attempt just before a resubmit is no proof of which one this is: the person is asked', async () => {

@@ -8,6 +8,8 @@ import type { NewTask } from '../main/tasks/model.ts';
 import { send, startFake } from './fakes/server.ts';
 import { ManualClock, openTestStore, type TestStore } from './helpers/engine.ts';
 import { tempDir } from './helpers/tmp.ts';
+import { dataFolderMedia } from '../main/media/mediaFolder.ts';
+import { OutputLocator } from '../main/media/outputLocator.ts';
 
 const LEASE = 60_000;
 const REPLICATE_MODEL = 'black-forest-labs/flux-schnell';
@@ -36,7 +38,7 @@ async function studioWith(clock: ManualClock) {
 }
 
 const lookups = (repo: TestStore['repo'], provider: ProviderAdapter, clock: ManualClock) =>
-  new UnknownLookups({ repo, providers: (id) => (id === provider.id ? provider : undefined), clock, log: () => undefined }, { intervalMs: 1_000, tries: 3 });
+  new UnknownLookups({ repo, providers: (id) => (id === provider.id ? provider : undefined), files: new OutputLocator(repo, dataFolderMedia(tempDir(), 'test')), clock, log: () => undefined }, { intervalMs: 1_000, tries: 3 });
 
 /**
  * Replicate's prediction listing (GET /v1/predictions, replicate-python-beta types/prediction.py): `model`,
@@ -63,7 +65,7 @@ describe('Replicate: a prediction whose input was removed', () => {
     const replicate = new ReplicateAdapter({ key: 'r8_test_key', baseUrl: fake.url });
     clock.advance(2 * 3_600_000);
 
-    const { candidates, lists } = await reconcile(repo, replicate, id, clock.now());
+    const { candidates, lists } = await reconcile(repo, new OutputLocator(repo, dataFolderMedia(tempDir(), 'test')), replicate, id, clock.now());
     expect(candidates.map((c) => [c.requestId, c.createdAt])).toEqual([['p-same-model', sentAt + 1_000]]);
     expect(candidates[0]!.why).toMatch(/^same model, made 1 s after the send started; its input could not be compared: Replicate removes the input/);
     expect(lists).toMatch(/removes the input of an API prediction an hour after it ends/);
@@ -125,7 +127,7 @@ describe('ElevenLabs: candidates named by the request id the studio stores', () 
     });
     const eleven = new ElevenLabsAdapter({ key: 'el-key-0123456789', baseUrl: fake.url });
 
-    const { candidates } = await reconcile(repo, eleven, id, clock.now());
+    const { candidates } = await reconcile(repo, new OutputLocator(repo, dataFolderMedia(tempDir(), 'test')), eleven, id, clock.now());
     expect(candidates.map((c) => [c.requestId, c.aliases])).toEqual([['el-req-2', ['hist-2']]]);
 
     clock.advance(1_000);

@@ -38,6 +38,8 @@ describe('the team settings of a studio (embedded store)', () => {
       machineName: runtime.studio.machine,
       savedMachineName: null,
       machineNameFromEnvironment: false,
+      mediaDir: null,
+      savedMediaDir: null,
     });
 
     const saved = await api.saveTeam({ databaseUrl: ' postgres://ann:s3cret@db.example:5432/studio ', machineName: 'studio-a' });

@@ -1,7 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
+import { sha256File } from '../media/checksum.ts';
+import { dataFolderMedia, type MediaFolder } from '../media/mediaFolder.ts';
 import { assertMedia, ProbeUnavailable } from '../media/probe.ts';
 import { UnusableResult, type OutputStore, type OutputTarget, type ResultRecord, type SavedOutput, type TaskRef } from '../ports.ts';
 
@@ -30,30 +33,30 @@ async function syncDir(dir: string): Promise<void> {
   }
 }
 
-async function sha256Of(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
-
 /** "a2" for attempt 2: names a result's files after the attempt that paid for them. */
 function attemptTag(idempotencyKey: string | null): string {
   return `a${/-attempt-(\d+)$/.exec(idempotencyKey ?? '')?.[1] ?? '0'}`;
 }
 
 /**
- * Files under `<data>/projects/<id>/media/`, named after their task and attempt, each written to a temporary
- * file, synced, checked by ffprobe, and only then renamed into place (paid bytes that fail the check keep a
- * `.unusable` name). `task-<id>-a<n>.result.json` names every file of a result with its checksum: written
- * after the files for a download (the provider still has it), before them for bytes in hand, so a crash
- * while they are placed leaves the record to find them, their synced temporary files included. Paid bytes
- * that cannot be written there go to `<data>/rescued/`, with their record.
+ * Files under `projects/<id>/media/` in the media folder's place for this database (the data folder when no media
+ * folder is set), named after their task and attempt, each written to a temporary file, synced, checked by
+ * ffprobe, and only then renamed into place (paid bytes that fail the check keep a `.unusable` name).
+ * `task-<id>-a<n>.result.json` names every file of a result with its checksum: written after the files for a
+ * download (the provider still has it), before them for bytes in hand, so a crash while they are placed leaves
+ * the record to find them, their synced temporary files included. Paid bytes that cannot be written there go to
+ * `rescued/` beside `projects/`, with their record. A saved file's path is the one its row keeps (see MediaFolder).
  */
 export class LocalOutputStore implements OutputStore {
-  constructor(private readonly dataDir: string) {}
+  private readonly media: MediaFolder;
+
+  /** `media`: the media folder, or a data folder to keep files in as the studio always did. */
+  constructor(media: MediaFolder | string) {
+    this.media = typeof media === 'string' ? dataFolderMedia(media, hostname()) : media;
+  }
 
   private dir(projectId: number, rescue = false): string {
-    return rescue ? join(this.dataDir, 'rescued') : join(this.dataDir, 'projects', String(projectId), 'media');
+    return rescue ? join(this.media.base, 'rescued') : join(this.media.base, 'projects', String(projectId), 'media');
   }
 
   private recordPaths(task: TaskRef): string[] {
@@ -121,11 +124,16 @@ export class LocalOutputStore implements OutputStore {
       throw new UnusableResult(problem);
     }
     await this.place(temp, path);
-    return { path, sha256, bytes, contentType: target.contentType };
+    return { path: this.media.stored(path), sha256, bytes, contentType: target.contentType };
   }
 
   plan(target: OutputTarget, bytes: Uint8Array, rescue = false): SavedOutput {
-    return { path: this.pathFor(target, rescue), sha256: createHash('sha256').update(bytes).digest('hex'), bytes: bytes.byteLength, contentType: target.contentType };
+    return {
+      path: this.media.stored(this.pathFor(target, rescue)),
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+      bytes: bytes.byteLength,
+      contentType: target.contentType,
+    };
   }
 
   async keep(target: OutputTarget, bytes: Uint8Array, rescue = false): Promise<SavedOutput> {
@@ -134,7 +142,7 @@ export class LocalOutputStore implements OutputStore {
     const problem = await this.problem(written.temp, written.bytes, target);
     await this.place(written.temp, problem ? `${path}.unusable` : path);
     if (problem) throw new UnusableResult(`${problem}; what the provider sent is kept at ${path}.unusable`);
-    return { path, sha256: written.sha256, bytes: written.bytes, contentType: target.contentType };
+    return { path: this.media.stored(path), sha256: written.sha256, bytes: written.bytes, contentType: target.contentType };
   }
 
   async record(task: TaskRef, result: ResultRecord, rescue = false): Promise<void> {
@@ -145,16 +153,17 @@ export class LocalOutputStore implements OutputStore {
 
   /** An output whose file is gone may still be whole in its synced temporary file: put in place if its checksum matches. */
   private async intact(output: SavedOutput): Promise<boolean> {
-    if ((await sha256Of(output.path).catch(() => null)) === output.sha256) return true;
-    const dir = dirname(output.path);
-    const prefix = `${basename(output.path)}.`;
+    const path = this.media.resolve(output.path);
+    if ((await sha256File(path).catch(() => null)) === output.sha256) return true;
+    const dir = dirname(path);
+    const prefix = `${basename(path)}.`;
     const temps = await readdir(dir).then(
       (names) => names.filter((n) => n.startsWith(prefix) && n.endsWith('.part')),
       () => [],
     );
     for (const name of temps) {
-      if ((await sha256Of(join(dir, name)).catch(() => null)) !== output.sha256) continue;
-      await this.place(join(dir, name), output.path);
+      if ((await sha256File(join(dir, name)).catch(() => null)) !== output.sha256) continue;
+      await this.place(join(dir, name), path);
       return true;
     }
     return false;

@@ -216,6 +216,10 @@ export interface TeamView {
   savedMachineName: string | null;
   /** True when STUDIO_MACHINE_NAME sets the name, over settings. */
   machineNameFromEnvironment: boolean;
+  /** The media folder in use now, where saved files go; null: none is set, and they go in the data folder. */
+  mediaDir: string | null;
+  /** The media folder saved in settings; null when none is. */
+  savedMediaDir: string | null;
 }
 
 /** A change to team mode on this machine, used from the studio's next start; null removes the saved value. */
@@ -223,6 +227,8 @@ export interface TeamChange {
   /** postgres://user:password@host:5432/studio; null: the database on this machine. */
   databaseUrl?: string | null;
   machineName?: string | null;
+  /** The media folder the team shares, where this machine mounts it (a full path); null: none. */
+  mediaDir?: string | null;
 }
 
 export interface SettingsPatch {
@@ -326,6 +332,14 @@ export interface OutputFileView {
   url: string | null;
   contentType: string | null;
   bytes: number | null;
+  /** The machine that saved it, or null for files saved before machines were recorded. */
+  machine: string | null;
+  /**
+   * Why this machine cannot show it, or null when it can: which machine saved it and where, when it is not in this
+   * machine's media folder, or that it is not the file that was saved. In the library only its size is compared;
+   * a task's detail compares its checksum.
+   */
+  problem: string | null;
 }
 
 export interface LibraryQuery {

@@ -295,7 +295,7 @@ export class StudioService implements StudioApi {
     return refusals(async () => {
       await recordJournaledRequests(this.studio);
       const task = await this.studio.tasks.get(taskId);
-      const { candidates } = await reconcile(this.studio.tasks, task && this.deps.providers.get(task.provider), taskId, this.studio.clock.now());
+      const { candidates } = await reconcile(this.studio.tasks, this.studio.files, task && this.deps.providers.get(task.provider), taskId, this.studio.clock.now());
       return candidates.map((c) => ({ requestId: c.requestId, createdAt: iso(c.createdAt)!, status: c.status, why: c.why }));
     });
   }
@@ -327,9 +327,23 @@ export class StudioService implements StudioApi {
     return spendOverview(this.studio.tasks);
   }
 
-  private async files(t: Task): Promise<OutputFileView[]> {
+  /** `deep`: each kept file's checksum is compared, not only its size. */
+  private async files(t: Task, deep: boolean): Promise<OutputFileView[]> {
     const kept = t.status === 'SUCCEEDED' && t.outputPath !== null;
-    return (await this.studio.tasks.outputs(t.id)).map((o) => ({ index: o.index, url: kept ? `${this.deps.mediaUrl(t.id)}/${o.index}` : null, contentType: o.contentType, bytes: o.bytes }));
+    const outputs = await this.studio.tasks.outputs(t.id);
+    const views: OutputFileView[] = [];
+    for (const o of outputs) {
+      const found = kept ? await this.studio.files.check(o, outputs.length > 1 ? `file ${o.index + 1} of task ${t.id}` : `task ${t.id}'s result`, deep) : null;
+      views.push({
+        index: o.index,
+        url: kept ? `${this.deps.mediaUrl(t.id)}/${o.index}` : null,
+        contentType: o.contentType,
+        bytes: o.bytes,
+        machine: o.machine,
+        problem: found && found.state !== 'here' ? found.words : null,
+      });
+    }
+    return views;
   }
 
   private async deletedAt(t: Task): Promise<string | null> {
@@ -338,8 +352,8 @@ export class StudioService implements StudioApi {
     return deleted ? iso(deleted.at) : null;
   }
 
-  private async libraryItem(t: Task, project: string, scene: string | null): Promise<LibraryItem> {
-    return { ...(await this.view(t)), project, scene, input: t.input, files: await this.files(t), deletedAt: await this.deletedAt(t) };
+  private async libraryItem(t: Task, project: string, scene: string | null, deep = false): Promise<LibraryItem> {
+    return { ...(await this.view(t)), project, scene, input: t.input, files: await this.files(t, deep), deletedAt: await this.deletedAt(t) };
   }
 
   async library(query: LibraryQuery): Promise<LibraryPage> {
@@ -385,10 +399,10 @@ export class StudioService implements StudioApi {
   async deleteOutput(taskId: number): Promise<LibraryItem> {
     const { task, project } = await this.named(taskId);
     if (task.status !== 'SUCCEEDED' || task.outputPath === null) throw new ApiError(`task ${taskId} has no saved result to delete`);
-    const paths = (await this.studio.tasks.outputs(taskId)).map((o) => o.path);
-    const dataDir = resolve(this.studio.dataDir) + sep;
-    // The studio removes only files it saved itself, in its own data folder.
-    const own = paths.filter((p) => resolve(p).startsWith(dataDir));
+    const paths = (await this.studio.tasks.outputs(taskId)).map((o) => this.studio.media.resolve(o.path));
+    const folders = [resolve(this.studio.dataDir) + sep, resolve(this.studio.media.base) + sep];
+    // The studio removes only files it saved itself: in its own data folder, or its database's in the media folder.
+    const own = paths.filter((p) => folders.some((f) => resolve(p).startsWith(f)));
     const paid = task.charged === 'no' ? 'it cost nothing' : `it cost ${fromMicros(task.costActual ?? task.costEstimated ?? 0)} ${task.currency} (${task.costActual !== null ? 'billed' : task.charged === 'yes' ? 'estimated' : 'possibly charged'}), not refunded`;
     const forgotten = await this.studio.tasks.forgetOutputs(taskId, `deleted by the person in the library; ${paid}`, own, this.studio.clock.now());
     if (!forgotten) throw new ApiError(`task ${taskId} has no saved result to delete`);
@@ -412,7 +426,7 @@ export class StudioService implements StudioApi {
     const { task, project } = await this.named(taskId);
     const related = await this.studio.tasks.related(taskId);
     return {
-      ...(await this.libraryItem(task, project, (await this.studio.tasks.scenesOf([taskId])).get(taskId) ?? null)),
+      ...(await this.libraryItem(task, project, (await this.studio.tasks.scenesOf([taskId])).get(taskId) ?? null, true)),
       events: (await this.studio.tasks.events(taskId)).map((e) => ({ at: iso(e.at)!, from: e.fromStatus, to: e.toStatus, actor: e.actor, reason: e.reason })),
       dependsOn: related.dependsOn.map((t) => this.ref(t)),
       dependents: related.dependents.map((t) => this.ref(t)),

@@ -12,15 +12,18 @@ export interface CliContext {
   dataDir: string;
   /** The team database given with --db, which wins over STUDIO_DATABASE_URL and settings. */
   database?: string;
+  /** The media folder given with --media, which wins over STUDIO_MEDIA_DIR and settings. */
+  media?: string;
   out: (line: string) => void;
   err: (line: string) => void;
 }
 
-/** Takes the global `--data DIR` and `--db URL` from anywhere in the line, so they work before or after the command. */
-function takeGlobals(argv: string[]): { dataDir: string; database?: string; rest: string[] } {
+/** Takes the global `--data DIR`, `--db URL` and `--media DIR` from anywhere in the line, so they work before or after the command. */
+function takeGlobals(argv: string[]): { dataDir: string; database?: string; media?: string; rest: string[] } {
   const rest: string[] = [];
   let dataDir: string | undefined;
   let database: string | undefined;
+  let media: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--data') {
@@ -30,9 +33,12 @@ function takeGlobals(argv: string[]): { dataDir: string; database?: string; rest
     else if (a === '--db' || a.startsWith('--db=')) {
       database = a === '--db' ? argv[++i] : a.slice('--db='.length);
       if (!database) throw new UsageError('--db needs the team database\'s address, for example --db postgres://user:password@host:5432/studio');
+    } else if (a === '--media' || a.startsWith('--media=')) {
+      media = a === '--media' ? argv[++i] : a.slice('--media='.length);
+      if (!media) throw new UsageError('--media needs the media folder the team shares, for example --media /mnt/studio-media');
     } else rest.push(a);
   }
-  return { dataDir: dataDir || defaultDataDir(), database, rest };
+  return { dataDir: dataDir || defaultDataDir(), database, media, rest };
 }
 
 export async function main(argv: string[], io: Pick<CliContext, 'out' | 'err'> = {
@@ -40,7 +46,7 @@ export async function main(argv: string[], io: Pick<CliContext, 'out' | 'err'> =
   err: (l) => process.stderr.write(`${l}\n`),
 }): Promise<number> {
   try {
-    const { dataDir, database, rest } = takeGlobals(argv);
+    const { dataDir, database, media, rest } = takeGlobals(argv);
     const [name, ...args] = rest;
     if (!name || name === 'help' || name === '--help' || name === '-h') {
       io.out(HELP);
@@ -48,7 +54,7 @@ export async function main(argv: string[], io: Pick<CliContext, 'out' | 'err'> =
     }
     const command = COMMANDS[name];
     if (!command) throw new UsageError(`unknown command "${name}"; run "studio help" for the list`);
-    return (await command(args, { dataDir, database, ...io })) ?? 0;
+    return (await command(args, { dataDir, database, media, ...io })) ?? 0;
   } catch (err) {
     // A refusal of what was asked (a task that does not exist, a decision that does not fit, a team database
     // that is not one, or cannot be reached) is bad input: nothing was changed.

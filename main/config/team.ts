@@ -1,11 +1,14 @@
 import { hostname } from 'node:os';
 import { checkTeamUrl } from '../store/postgres/address.ts';
 import { TeamDatabaseRefused } from '../store/postgres/errors.ts';
+import { mediaDirProblem } from './media.ts';
 
 /** Team mode on this machine, from settings.json: the team database it joins, and the name it goes by there. */
 export interface TeamSettings {
   databaseUrl?: string;
   machineName?: string;
+  /** The media folder the team shares, where this machine mounts it (see config/media.ts). */
+  mediaDir?: string;
 }
 
 /** Where the team database's address came from; the first of these that gives one wins. */
@@ -47,7 +50,7 @@ export function checkTeamSettings(raw: unknown, fail: (message: string) => Error
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw fail('settings: team must be an object like {"databaseUrl": "postgres://…", "machineName": "studio-laptop"}');
   const team = raw as Record<string, unknown>;
   for (const key of Object.keys(team)) {
-    if (key !== 'databaseUrl' && key !== 'machineName') throw fail(`settings: team has no field "${key}"; it takes databaseUrl and machineName`);
+    if (key !== 'databaseUrl' && key !== 'machineName' && key !== 'mediaDir') throw fail(`settings: team has no field "${key}"; it takes databaseUrl, machineName and mediaDir`);
   }
   if (team.databaseUrl !== undefined) {
     const url = team.databaseUrl;
@@ -60,6 +63,10 @@ export function checkTeamSettings(raw: unknown, fail: (message: string) => Error
     if (typeof name !== 'string') throw fail('settings: team.machineName must be text, like "studio-laptop"');
     const problem = machineNameProblem(name);
     if (problem) throw fail(`settings: team.machineName: ${problem}`);
+  }
+  if (team.mediaDir !== undefined) {
+    const problem = mediaDirProblem(team.mediaDir);
+    if (problem) throw fail(`settings: team.mediaDir: ${problem}`);
   }
   return team as TeamSettings;
 }

@@ -2,6 +2,7 @@ import { InvalidInput, SubmitError, type ProviderAdapter, type ProviderResult, t
 import type { Task } from '../tasks/model.ts';
 import type { TaskStore } from '../store/port.ts';
 import type { Clock, OutputStore, ReceiptLog, ResultRecord } from '../ports.ts';
+import type { InputFiles } from '../media/outputLocator.ts';
 import { untilWritten } from './durableWrite.ts';
 import type { LearnedDurations } from './durations.ts';
 import { estimateCost, type OwnPrices } from './estimator.ts';
@@ -38,6 +39,8 @@ export interface ExecutorPorts {
   provider: ProviderAdapter;
   clock: Clock;
   outputs: OutputStore;
+  /** Where the results this task is made from are on this machine. */
+  files: InputFiles;
   receipts: ReceiptLog;
   health: EngineHealth;
   random: () => number;
@@ -109,7 +112,7 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
 
   let request;
   try {
-    request = await prepareRequest(task, provider, (i) => repo.get(i));
+    request = await prepareRequest(task, provider, ports.files);
   } catch (err) {
     await repo.fail(task.id, err instanceof InvalidInput ? `invalid input: ${err.message}` : (err as Error).message, 'no', lease());
     return;

@@ -1,5 +1,4 @@
 import { readFile } from 'node:fs/promises';
-import type { Task } from '../tasks/model.ts';
 
 const MIME: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', webp: 'image/webp', mp4: 'video/mp4', mp3: 'audio/mpeg', wav: 'audio/wav' };
 
@@ -24,13 +23,6 @@ export async function replaceOutputRefs(value: unknown, to: (id: number) => Prom
     return Object.fromEntries(entries);
   }
   return value;
-}
-
-/** The output file of a task this one depends on; the claim only runs a task whose dependencies succeeded. */
-export async function outputPathOf(get: (id: number) => Promise<Task | undefined>, id: number): Promise<string> {
-  const t = await get(id);
-  if (!t?.outputPath || t.status !== 'SUCCEEDED') throw new Error(`task ${id}, whose result this step uses, has no saved result`);
-  return t.outputPath;
 }
 
 /** A saved output as a data: URI, the form generative APIs take an input image in. */

@@ -1,3 +1,4 @@
+import type { InputFiles } from '../media/outputLocator.ts';
 import type { Candidate, ProviderAdapter } from '../providers/port.ts';
 import type { Task } from '../tasks/model.ts';
 import type { TaskStore } from '../store/port.ts';
@@ -40,13 +41,14 @@ export function sendWindow(task: Task, now: number): { from: number; to: number 
  */
 export async function lookUp(
   repo: LookupRepo,
+  files: InputFiles,
   provider: ProviderAdapter & Required<Pick<ProviderAdapter, 'lookup'>>,
   task: Task,
   now: number,
   signal?: AbortSignal,
 ): Promise<Pick<LookupFacts, 'window' | 'found' | 'known'>> {
   const window = sendWindow(task, now);
-  const request = await prepareRequest(task, provider, (i) => repo.get(i));
+  const request = await prepareRequest(task, provider, files);
   const found = await provider.lookup({ from: window.from - SKEW_MS, to: Math.max(now, window.to) + SKEW_MS }, request, signal);
   const taken = await repo.requestIdsInUse(task.provider, found.flatMap((c) => [c.requestId, ...(c.aliases ?? [])]), task.id);
   return {
@@ -61,7 +63,7 @@ export async function lookUp(
  * person: made in its send window with the same input and not already another task's, and those of the same
  * model whose input the provider no longer keeps, each with its time and why it is offered.
  */
-export async function reconcile(repo: LookupRepo, provider: ProviderAdapter | undefined, id: number, now: number): Promise<Reconciliation> {
+export async function reconcile(repo: LookupRepo, files: InputFiles, provider: ProviderAdapter | undefined, id: number, now: number): Promise<Reconciliation> {
   const task = await repo.get(id);
   if (!task) throw new DecisionRefused(`there is no task ${id}`);
   if (task.status !== 'OUTCOME_UNKNOWN') throw new DecisionRefused(`task ${id} is ${task.status}; only an unknown outcome is reconciled`);
@@ -73,7 +75,7 @@ export async function reconcile(repo: LookupRepo, provider: ProviderAdapter | un
       `${task.provider} cannot list past requests; look for a request made at ${new Date(task.submitStartedAt ?? task.createdAt).toISOString()} in its dashboard`,
     );
   }
-  const { window, found } = await lookUp(repo, provider as ProviderAdapter & Required<Pick<ProviderAdapter, 'lookup'>>, task, now);
+  const { window, found } = await lookUp(repo, files, provider as ProviderAdapter & Required<Pick<ProviderAdapter, 'lookup'>>, task, now);
   const after = (c: Candidate) => `made ${Math.round((c.createdAt - window.from) / 1000)} s after the send started`;
   const inWindow = (c: Candidate) => c.createdAt >= window.from - SKEW_MS && c.createdAt <= window.to + SKEW_MS;
   const offered = found

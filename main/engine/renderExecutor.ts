@@ -1,19 +1,24 @@
 import { execFileSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, existsSync, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { sha256File } from '../media/checksum.ts';
+import { dataFolderMedia, type MediaFolder } from '../media/mediaFolder.ts';
+import { OutputLocator } from '../media/outputLocator.ts';
 import { probe } from '../media/probe.ts';
 import { runRender, type RenderJob } from '../media/renderer.ts';
 import type { Clock } from '../ports.ts';
 import type { Task } from '../tasks/model.ts';
 import type { TaskStore } from '../store/port.ts';
-import { outputPathOf } from './outputRefs.ts';
 
 export interface RenderPorts {
-  repo: Pick<TaskStore, 'get' | 'saveProgress' | 'complete' | 'fail'>;
+  repo: Pick<TaskStore, 'get' | 'outputs' | 'saveProgress' | 'complete' | 'fail'>;
   clock: Clock;
   dataDir: string;
+  /** Where renders are saved and their clips found; without it, the data folder as the studio always used it. */
+  media?: MediaFolder;
   ffmpegPath: string;
   ffprobePath: string;
   log: (message: string) => void;
@@ -61,12 +66,6 @@ async function clearEarlierAttempt(dir: string, taskId: number): Promise<void> {
   }
 }
 
-async function sha256(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
-
 /**
  * The local render: no money is at stake, so a crash simply runs it again. Exactly one runs at a time (the
  * claim's concurrency for renders is 1). The lease is kept by the heartbeat, since ffmpeg has no poll loop;
@@ -75,16 +74,23 @@ async function sha256(path: string): Promise<string> {
 export async function runRenderTask(task: Task, ports: RenderPorts, options: { owner: string; leaseMs: number }, signal: AbortSignal) {
   const { repo, clock } = ports;
   const lease = () => ({ owner: options.owner, now: clock.now() });
-  const dir = join(ports.dataDir, 'projects', String(task.projectId), 'renders');
+  const media = ports.media ?? dataFolderMedia(ports.dataDir, hostname());
+  const dir = join(media.base, 'projects', String(task.projectId), 'renders');
   await mkdir(dir, { recursive: true });
   await clearEarlierAttempt(dir, task.id);
 
   const input = task.input as RenderInput;
   let job: RenderJob;
   try {
-    const path = (id: number) => outputPathOf((i) => repo.get(i), id);
+    const files = new OutputLocator(repo, media);
     const scenes: RenderJob['scenes'] = [];
-    for (const s of input.scenes) scenes.push({ duration: s.duration, clip: await path(s.clip.$output), narration: s.narration ? await path(s.narration.$output) : null });
+    for (const [i, s] of input.scenes.entries()) {
+      scenes.push({
+        duration: s.duration,
+        clip: await files.input(s.clip.$output, `scene ${i + 1}'s clip`),
+        narration: s.narration ? await files.input(s.narration.$output, `scene ${i + 1}'s narration`) : null,
+      });
+    }
     job = {
       width: input.width,
       height: input.height,
@@ -142,7 +148,7 @@ export async function runRenderTask(task: Task, ports: RenderPorts, options: { o
   const final = join(dir, `render-${task.id}.mp4`);
   await rename(job.output, final);
   const bytes = (await stat(final)).size;
-  const output = { path: final, sha256: await sha256(final), bytes, contentType: 'video/mp4' };
+  const output = { path: media.stored(final), sha256: await sha256File(final), bytes, contentType: 'video/mp4' };
   if (!(await repo.complete(task.id, { outputs: [output], costActual: 0, costSource: 'made on this machine by ffmpeg, at no charge' }, lease()))) {
     ports.log(`task ${task.id}: lease lost before completing the render; the file is at ${final}`);
   }

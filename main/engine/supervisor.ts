@@ -1,3 +1,6 @@
+import { hostname } from 'node:os';
+import { dataFolderMedia } from '../media/mediaFolder.ts';
+import { OutputLocator } from '../media/outputLocator.ts';
 import type { Clock, OutputStore, ReceiptLog } from '../ports.ts';
 import type { ProviderAdapter } from '../providers/port.ts';
 import { KINDS, type Kind, type Task } from '../tasks/model.ts';
@@ -69,6 +72,8 @@ export interface SupervisorDeps {
   waitForLocks?: (ms?: number) => void;
   /** Where renders are written, and the ffmpeg and ffprobe that make and check them. */
   dataDir: string;
+  /** Where saved results are found, and renders saved: the data folder's when not given (no media folder). */
+  files?: OutputLocator;
   media: { ffmpegPath: string; ffprobePath: string };
   random?: () => number;
   log?: (message: string) => void;
@@ -98,6 +103,7 @@ export class Supervisor {
   private readonly random: () => number;
   readonly health: EngineHealth;
   private readonly lookups: UnknownLookups;
+  private readonly files: OutputLocator;
   private timer: NodeJS.Timeout | null = null;
   private registered = false;
   private nextProbe = 0;
@@ -118,7 +124,8 @@ export class Supervisor {
     this.log = deps.log ?? (() => undefined);
     this.random = deps.random ?? Math.random;
     this.health = new EngineHealth(this.log, (paused) => deps.waitForLocks?.(paused ? PAUSED_BUSY_MS : undefined), deps.database);
-    this.lookups = new UnknownLookups({ repo: deps.repo, providers: deps.providers, clock: deps.clock, log: this.log }, options.lookup ?? DEFAULT_LOOKUP);
+    this.files = deps.files ?? new OutputLocator(deps.repo, dataFolderMedia(deps.dataDir, hostname()));
+    this.lookups = new UnknownLookups({ repo: deps.repo, providers: deps.providers, files: this.files, clock: deps.clock, log: this.log }, options.lookup ?? DEFAULT_LOOKUP);
     this.sleep = new SleepDetector(Math.max(2_000, options.leaseMs / 3));
     this.heartbeat = new Heartbeat(
       deps.repo,
@@ -303,14 +310,14 @@ export class Supervisor {
       task.kind === 'render'
         ? runRenderTask(
             task,
-            { repo, clock, log: this.log, dataDir: this.deps.dataDir, ...this.deps.media },
+            { repo, clock, log: this.log, dataDir: this.deps.dataDir, media: this.files.media, ...this.deps.media },
             { owner: this.owner.id, leaseMs: this.options.leaseMs },
             controller.signal,
           )
         : provider
           ? runRemoteTask(
               task,
-              { repo, provider, clock, outputs: this.deps.outputs, receipts: this.deps.receipts, health: this.health, random: this.random, log: this.log },
+              { repo, provider, clock, outputs: this.deps.outputs, files: this.files, receipts: this.deps.receipts, health: this.health, random: this.random, log: this.log },
               {
                 owner: this.owner.id,
                 leaseMs: this.options.leaseMs,

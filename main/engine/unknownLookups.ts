@@ -1,3 +1,4 @@
+import type { InputFiles } from '../media/outputLocator.ts';
 import type { Clock } from '../ports.ts';
 import type { ProviderAdapter } from '../providers/port.ts';
 import type { Task, TaskEvent } from '../tasks/model.ts';
@@ -27,6 +28,8 @@ const CHECK_EVERY_MS = 1_000;
 export interface LookupPorts {
   repo: Pick<TaskStore, 'get' | 'events' | 'requestIdsInUse' | 'unknownProviders' | 'dueForLookup' | 'lookupNoted' | 'sameInputOverlapping' | 'adoptFound'>;
   providers: (id: string) => ProviderAdapter | undefined;
+  /** Where the results a looked-up task was made from are, to rebuild the request it sent. */
+  files: InputFiles;
   clock: Clock;
   log: (message: string) => void;
 }
@@ -92,7 +95,7 @@ export class UnknownLookups {
     const last = n >= this.options.tries;
     let facts;
     try {
-      facts = await lookUp(repo, provider, task, clock.now(), this.stopped.signal);
+      facts = await lookUp(repo, this.ports.files, provider, task, clock.now(), this.stopped.signal);
     } catch (err) {
       if (this.stopped.signal.aborted) return;
       const why = `the lookup at ${task.provider} failed (${(err as Error).message}); lookup ${n} of ${this.options.tries}`;

@@ -17,8 +17,8 @@ export interface LaunchedHost extends RunningHost {
  * same token, and asks for the port it had, so a tab left open finds it again at the same address. When
  * that port has been taken meanwhile, it takes a free one, and the tab needs the new printed address.
  */
-export async function launchHost(dataDir: string, options: { port?: number; log?: (m: string) => void; database?: string } = {}): Promise<LaunchedHost> {
-  const runtime = await openRuntime(dataDir, { mediaUrl: (id) => `/media/${id}`, log: options.log, database: options.database });
+export async function launchHost(dataDir: string, options: { port?: number; log?: (m: string) => void; database?: string; media?: string } = {}): Promise<LaunchedHost> {
+  const runtime = await openRuntime(dataDir, { mediaUrl: (id) => `/media/${id}`, log: options.log, database: options.database, media: options.media });
   const identity = readHostIdentity(dataDir);
   const start = (port: number) =>
     startHost(runtime.service, {
@@ -26,7 +26,7 @@ export async function launchHost(dataDir: string, options: { port?: number; log?
       changes: () => runtime.studio.store.watch(),
       token: identity.token,
       log: options.log,
-      outputPath: (id, index) => runtime.studio.tasks.outputFile(id, index),
+      output: (id, index) => runtime.studio.files.file(id, index, `task ${id}'s result`),
     });
   let host: RunningHost;
   try {

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { API_METHODS, type ChangeEvent, type StudioApi } from '../api/contract.ts';
 import { ApiError } from '../api/studioService.ts';
 import { MAX_JSON_BYTES, parseJsonInput } from '../input/json.ts';
+import type { Located } from '../media/outputLocator.ts';
 import type { ChangeProbe } from '../store/port.ts';
 import { mediaType, rangeAnswer } from './range.ts';
 import { checkRequest, type Gate } from './security.ts';
@@ -32,8 +33,11 @@ export interface HostOptions {
   port?: number;
   /** A probe of the store's changes, pushed to the page; the host closes it when it closes. */
   changes: () => ChangeProbe;
-  /** One output file of a task on disk, for /media/ID (its first) and /media/ID/INDEX (a result may have several). */
-  outputPath: (taskId: number, index: number) => Promise<string | null>;
+  /**
+   * One output file of a task as this machine finds it, for /media/ID (its first) and /media/ID/INDEX (a result may
+   * have several); null when the task has no such file kept.
+   */
+  output: (taskId: number, index: number) => Promise<Located | null>;
   log?: (message: string) => void;
   rendererDir?: string;
   /** The token to ask for; kept across restarts on one data folder (identity.ts), so an open tab stays valid. */
@@ -222,9 +226,13 @@ export async function startHost(api: StudioApi, options: HostOptions): Promise<R
     }
     if (req.method === 'GET' && url.pathname.startsWith('/media/')) {
       const [id, index = '0', ...rest] = url.pathname.slice('/media/'.length).split('/');
-      const path = rest.length === 0 && /^\d+$/.test(id!) && /^\d+$/.test(index) ? await options.outputPath(Number(id), Number(index)) : null;
-      const size = path ? fileSize(path) : null;
-      if (!path || size === null) return send(res, 404, { error: 'no such result' });
+      const found = rest.length === 0 && /^\d+$/.test(id!) && /^\d+$/.test(index) ? await options.output(Number(id), Number(index)) : null;
+      if (!found) return send(res, 404, { error: 'no such result' });
+      // Saved, but not readable here: which machine has it, or that it is not the file that was saved.
+      if (found.state !== 'here') return send(res, found.state === 'missing' ? 404 : 409, { error: found.words });
+      const { path } = found;
+      const size = fileSize(path);
+      if (size === null) return send(res, 404, { error: 'no such result' });
       const answer = rangeAnswer(req.headers.range, size, mediaType(path));
       if (answer.status === 416) {
         res.writeHead(answer.status, answer.headers);

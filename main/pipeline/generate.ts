@@ -177,7 +177,7 @@ export class Pipeline {
     const judge = async (step: PlannedStep, input: unknown): Promise<Verdict> => {
       if (options.freshRender && step.kind === 'render') return { action: 'new' };
       const earlier = await stores.tasks.withSameInput(project.id, inputHash(step.provider, step.model, input));
-      return judgeStep(earlier, hasOutput, step.provider !== RENDER_PROVIDER);
+      return judgeStep(earlier, hasOutput(this.deps.studio.media), step.provider !== RENDER_PROVIDER);
     };
     const picked = await pickedTakes(stores, project.id);
     const alone = new Map(options.renderOnly ? [...picked].filter(([scene]) => board.scenes.some((s) => s.id === scene)) : []);
@@ -193,7 +193,7 @@ export class Pipeline {
   /** What the render takes from each picked take; one whose result is gone is refused, saying which. */
   private async sources(stores: Stores, takes: ReadonlyMap<string, TakeRecord>) {
     try {
-      return await renderSources(stores, takes);
+      return await renderSources({ ...stores, media: this.deps.studio.media }, takes);
     } catch (err) {
       if (err instanceof TakeRefused) throw new GenerateRefused(err.message);
       throw err;

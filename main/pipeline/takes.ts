@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import type { MediaFolder } from '../media/mediaFolder.ts';
 import type { Stores } from '../store/port.ts';
 import type { Studio } from '../studio.ts';
 import { fromMicros, type Status, type Task } from '../tasks/model.ts';
@@ -7,8 +8,8 @@ import type { TakeSource } from './planner.ts';
 import type { TakeRecord } from './takeRecord.ts';
 import { StoryboardError, type Storyboard } from './storyboard.ts';
 
-/** A finished result whose file is gone is no result to build on. */
-export const hasOutput = (task: Task) => !!task.outputPath && existsSync(task.outputPath);
+/** A finished result whose file is gone (from this machine's media folder) is no result to build on. */
+export const hasOutput = (media: Pick<MediaFolder, 'resolve'>) => (task: Task) => !!task.outputPath && existsSync(media.resolve(task.outputPath));
 
 /** Picking a take that cannot go into a render, or one that does not exist: what to do instead. */
 export class TakeRefused extends Error {}
@@ -36,8 +37,8 @@ export interface TakeSummary {
 const UNDER_WAY: ReadonlySet<Status> = new Set(['PENDING', 'RUNNING', 'SUBMITTED']);
 
 /** What keeps one task of a take out of a render, or null when it has its result or is still making it. */
-function problemOf(task: Task): { state: TakeState; why: string } | null {
-  if (task.status === 'SUCCEEDED') return hasOutput(task) ? null : { state: 'lost', why: 'its output file is gone' };
+function problemOf(task: Task, found: (task: Task) => boolean): { state: TakeState; why: string } | null {
+  if (task.status === 'SUCCEEDED') return found(task) ? null : { state: 'lost', why: 'its output file is gone' };
   if (UNDER_WAY.has(task.status) || task.status === 'OUTCOME_UNKNOWN') return null;
   if (task.status === 'FAILED') return { state: 'failed', why: `it failed (${task.error ?? 'no reason given'})` };
   return { state: 'cancelled', why: 'it was cancelled' };
@@ -51,8 +52,8 @@ function stepsOf(take: TakeRecord): { kind: TakeKind; id: number }[] {
   ];
 }
 
-/** The stores a take is read from: its tasks and the takes of its scene. */
-type TakeStores = Pick<Stores, 'tasks' | 'takes'>;
+/** The stores a take is read from: its tasks and the takes of its scene; and where its files are. */
+type TakeStores = Pick<Stores, 'tasks' | 'takes'> & { media: Pick<MediaFolder, 'resolve'> };
 
 async function summarize(stores: TakeStores, take: TakeRecord, earlier: readonly TakeRecord[], picked: boolean): Promise<TakeSummary> {
   const before = new Set(earlier.flatMap((t) => stepsOf(t).map((s) => s.id)));
@@ -64,7 +65,7 @@ async function summarize(stores: TakeStores, take: TakeRecord, earlier: readonly
   const billed = bought.filter((t) => t.costActual !== null);
   // The render needs the clip and the narration; the image only until the clip is made from it.
   const rendered = steps.filter((s) => s.kind !== 'image');
-  const problem = rendered.map((s) => ({ s, p: problemOf(s.task) })).find((x) => x.p !== null);
+  const problem = rendered.map((s) => ({ s, p: problemOf(s.task, hasOutput(stores.media)) })).find((x) => x.p !== null);
   const done = rendered.every((s) => s.task.status === 'SUCCEEDED');
   const state: TakeState = problem
     ? problem.p!.state
@@ -220,7 +221,7 @@ export async function pickTake(studio: Studio, projectName: string, scene: strin
     }
     const chosen = takes.find((t) => t.take === take);
     if (!chosen) throw new TakeRefused(`scene "${scene}" has no take ${take}; its takes are ${takes.map((t) => t.take).join(', ')}`);
-    const summary = await summarize(tx, chosen, takes.filter((t) => t.take < take), true);
+    const summary = await summarize({ ...tx, media: studio.media }, chosen, takes.filter((t) => t.take < take), true);
     if (summary.problem) throw new TakeRefused(`scene "${scene}" take ${take} cannot go into the render: ${summary.problem}. Pick another take, or make a new one`);
     const now = studio.clock.now();
     await tx.takes.pick(project.id, scene, take, now);

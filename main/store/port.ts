@@ -187,6 +187,11 @@ export interface Store extends Stores {
   /** Where the data is, for messages: the database file, or the team database's address without its password. */
   readonly where: string;
   /**
+   * This database's own folder in a media folder it may share with other databases (whose task ids are numbered
+   * apart from its own): the team's, or one chosen at random for an embedded database.
+   */
+  readonly mediaSpace: string;
+  /**
    * Runs `fn` as one transaction over the stores it is given. Until it ends, no other write of this process
    * reaches the database, so a judgement made inside it still holds when it commits.
    */

@@ -55,6 +55,8 @@ export interface TaskOutput {
   sha256: string;
   bytes: number | null;
   contentType: string | null;
+  /** The machine that saved it, or null for files saved before machines were recorded. */
+  machine: string | null;
 }
 
 /** How to reach a request at its provider again. */

@@ -109,8 +109,9 @@ export interface OutputRow {
   sha256: string;
   bytes: number | null;
   content_type: string | null;
+  machine: string | null;
 }
 
 export function rowToOutput(r: OutputRow): TaskOutput {
-  return { taskId: r.task_id, index: r.idx, path: r.path, sha256: r.sha256, bytes: r.bytes, contentType: r.content_type };
+  return { taskId: r.task_id, index: r.idx, path: r.path, sha256: r.sha256, bytes: r.bytes, contentType: r.content_type, machine: r.machine ?? null };
 }

@@ -18,7 +18,7 @@ export async function resolve(argv: string[], ctx: CliContext) {
   if (chosen !== 1) throw new UsageError('choose exactly one of --adopt REQUEST_ID, --resubmit or --give-up');
   const decision: Decision =
     values.adopt !== undefined ? { adopt: values.adopt } : values.resubmit ? { resubmit: true } : { giveUp: true };
-  const studio = await openStudio(ctx.dataDir, undefined, { existing: true, database: ctx.database });
+  const studio = await openStudio(ctx.dataDir, undefined, { existing: true, database: ctx.database, media: ctx.media });
   try {
     await recordJournaledRequests(studio);
     let task;
@@ -43,7 +43,7 @@ export async function resolve(argv: string[], ctx: CliContext) {
 export async function cancel(argv: string[], ctx: CliContext) {
   const { positionals } = parse(argv, {}, 1);
   const id = taskId(positionals[0]);
-  const studio = await openStudio(ctx.dataDir, undefined, { existing: true, database: ctx.database });
+  const studio = await openStudio(ctx.dataDir, undefined, { existing: true, database: ctx.database, media: ctx.media });
   const providers = await openProviders(studio.settings, studio.dataDir);
   try {
     const task = await studio.tasks.get(id);
@@ -58,12 +58,12 @@ export async function cancel(argv: string[], ctx: CliContext) {
 export async function reconcileCommand(argv: string[], ctx: CliContext) {
   const { values, positionals } = parse(argv, { json: { type: 'boolean' } }, 1);
   const id = taskId(positionals[0]);
-  const studio = await openStudio(ctx.dataDir, undefined, { existing: true, database: ctx.database });
+  const studio = await openStudio(ctx.dataDir, undefined, { existing: true, database: ctx.database, media: ctx.media });
   const providers = await openProviders(studio.settings, studio.dataDir);
   try {
     await recordJournaledRequests(studio);
     const task = await studio.tasks.get(id);
-    const { candidates, lists } = await reconcile(studio.tasks, task && providers.get(task.provider), id, studio.clock.now());
+    const { candidates, lists } = await reconcile(studio.tasks, studio.files, task && providers.get(task.provider), id, studio.clock.now());
     if (values.json) {
       ctx.out(JSON.stringify(candidates.map((c) => ({ ...c, createdAt: iso(c.createdAt) })), null, 2));
       return;

@@ -55,7 +55,7 @@ export async function enqueue(argv: string[], ctx: CliContext) {
     });
   const maxAttempts = values['max-attempts'] === undefined ? undefined : wholeNumber(values['max-attempts'], '--max-attempts', 1, 100);
 
-  const studio = await openStudio(ctx.dataDir, undefined, { database: ctx.database });
+  const studio = await openStudio(ctx.dataDir, undefined, { database: ctx.database, media: ctx.media });
   try {
     for (const dep of dependsOn) {
       if (!(await studio.tasks.get(dep))) throw new UsageError(`--depends-on: there is no task ${dep}`);

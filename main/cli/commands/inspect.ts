@@ -6,7 +6,7 @@ import type { CliContext } from '../main.ts';
 import { costBasis, iso, money, table, taskJson } from '../output.ts';
 
 async function withStudio<T>(ctx: CliContext, fn: (studio: Studio) => Promise<T>): Promise<T> {
-  const studio = await openStudio(ctx.dataDir, undefined, { existing: true, database: ctx.database });
+  const studio = await openStudio(ctx.dataDir, undefined, { existing: true, database: ctx.database, media: ctx.media });
   try {
     return await fn(studio);
   } finally {

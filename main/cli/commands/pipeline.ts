@@ -39,7 +39,7 @@ function readStoryboard(file: string | undefined) {
 }
 
 async function withPipeline<T>(ctx: CliContext, fn: (pipeline: Pipeline, studio: Studio) => Promise<T>): Promise<T> {
-  const studio = await openStudio(ctx.dataDir, undefined, { existing: true, database: ctx.database });
+  const studio = await openStudio(ctx.dataDir, undefined, { existing: true, database: ctx.database, media: ctx.media });
   const providers = await openProviders(studio.settings, studio.dataDir);
   try {
     return await fn(new Pipeline({ studio, provider: providers.get, defaults: studio.settings.defaults, prices: () => studio.settings.prices }), studio);
@@ -83,7 +83,7 @@ export async function storyboard(argv: string[], ctx: CliContext) {
   const { values, positionals } = parse(rest, { file: { type: 'string' }, json: { type: 'boolean' } }, 1);
   if (action !== 'create' && action !== 'edit' && action !== 'show') throw new UsageError('use: studio storyboard create|edit PROJECT --file F, or show PROJECT');
   const name = projectArg(positionals, `studio storyboard ${action} PROJECT`);
-  const studio = await openStudio(ctx.dataDir, undefined, { existing: action !== 'create', database: ctx.database });
+  const studio = await openStudio(ctx.dataDir, undefined, { existing: action !== 'create', database: ctx.database, media: ctx.media });
   try {
     if (action === 'show') {
       const project = await studio.projects.byName(name);
@@ -168,7 +168,7 @@ export async function budget(argv: string[], ctx: CliContext) {
   const [name, given] = positionals;
   if (!name || given === undefined) throw new UsageError('use: studio budget PROJECT AMOUNT (in the project currency), or AMOUNT "none"');
   const value = given === 'none' ? null : amount(given, 'a budget');
-  const studio = await openStudio(ctx.dataDir, undefined, { existing: true, database: ctx.database });
+  const studio = await openStudio(ctx.dataDir, undefined, { existing: true, database: ctx.database, media: ctx.media });
   try {
     const project = await studio.projects.byName(name);
     if (!project) throw new UsageError(`there is no project "${name}"`);

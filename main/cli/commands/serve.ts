@@ -11,7 +11,7 @@ export async function serve(argv: string[], ctx: CliContext) {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port must be a port number (0 picks a free one)');
   let host;
   try {
-    host = await launchHost(ctx.dataDir, { port, log: (m) => ctx.err(`studio: ${m}`), database: ctx.database });
+    host = await launchHost(ctx.dataDir, { port, log: (m) => ctx.err(`studio: ${m}`), database: ctx.database, media: ctx.media });
   } catch (err) {
     if (err instanceof PortInUse) throw new UsageError(err.message);
     throw err;

@@ -23,7 +23,7 @@ export async function takes(argv: string[], ctx: CliContext) {
   const { values, positionals } = parse(argv, { json: { type: 'boolean' } }, 2);
   const [name, scene] = positionals;
   if (!name) throw new UsageError('name the project: studio takes PROJECT [SCENE]');
-  const studio = await openStudio(ctx.dataDir, undefined, { existing: true, database: ctx.database });
+  const studio = await openStudio(ctx.dataDir, undefined, { existing: true, database: ctx.database, media: ctx.media });
   try {
     const project = await studio.projects.byName(name);
     if (!project) throw new UsageError(`there is no project "${name}"`);
@@ -67,7 +67,7 @@ export async function pick(argv: string[], ctx: CliContext) {
   const [name, scene, given] = positionals;
   if (!name || !scene || given === undefined) throw new UsageError('use: studio pick PROJECT SCENE TAKE, for example studio pick Fox dawn 1');
   const take = wholeNumber(given, 'TAKE', 1, 1_000_000);
-  const studio = await openStudio(ctx.dataDir, undefined, { existing: true, database: ctx.database });
+  const studio = await openStudio(ctx.dataDir, undefined, { existing: true, database: ctx.database, media: ctx.media });
   try {
     const picked = await pickTake(studio, name, scene, take);
     ctx.out(`${name}: scene ${scene} renders take ${take} (${picked.state}); "studio render ${name}" renders it`);

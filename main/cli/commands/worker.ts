@@ -6,7 +6,7 @@ import type { CliContext } from '../main.ts';
 /** Runs the engine in this process; SIGINT/SIGTERM stop it cleanly, SIGKILL is what recovery is for. */
 export async function worker(argv: string[], ctx: CliContext) {
   const { values } = parse(argv, { 'until-idle': { type: 'boolean' } });
-  const studio = await openStudio(ctx.dataDir, undefined, { database: ctx.database });
+  const studio = await openStudio(ctx.dataDir, undefined, { database: ctx.database, media: ctx.media });
   const providers = await openProviders(studio.settings, studio.dataDir);
   const supervisor = createSupervisor(studio, providers.get, { log: (m) => ctx.err(`worker: ${m}`) });
   const stop = () => void supervisor.stop();

@@ -50,6 +50,8 @@ export async function openPostgresStore(url: string, options: { machine?: string
   return {
     kind: 'postgres',
     where: team.where,
+    // One team database to a media folder: its machines' files go in one folder, apart from any embedded database's.
+    mediaSpace: 'team',
     ...direct,
     tasks,
     transaction: async (fn) => {

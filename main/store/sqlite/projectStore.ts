@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import { checkProjectName, type Project } from '../../projects/project.ts';
 import type { ProjectStore } from '../port.ts';
+import { refuseIfMoved } from './projectMoves.ts';
 
 interface ProjectRow {
   id: number;
@@ -45,6 +46,7 @@ export class SqliteProjectStore implements ProjectStore {
 
   /** Sets or clears (null) a project's budget, in micro-units. */
   async setBudget(id: number, budget: number | null): Promise<void> {
+    refuseIfMoved(this.db, id);
     this.db.prepare(`UPDATE projects SET budget = ? WHERE id = ?`).run(budget, id);
   }
 

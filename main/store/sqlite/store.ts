@@ -4,6 +4,7 @@ import { BUSY_TIMEOUT_MS, openDatabase, type Db } from '../../db/database.ts';
 import { connectionOptions } from '../../db/nativeBinding.ts';
 import type { ChangeProbe, Store, Stores } from '../port.ts';
 import { TransactionGate } from './gate.ts';
+import { mediaSpaceOf } from './mediaSpace.ts';
 import { SqliteOwnerStore } from './ownerStore.ts';
 import { SqliteProjectStore } from './projectStore.ts';
 import { SqliteStoryboardStore } from './storyboardStore.ts';
@@ -40,9 +41,9 @@ export function watchSqliteFile(path: string): ChangeProbe {
   };
 }
 
-function storesOn(db: Db): Stores {
+function storesOn(db: Db, machine: string | undefined): Stores {
   return {
-    tasks: new SqliteTaskStore(db),
+    tasks: new SqliteTaskStore(db, machine),
     projects: new SqliteProjectStore(db),
     storyboards: new SqliteStoryboardStore(db),
     takes: new SqliteTakeStore(db),
@@ -55,10 +56,10 @@ function storesOn(db: Db): Stores {
  * to COMMIT while its function awaits, so every other call of this process waits at the gate until it ends;
  * the stores the function is given go straight to the connection.
  */
-export function openSqliteStore(path: string): Store {
+export function openSqliteStore(path: string, options: { machine?: string } = {}): Store {
   const db = openDatabase(path);
   const opened = statSync(path);
-  const direct = storesOn(db);
+  const direct = storesOn(db, options.machine);
   const gate = new TransactionGate();
   const begin = db.prepare('BEGIN IMMEDIATE');
   const commit = db.prepare('COMMIT');
@@ -66,6 +67,7 @@ export function openSqliteStore(path: string): Store {
   return {
     kind: 'sqlite',
     where: path,
+    mediaSpace: mediaSpaceOf(db),
     tasks: gate.guard(direct.tasks, ['onClaimable']),
     projects: gate.guard(direct.projects),
     storyboards: gate.guard(direct.storyboards),

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import { parseStoryboard, type Storyboard } from '../../pipeline/storyboard.ts';
 import type { StoryboardStore } from '../port.ts';
+import { refuseIfMoved } from './projectMoves.ts';
 
 export class SqliteStoryboardStore implements StoryboardStore {
   constructor(private readonly db: Db) {}
@@ -23,6 +24,7 @@ export class SqliteStoryboardStore implements StoryboardStore {
 
   /** Saves a storyboard already checked by parseStoryboard, so what is stored always reads back. */
   async save(projectId: number, board: Storyboard, now: number): Promise<void> {
+    refuseIfMoved(this.db, projectId);
     this.db
       .prepare(
         `INSERT INTO storyboards (project_id, json, updated_at) VALUES (?, ?, ?)

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import type { TakeRecord } from '../../pipeline/takeRecord.ts';
 import type { TakeStore } from '../port.ts';
+import { refuseIfMoved } from './projectMoves.ts';
 
 interface TakeRow {
   project_id: number;
@@ -55,6 +56,7 @@ export class SqliteTakeStore implements TakeStore {
 
   /** Adds the scene's next take, numbered after its last one, and returns it. */
   async add(take: Omit<TakeRecord, 'take'>): Promise<TakeRecord> {
+    refuseIfMoved(this.db, take.projectId);
     const { next } = this.db.prepare(`SELECT coalesce(max(take), 0) + 1 AS next FROM takes WHERE project_id = ? AND scene = ?`).get(take.projectId, take.scene) as {
       next: number;
     };
@@ -70,6 +72,7 @@ export class SqliteTakeStore implements TakeStore {
 
   /** Makes `take` the one its scene renders. */
   async pick(projectId: number, scene: string, take: number, now: number): Promise<void> {
+    refuseIfMoved(this.db, projectId);
     this.db
       .prepare(
         `INSERT INTO take_picks (project_id, scene, take, picked_at) VALUES (?, ?, ?, ?)

@@ -1,10 +1,12 @@
 import type { Statement } from 'better-sqlite3';
+import { hostname } from 'node:os';
 import type { Db } from '../../db/database.ts';
 import { immediateTransactions } from '../../db/transaction.ts';
 import type { Receipt } from '../../ports.ts';
 import type { Actor, Charged, Kind, NewTask, RemoteRef, Status, Task, TaskEvent, TaskOutput } from '../../tasks/model.ts';
 import { inputHash } from '../../tasks/inputHash.ts';
 import { rowToEvent, rowToOutput, rowToTask, type EventRow, type OutputRow, type TaskRow } from '../../tasks/rows.ts';
+import { refuseIfMoved, refuseIfTaskMoved } from './projectMoves.ts';
 import type { CompletedResult, DaySpend, Lease, LibraryFilter, ModelSpend, SpendRow, TaskStore } from '../port.ts';
 
 interface Transition {
@@ -43,12 +45,18 @@ const FENCE = `lease_owner = @owner`;
 const HELD_ELSEWHERE = `EXISTS (SELECT 1 FROM tasks o WHERE o.provider = tasks.provider AND lower(o.remote_request_id) = lower(@requestId)
                                   AND o.id <> tasks.id)`;
 
-/** All SQL for the task table in SQLite. Each public method is one transaction, committed when its promise resolves. */
+/**
+ * All SQL for the task table in SQLite. Each public method is one transaction, committed when its promise resolves.
+ * `machine` names this machine on the files it saves.
+ */
 export class SqliteTaskStore implements TaskStore {
   private readonly statements = new Map<string, Statement>();
   private readonly claimable = new Set<() => void>();
 
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    private readonly machine: string = hostname(),
+  ) {
     this.tx = immediateTransactions(db);
   }
 
@@ -108,6 +116,7 @@ export class SqliteTaskStore implements TaskStore {
 
   async enqueue(task: NewTask, now: number): Promise<Task> {
     return this.tx(() => {
+      refuseIfMoved(this.db, task.projectId);
       const row = this.stmt(
         `INSERT INTO tasks (project_id, kind, provider, model, input_json, input_hash, max_attempts,
                             cost_estimated, cost_estimate_source, currency, next_attempt_at, created_at, updated_at)
@@ -356,8 +365,8 @@ export class SqliteTaskStore implements TaskStore {
         then: () => {
           for (const [index, o] of out.outputs.entries()) {
             this.stmt(
-              `INSERT OR REPLACE INTO task_outputs (task_id, idx, path, sha256, bytes, content_type) VALUES (?, ?, ?, ?, ?, ?)`,
-            ).run(id, index, o.path, o.sha256, o.bytes, o.contentType);
+              `INSERT OR REPLACE INTO task_outputs (task_id, idx, path, sha256, bytes, content_type, machine) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+            ).run(id, index, o.path, o.sha256, o.bytes, o.contentType, this.machine);
           }
         },
       },
@@ -731,38 +740,47 @@ export class SqliteTaskStore implements TaskStore {
    * take one request, which would count one result twice and drop the other task's request from the spend.
    */
   async adopt(id: number, requestId: string, now: number) {
-    return this.change(
-      id,
-      `status = 'OUTCOME_UNKNOWN' AND NOT ${HELD_ELSEWHERE}`,
-      `status = 'SUBMITTED', remote_request_id = @requestId, remote_handle = NULL, submitted_at = @now, next_attempt_at = @now,
-       charged = 'yes', unknown_reason = NULL, finished_at = NULL, lease_owner = NULL, lease_expires_at = NULL`,
-      { now, requestId },
-      { from: 'OUTCOME_UNKNOWN', actor: 'person', reason: 'adopted a request id found at the provider', detail: { requestId } },
-    );
+    return this.tx(() => {
+      refuseIfTaskMoved(this.db, id);
+      return this.change(
+        id,
+        `status = 'OUTCOME_UNKNOWN' AND NOT ${HELD_ELSEWHERE}`,
+        `status = 'SUBMITTED', remote_request_id = @requestId, remote_handle = NULL, submitted_at = @now, next_attempt_at = @now,
+         charged = 'yes', unknown_reason = NULL, finished_at = NULL, lease_owner = NULL, lease_expires_at = NULL`,
+        { now, requestId },
+        { from: 'OUTCOME_UNKNOWN', actor: 'person', reason: 'adopted a request id found at the provider', detail: { requestId } },
+      );
+    });
   }
 
   async resubmit(id: number, now: number) {
-    return this.change(
-      id,
-      `status = 'OUTCOME_UNKNOWN'`,
-      `status = 'PENDING', cost_abandoned = cost_abandoned + coalesce(cost_estimated, 0), charged = 'no',
-       submit_started_at = NULL, idempotency_key = NULL, remote_request_id = NULL, remote_handle = NULL, submitted_at = NULL,
-       unknown_reason = NULL, finished_at = NULL, next_attempt_at = @now, progress = NULL`,
-      { now },
-      { from: 'OUTCOME_UNKNOWN', actor: 'person', reason: 'resubmitted: the earlier attempt may also have been charged' },
-    );
+    return this.tx(() => {
+      refuseIfTaskMoved(this.db, id);
+      return this.change(
+        id,
+        `status = 'OUTCOME_UNKNOWN'`,
+        `status = 'PENDING', cost_abandoned = cost_abandoned + coalesce(cost_estimated, 0), charged = 'no',
+         submit_started_at = NULL, idempotency_key = NULL, remote_request_id = NULL, remote_handle = NULL, submitted_at = NULL,
+         unknown_reason = NULL, finished_at = NULL, next_attempt_at = @now, progress = NULL`,
+        { now },
+        { from: 'OUTCOME_UNKNOWN', actor: 'person', reason: 'resubmitted: the earlier attempt may also have been charged' },
+      );
+    });
   }
 
   async giveUp(id: number, now: number) {
-    const task = this.change(
-      id,
-      `status = 'OUTCOME_UNKNOWN'`,
-      `status = 'FAILED', error = 'given up after an unknown outcome', finished_at = @now`,
-      { now },
-      { from: 'OUTCOME_UNKNOWN', actor: 'person', reason: 'gave up; still counted as possibly charged' },
-    );
-    if (task) this.cancelDependents(id, now);
-    return task;
+    return this.tx(() => {
+      refuseIfTaskMoved(this.db, id);
+      const task = this.change(
+        id,
+        `status = 'OUTCOME_UNKNOWN'`,
+        `status = 'FAILED', error = 'given up after an unknown outcome', finished_at = @now`,
+        { now },
+        { from: 'OUTCOME_UNKNOWN', actor: 'person', reason: 'gave up; still counted as possibly charged' },
+      );
+      if (task) this.cancelDependents(id, now);
+      return task;
+    });
   }
 
   /** Cancels a task that has not finished. The caller asks the provider to cancel a submitted one. */
@@ -909,13 +927,17 @@ export class SqliteTaskStore implements TaskStore {
    * longer names a file, so a Generate judges the step a paid result that is lost. Logged with the files removed.
    */
   async forgetOutputs(id: number, reason: string, files: string[], now: number) {
-    return this.change(
-      id,
-      `status = 'SUCCEEDED' AND output_path IS NOT NULL`,
-      `output_path = NULL, output_sha256 = NULL`,
-      { now },
-      { from: 'SUCCEEDED', actor: 'person', reason, detail: { deletedFiles: files } },
-    );
+    return this.tx(() => {
+      // The team database may name these very files.
+      refuseIfTaskMoved(this.db, id);
+      return this.change(
+        id,
+        `status = 'SUCCEEDED' AND output_path IS NOT NULL`,
+        `output_path = NULL, output_sha256 = NULL`,
+        { now },
+        { from: 'SUCCEEDED', actor: 'person', reason, detail: { deletedFiles: files } },
+      );
+    });
   }
 
   // ---- Spend across projects ---------------------------------------------------------------

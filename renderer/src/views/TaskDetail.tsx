@@ -20,6 +20,14 @@ export function costBasis(t: Pick<TaskView, 'costActual' | 'costEstimated' | 'ch
 /** One file of a result: a picture, a playable clip, or audio with its controls. */
 export function OutputMedia({ kind, file, label, large }: { kind: Kind; file: OutputFileView; label: string; large?: boolean }) {
   if (!file.url) return <div className={`thumb gone ${large ? 'large' : ''}`}>deleted</div>;
+  // Saved, but not readable on this machine: the detail says which machine has it; a card, in its title.
+  if (file.problem) {
+    return (
+      <div className={`thumb gone ${large ? 'large' : ''}`} role="note" title={file.problem} data-testid="output-problem">
+        {large ? file.problem : file.problem.includes('checksum') ? 'changed since it was saved' : 'not on this machine'}
+      </div>
+    );
+  }
   const src = mediaSrc(file.url);
   const cls = `thumb ${large ? 'large' : ''}`;
   if (kind === 'image') return <img className={cls} src={src} alt={label} loading="lazy" />;
@@ -41,6 +49,11 @@ function Detail({ d }: { d: TaskDetail }) {
               <OutputMedia key={f.index} kind={d.kind} file={f} label={`${noun} ${f.index + 1} of task ${d.id}`} large />
             ))}
           </div>
+        )}
+        {d.files.some((f) => f.machine) && (
+          <p className="dim" data-testid="detail-machine">
+            Saved by {[...new Set(d.files.map((f) => f.machine ?? 'an unrecorded machine'))].join(', ')}.
+          </p>
         )}
         {d.deletedAt && <p className="note">You deleted its files on {new Date(d.deletedAt).toLocaleString()}; what it cost stays counted.</p>}
       </section>

@@ -13,6 +13,7 @@ const FROM: Record<NonNullable<TeamView['storeFrom']>, string> = {
 export function TeamSettings({ team, saved }: { team: TeamView; saved: (team: TeamView) => void }) {
   const [url, setUrl] = useState('');
   const [name, setName] = useState(team.savedMachineName ?? '');
+  const [media, setMedia] = useState(team.savedMediaDir ?? '');
   const [done, setDone] = useState<string | null>(null);
   const save = useAction();
   const apply = (change: TeamChange, what: string, after?: () => void) =>
@@ -65,6 +66,25 @@ export function TeamSettings({ team, saved }: { team: TeamView; saved: (team: Te
         </button>
         <span className="note">
           {team.machineNameFromEnvironment ? `${team.machineName}, set by STUDIO_MACHINE_NAME` : `now ${team.machineName}`}; each machine of a team needs a name of its own
+        </span>
+      </div>
+      <div className="row">
+        <label htmlFor="media-folder">Media folder</label>
+        <input
+          id="media-folder"
+          type="text"
+          size={48}
+          autoComplete="off"
+          spellCheck={false}
+          placeholder="/mnt/studio-media"
+          value={media}
+          onChange={(e) => setMedia(e.target.value)}
+        />
+        <button disabled={save.busy || media.trim() === (team.savedMediaDir ?? '')} onClick={() => apply({ mediaDir: media.trim() || null }, 'Media folder saved.')}>
+          Save media folder
+        </button>
+        <span className="note" data-testid="media-folder-in-use">
+          {team.mediaDir ? `now ${team.mediaDir}` : 'none: saved files stay in the data folder'}; the folder the team shares, where this machine mounts it, so every machine reads the files any of them saved
         </span>
       </div>
       {done && <p className="note" role="status">{done}</p>}

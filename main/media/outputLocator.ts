@@ -1,0 +1,50 @@
+import type { TaskStore } from '../store/port.ts';
+import type { TaskOutput } from '../tasks/model.ts';
+import { FileChecks } from './fileChecks.ts';
+import type { MediaFolder } from './mediaFolder.ts';
+import { notHereWords } from './outputWords.ts';
+
+/** A saved file as found on this machine: here, or why not in words for the person. */
+export type Located = { state: 'here'; path: string } | { state: 'missing' | 'changed'; path: string; words: string };
+
+/** A file another step needs is not here, or not the file that was saved: the message says which machine has it. */
+export class OutputNotHere extends Error {}
+
+type OutputFacts = Pick<TaskOutput, 'path' | 'sha256' | 'bytes' | 'machine'>;
+
+/** Where the results another step uses are found on this machine, checked whole. */
+export type InputFiles = Pick<OutputLocator, 'input'>;
+
+/** Finds saved results on this machine, through its media folder, and says why one cannot be read here. */
+export class OutputLocator {
+  constructor(
+    private readonly tasks: Pick<TaskStore, 'get' | 'outputs'>,
+    readonly media: MediaFolder,
+    private readonly checks = new FileChecks(),
+  ) {}
+
+  /** One file as this machine has it; `deep` compares its checksum, else only its size. */
+  async check(output: OutputFacts, subject: string, deep: boolean): Promise<Located> {
+    const path = this.media.resolve(output.path);
+    const state = await this.checks.state(path, output, deep);
+    return state === 'here' ? { state, path } : { state, path, words: notHereWords(subject, output, state, this.media) };
+  }
+
+  /** File `index` of a task's kept result, checked by checksum; null when the task has no such file kept. */
+  async file(taskId: number, index: number, subject: string): Promise<Located | null> {
+    const task = await this.tasks.get(taskId);
+    if (task?.status !== 'SUCCEEDED' || task.outputPath === null) return null;
+    const output = (await this.tasks.outputs(taskId)).find((o) => o.index === index);
+    return output ? this.check(output, subject, true) : null;
+  }
+
+  /** Where the result another step uses is on this machine, checked whole; OutputNotHere says why it cannot be used. */
+  async input(taskId: number, subject: string): Promise<string> {
+    const task = await this.tasks.get(taskId);
+    if (task?.status !== 'SUCCEEDED' || !task.outputPath) throw new Error(`task ${taskId}, whose result this step uses, has no saved result`);
+    const [first] = await this.tasks.outputs(taskId);
+    const found = await this.check(first ?? { path: task.outputPath, sha256: task.outputSha256 ?? '', bytes: null, machine: null }, subject, first !== undefined);
+    if (found.state !== 'here') throw new OutputNotHere(found.words);
+    return found.path;
+  }
+}

@@ -1,0 +1,161 @@
+import { cpSync, existsSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
+import type { TaskDetail } from '../main/api/contract.ts';
+import { ApiError } from '../main/api/studioService.ts';
+import { launchHost, type LaunchedHost } from '../main/host/launch.ts';
+import { openRuntime } from '../main/runtime.ts';
+import { sha256File } from '../main/media/checksum.ts';
+import { openProviders } from '../main/providers/registry.ts';
+import { startSimulator, type RunningSimulator } from '../main/simulator/server.ts';
+import { createSupervisor, openStudio } from '../main/studio.ts';
+import { cli } from './helpers/cli.ts';
+import { freshDatabase, postgresAvailable } from './helpers/postgres.ts';
+import { writeSettings } from './helpers/processes.ts';
+import { tempDir } from './helpers/tmp.ts';
+
+let sim: RunningSimulator | undefined;
+let host: LaunchedHost | undefined;
+afterEach(async () => {
+  await host?.stop();
+  await sim?.close();
+  sim = host = undefined;
+});
+
+const CLIP = ['enqueue', '--project', 'Fox', '--kind', 'clip', '--provider', 'simulator', '--model', 'sim-clip-1', '--input', '{"prompt":"a fox runs","duration":1}'];
+
+/** A machine's data folder: its name and media folder in its settings, the simulator as its provider. */
+function machine(name: string, media: string | null) {
+  const dir = tempDir();
+  writeSettings(dir, {
+    engine: { tickMs: 50, poll: { intervalMs: 50, maxIntervalMs: 100 } },
+    providers: { simulator: { baseUrl: sim!.url } },
+    team: { machineName: name, ...(media ? { mediaDir: media } : {}) },
+  });
+  return dir;
+}
+
+function get(path: string): Promise<{ status: number; text: string }> {
+  const url = new URL(host!.url);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: url.port, path, headers: { host: url.host, authorization: `Bearer ${host!.token}` } }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode!, text }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function api<T>(method: string, ...args: unknown[]): Promise<T> {
+  const url = new URL(host!.url);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port: url.port, path: `/api/${method}`, method: 'POST', headers: { host: url.host, authorization: `Bearer ${host!.token}`, 'content-type': 'application/json' } },
+      (res) => {
+        let text = '';
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve(JSON.parse(text).result as T));
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(args));
+  });
+}
+
+describe('outputs on the embedded store with a media folder', () => {
+  it('are saved in the database\'s own folder in it, kept relative to it, with this machine\'s name', async () => {
+    sim = await startSimulator({ jobMs: 50 });
+    const media = tempDir();
+    const dir = machine('studio-a', media);
+    expect((await cli(dir, ...CLIP)).code).toBe(0);
+    expect((await cli(dir, 'worker', '--until-idle')).code).toBe(0);
+    const studio = await openStudio(dir);
+    try {
+      const [output] = await studio.tasks.outputs(1);
+      expect(output).toMatchObject({ machine: 'studio-a' });
+      expect(output!.path).toMatch(/^local-[0-9a-f]{12}\/projects\/1\/media\/task-1-a1\.mp4$/);
+      expect(await sha256File(join(media, output!.path))).toBe(output!.sha256);
+      expect((await studio.tasks.get(1))!.outputPath).toBe(output!.path);
+    } finally {
+      await studio.close();
+    }
+  });
+});
+
+describe('the media folder in Settings', () => {
+  it('is saved as a full path for the next start, and a path that is not one is refused with nothing written', async () => {
+    const dataDir = tempDir();
+    const runtime = await openRuntime(dataDir, { mediaUrl: (id) => `/media/${id}` });
+    onTestFinished(() => runtime.stop());
+    await expect(runtime.service.saveTeam({ mediaDir: 'media' })).rejects.toThrow(
+      new ApiError('"media" is not a full path; give the media folder\'s full path on this machine, like /mnt/studio-media'),
+    );
+    const saved = await runtime.service.saveTeam({ mediaDir: ' /mnt/studio-media ' });
+    expect(saved.team).toMatchObject({ mediaDir: null, savedMediaDir: '/mnt/studio-media' });
+    expect(JSON.parse(readFileSync(join(dataDir, 'settings.json'), 'utf8')).team).toEqual({ mediaDir: '/mnt/studio-media' });
+    await runtime.service.saveTeam({ mediaDir: null });
+    expect(JSON.parse(readFileSync(join(dataDir, 'settings.json'), 'utf8')).team).toBeUndefined();
+  });
+});
+
+describe.skipIf(!postgresAvailable)('a team whose machines do not share their media folders', () => {
+  it('says which machine has a file: the render, the media endpoint and the task detail; and that a changed file is changed', async () => {
+    sim = await startSimulator({ jobMs: 50 });
+    const url = await freshDatabase();
+    const [mediaA, mediaB] = [tempDir(), tempDir()];
+    const [dirA, dirB] = [machine('studio-a', mediaA), machine('studio-b', mediaB)];
+
+    // studio-b makes a clip: it lands in studio-b's media folder only.
+    expect((await cli(dirB, '--db', url, ...CLIP)).code).toBe(0);
+    expect((await cli(dirB, '--db', url, 'worker', '--until-idle')).code).toBe(0);
+    const a = await openStudio(dirA, undefined, { database: url });
+    const providers = await openProviders(a.settings, dirA, {});
+    try {
+      const [clip] = await a.tasks.list({ status: 'SUCCEEDED' });
+      const [saved] = await a.tasks.outputs(clip!.id);
+      expect(saved).toMatchObject({ machine: 'studio-b', path: `team/projects/1/media/task-${clip!.id}-a1.mp4` });
+      expect(existsSync(join(mediaB, saved!.path))).toBe(true);
+
+      // studio-a renders it: the render says where the clip is and what to do.
+      const project = (await a.projects.byName('Fox'))!;
+      const input = { width: 320, height: 180, fps: 24, scenes: [{ duration: 1, clip: { $output: clip!.id }, narration: null }] };
+      const render = await a.tasks.enqueue({ projectId: project.id, kind: 'render', provider: 'local', model: 'ffmpeg', input, dependsOn: [clip!.id] }, Date.now());
+      await createSupervisor(a, providers.get).runUntilIdle();
+      expect((await a.tasks.get(render.id))!.error).toBe(
+        `the render cannot start: scene 1's clip was saved on machine 'studio-b' at ${saved!.path}; it is not in this machine's media folder ${mediaA}: ` +
+          'share the media folder (Settings → Media folder, or --media)',
+      );
+
+      host = await launchHost(dirA, { database: url });
+      const missing = await get(`/media/${clip!.id}`);
+      expect(missing.status).toBe(404);
+      expect(JSON.parse(missing.text).error).toBe(
+        `task ${clip!.id}'s result was saved on machine 'studio-b' at ${saved!.path}; it is not in this machine's media folder ${mediaA}: ` +
+          'share the media folder (Settings → Media folder, or --media)',
+      );
+      const detail = await api<TaskDetail>('taskDetail', clip!.id);
+      expect(detail.files[0]).toMatchObject({ machine: 'studio-b', problem: JSON.parse(missing.text).error });
+
+      // Shared at last (the folder mounted on both): the file is found where this machine mounts it.
+      cpSync(mediaB, mediaA, { recursive: true });
+      const shown = await get(`/media/${clip!.id}`);
+      expect(shown.status).toBe(200);
+      expect((await api<TaskDetail>('taskDetail', clip!.id)).files[0]!.problem).toBeNull();
+
+      // The same name with other bytes is not the file that was paid for.
+      writeFileSync(join(mediaA, saved!.path), 'not the clip');
+      const changed = await get(`/media/${clip!.id}`);
+      expect(changed.status).toBe(409);
+      expect(JSON.parse(changed.text).error).toBe(
+        `task ${clip!.id}'s result at ${join(mediaA, saved!.path)} is not the file machine 'studio-b' saved: its checksum differs, so it was changed or damaged since it was saved`,
+      );
+    } finally {
+      await providers.close();
+      await a.close();
+    }
+  });
+});
