@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { redactUrl } from '../main/store/postgres/address.ts';
 import { connect } from '../main/store/postgres/connection.ts';
 import { TeamDatabaseRefused, TeamDatabaseUnreachable } from '../main/store/postgres/errors.ts';
-import { initTeamDatabase, openTeamDatabase, POSTGRES_MIGRATIONS_DIR } from '../main/store/postgres/migrator.ts';
+import { initTeamDatabase, loadMigrations, openTeamDatabase, POSTGRES_MIGRATIONS_DIR } from '../main/store/postgres/migrator.ts';
 import { openPostgresStore } from '../main/store/postgres/store.ts';
 import { freshDatabase, postgresAvailable, postgresBin } from './helpers/postgres.ts';
 
@@ -61,14 +61,16 @@ describe('redactUrl', () => {
   });
 });
 
+const KNOWN = loadMigrations();
+
 describe.skipIf(!postgresAvailable)('the team database: schema and migrations', () => {
   it('creates the schema in an empty database, once, and says so', async () => {
     const url = await freshDatabase({ empty: true });
     const first = await initTeamDatabase(url);
     expect(first).toMatchObject({ created: true, from: 0, applied: first.to });
-    expect(first.message).toMatch(/^Created the studio's tables in postgres:\/\/studio@127\.0\.0\.1:\d+\/\w+ \(schema 1\)/);
+    expect(first.message).toMatch(new RegExp(`^Created the studio's tables in postgres://studio@127\\.0\\.0\\.1:\\d+/\\w+ \\(schema ${KNOWN.length}\\)`));
     const versions = await rows(url, `SELECT version, name, applied_at FROM studio_schema ORDER BY version`);
-    expect(versions.map((v) => [v.version, v.name])).toEqual([[1, '001_schema.sql']]);
+    expect(versions.map((v) => [v.version, v.name])).toEqual(KNOWN.map((m) => [m.version, m.name]));
     expect(Math.abs(Number(versions[0]!.applied_at) - Date.now())).toBeLessThan(60_000);
     const tables = await rows<{ table_name: string }>(url, `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1`);
     expect(tables.map((t) => t.table_name)).toEqual(expect.arrayContaining(['projects', 'tasks', 'task_events', 'lease_owners', 'studio_schema', 'takes']));
@@ -76,7 +78,7 @@ describe.skipIf(!postgresAvailable)('the team database: schema and migrations', 
     const before = dump(url);
     const again = await initTeamDatabase(url);
     expect(again).toMatchObject({ created: false, applied: 0 });
-    expect(again.message).toMatch(/is already a studio database at schema 1; nothing was changed/);
+    expect(again.message).toContain(`is already a studio database at schema ${KNOWN.length}; nothing was changed`);
     expect(dump(url)).toBe(before);
   });
 
@@ -84,8 +86,8 @@ describe.skipIf(!postgresAvailable)('the team database: schema and migrations', 
     const url = await freshDatabase({ empty: true });
     const results = await Promise.all([initTeamDatabase(url), initTeamDatabase(url), initTeamDatabase(url)]);
     expect(results.filter((r) => r.created)).toHaveLength(1);
-    expect(results.map((r) => r.applied).sort()).toEqual([0, 0, 1]);
-    expect(await rows(url, `SELECT version FROM studio_schema`)).toEqual([{ version: 1 }]);
+    expect(results.map((r) => r.applied).sort()).toEqual([0, 0, KNOWN.length]);
+    expect(await rows(url, `SELECT version FROM studio_schema ORDER BY version`)).toEqual(KNOWN.map((m) => ({ version: m.version })));
   });
 
   it('a studio joining an older studio schema brings it up to date, once however many start at once', async () => {
@@ -94,8 +96,11 @@ describe.skipIf(!postgresAvailable)('the team database: schema and migrations', 
     const teams = await Promise.all([openTeamDatabase(url, later), openTeamDatabase(url, later)]);
     await Promise.all(teams.map((t) => t.end()));
     expect(teams.map((t) => t.migrated.applied).sort()).toEqual([0, 1]);
-    expect(teams.map((t) => t.migrated.to)).toEqual([2, 2]);
-    expect((await rows(url, `SELECT version, name FROM studio_schema ORDER BY version`)).map((r) => r.name)).toEqual(['001_schema.sql', '002_later.sql']);
+    expect(teams.map((t) => t.migrated.to)).toEqual([KNOWN.length + 1, KNOWN.length + 1]);
+    expect((await rows(url, `SELECT version, name FROM studio_schema ORDER BY version`)).map((r) => r.name)).toEqual([
+      ...KNOWN.map((m) => m.name),
+      `${String(KNOWN.length + 1).padStart(3, '0')}_later.sql`,
+    ]);
     expect(await rows(url, `SELECT count(*)::int AS n FROM later_things`)).toEqual([{ n: 0 }]);
   });
 
@@ -127,11 +132,12 @@ describe.skipIf(!postgresAvailable)('the team database: schema and migrations', 
 
   it('refuses a schema newer than this studio knows, as the embedded store words it, and leaves it alone', async () => {
     const url = await freshDatabase();
-    await rows(url, `INSERT INTO studio_schema (version, name, applied_at) VALUES (2, '002_next.sql', 0), (3, '003_after.sql', 0)`);
+    const next = KNOWN.length + 1;
+    await rows(url, `INSERT INTO studio_schema (version, name, applied_at) VALUES (${next}, 'next.sql', 0), (${next + 1}, 'after.sql', 0)`);
     const before = dump(url);
     for (const attempt of [() => initTeamDatabase(url), () => openTeamDatabase(url), () => openPostgresStore(url)]) {
       await expect(attempt()).rejects.toThrow(
-        /was written by a newer version of the studio \(schema 3, this version knows 1\)\. It was left untouched; update the studio to open it\./,
+        `was written by a newer version of the studio (schema ${next + 1}, this version knows ${KNOWN.length}). It was left untouched; update the studio to open it.`,
       );
     }
     expect(dump(url)).toBe(before);

@@ -84,7 +84,7 @@ describe.skipIf(!postgresAvailable)('studio team init', () => {
   it('needs a team database to be named, and says how', async () => {
     const result = await runStudio(tempDir(), ['team', 'init']);
     expect(refusedOnce(result)).toBe('studio: name the team database with --db postgres://user:password@host:5432/studio (or set STUDIO_DATABASE_URL)');
-    expect(refusedOnce(await runStudio(tempDir(), ['team', 'join']))).toBe('studio: studio team takes init or status, not "join"');
+    expect(refusedOnce(await runStudio(tempDir(), ['team', 'join']))).toBe('studio: studio team takes init or status or push, not "join"');
   });
 });
 

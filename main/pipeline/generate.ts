@@ -1,4 +1,5 @@
 import { estimateCost, type OwnPrices } from '../engine/estimator.ts';
+import { movedWords, ProjectMoved } from '../projects/moved.ts';
 import type { Project } from '../projects/project.ts';
 import { InvalidInput, type PreparedRequest } from '../providers/port.ts';
 import { titleOf } from '../providers/registry.ts';
@@ -162,6 +163,7 @@ export class Pipeline {
     const { studio } = this.deps;
     const project = await studio.projects.byName(projectName);
     if (!project) throw new GenerateRefused(`there is no project "${projectName}"`);
+    if (project.moved) throw new ProjectMoved(movedWords(project.moved));
     const board = await studio.storyboards.get(project.id);
     if (!board) throw new GenerateRefused(`project "${projectName}" has no storyboard yet; create one with "studio storyboard create"`);
     return { project, board };
@@ -320,6 +322,7 @@ export class Pipeline {
     return studio.store.transaction(async (tx) => {
       const project = await tx.projects.lock(named.id);
       if (!project) throw new GenerateRefused(`there is no project "${projectName}"`);
+      if (project.moved) throw new ProjectMoved(movedWords(project.moved));
       const decided = await this.decide(project, board, options, tx);
       const steps = decided.map(({ step, verdict }, i) => {
         const before = priced.steps[i]!;

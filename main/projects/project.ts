@@ -1,9 +1,13 @@
+import type { ProjectMove } from './moved.ts';
+
 export interface Project {
   id: number;
   name: string;
   budget: number | null;
   currency: string;
   createdAt: number;
+  /** Its move to a team database, under way or done, in a database it left: then it takes no more work there. */
+  moved?: ProjectMove;
 }
 
 /** A project name or budget that cannot be stored, with what to fix. */

@@ -35,7 +35,7 @@ export const COMMANDS: Record<string, Command> = {
 
 export const HELP = `studio: generate media with paid APIs without ever paying twice
 
-usage: studio [--data DIR] [--db URL] <command> [options]
+usage: studio [--data DIR] [--db URL] [--media DIR] <command> [options]
 
   enqueue --project P --kind image|clip|speech --provider ID --model M --input JSON [--depends-on ID,...] [--max-attempts N]
                             add a task; prints its id
@@ -70,9 +70,14 @@ usage: studio [--data DIR] [--db URL] <command> [options]
 
   team init                 create the studio's tables in an empty team database (PostgreSQL)
   team status               the team database, its schema, and the machines with a studio on it
+  team push PROJECT         move a project of this data folder's database (tasks, history, takes, files)
+                            into the team database; refused while a step of it is in flight or unknown.
+                            Here it then takes no more work
 
 --data DIR defaults to the desktop app's data folder; STUDIO_DATA_DIR overrides it.
 --db postgres://user:password@host:5432/studio keeps the tasks in a team database shared by several
 machines; else STUDIO_DATABASE_URL, else settings team.databaseUrl; without any, the data folder's own.
 Each machine needs a name of its own there: STUDIO_MACHINE_NAME or settings team.machineName (default:
-the computer's name).`;
+the computer's name).
+--media DIR is the media folder the team shares, where this machine mounts it (else STUDIO_MEDIA_DIR, else
+settings team.mediaDir): saved files go there, and a file another machine saved is found there.`;

@@ -7,6 +7,7 @@ import { UsageError } from '../errors.ts';
 import type { CliContext } from '../main.ts';
 import { iso, table } from '../output.ts';
 import type { Command } from './index.ts';
+import { teamPush } from './teamPush.ts';
 
 /** The team database named by --db, else STUDIO_DATABASE_URL, else this data folder's settings. */
 function teamUrl(ctx: CliContext): string {
@@ -35,9 +36,9 @@ async function status(argv: string[], ctx: CliContext) {
   ctx.out(table([['machine', 'processes', 'since'], ...s.machines.map((m) => [m.name, String(m.processes), iso(m.since)!])]));
 }
 
-const SUBCOMMANDS: Record<string, Command> = { init, status };
+const SUBCOMMANDS: Record<string, Command> = { init, status, push: teamPush };
 
-/** `studio team init|status`: the team database itself, before and besides any studio on it. */
+/** `studio team init|status|push`: the team database itself, before and besides any studio on it, and moving a project into it. */
 export async function team(argv: string[], ctx: CliContext) {
   const [name, ...rest] = argv;
   const sub = name === undefined ? undefined : SUBCOMMANDS[name];

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import { checkProjectName, type Project } from '../../projects/project.ts';
 import type { ProjectStore } from '../port.ts';
-import { refuseIfMoved } from './projectMoves.ts';
+import { moveOf, refuseIfMoved } from './projectMoves.ts';
 
 interface ProjectRow {
   id: number;
@@ -22,13 +22,19 @@ const toProject = (r: ProjectRow): Project => ({
 export class SqliteProjectStore implements ProjectStore {
   constructor(private readonly db: Db) {}
 
+  /** The project, with its move to a team database if it has one. */
+  private project(row: ProjectRow): Project {
+    const moved = moveOf(this.db, row.id);
+    return moved ? { ...toProject(row), moved } : toProject(row);
+  }
+
   async byName(name: string): Promise<Project | undefined> {
     return this.read(name);
   }
 
   private read(name: string): Project | undefined {
     const row = this.db.prepare(`SELECT * FROM projects WHERE name = ?`).get(name) as ProjectRow | undefined;
-    return row && toProject(row);
+    return row && this.project(row);
   }
 
   /** Projects are named by people; the first task in a new name creates it. */
@@ -41,7 +47,7 @@ export class SqliteProjectStore implements ProjectStore {
   /** A transaction here is BEGIN IMMEDIATE, which already holds the whole database until it ends: only the read is left. */
   async lock(id: number): Promise<Project | undefined> {
     const row = this.db.prepare(`SELECT * FROM projects WHERE id = ?`).get(id) as ProjectRow | undefined;
-    return row && toProject(row);
+    return row && this.project(row);
   }
 
   /** Sets or clears (null) a project's budget, in micro-units. */
@@ -51,6 +57,6 @@ export class SqliteProjectStore implements ProjectStore {
   }
 
   async list(): Promise<Project[]> {
-    return (this.db.prepare(`SELECT * FROM projects ORDER BY id`).all() as ProjectRow[]).map(toProject);
+    return (this.db.prepare(`SELECT * FROM projects ORDER BY id`).all() as ProjectRow[]).map((r) => this.project(r));
   }
 }
