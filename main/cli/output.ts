@@ -23,7 +23,7 @@ export function taskJson(t: Task, projectName: string, outputs: TaskOutput[]) {
     currency: t.currency,
     outputPath: t.outputPath,
     outputSha256: t.outputSha256,
-    outputs: outputs.map((o) => ({ path: o.path, sha256: o.sha256, bytes: o.bytes, contentType: o.contentType })),
+    outputs: outputs.map((o) => ({ path: o.path, sha256: o.sha256, bytes: o.bytes, contentType: o.contentType, machine: o.machine })),
     note: t.note,
     error: t.error,
     unknownReason: t.unknownReason,
