@@ -1,31 +1,60 @@
-import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
-import { mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../main/simulator/faults.ts';
 import { startSimulator } from '../main/simulator/server.ts';
-import { openStudio } from '../main/studio.ts';
 import type { Kind, Task, TaskEvent } from '../main/tasks/model.ts';
-import { startStudio, writeSettings } from './helpers/processes.ts';
-import { sqlOf } from './helpers/sql.ts';
-import { tempDir } from './helpers/tmp.ts';
+import { startStudio } from './helpers/processes.ts';
+import { storeKinds, type StoreKind } from './helpers/stores.ts';
+import { teamOn, type Team } from './helpers/team.ts';
 
 const SEED = Number(process.env.CHAOS_SEED ?? 20261129);
-const TASKS: [Kind, number][] = [
-  ['image', 80],
-  ['clip', 70],
-  ['speech', 60],
-];
 
 /**
- * Chaos: 210 tasks across the kinds against a simulator that injects faults at random, while the worker
- * process is killed with SIGKILL at random moments and started again, until every task is terminal.
+ * Per store: the tasks, and the machines whose workers are killed. On PostgreSQL fewer tasks keep the run short,
+ * and two machines share the team database: a row of a worker killed on one comes back to the other when its
+ * lease runs out. The trouble another program makes is the store's own: a lock held longer than the studio waits
+ * for one (SQLite's whole file; a transaction holding the team database's task table); and on SQLite, whose
+ * files are the machine's own, saves that fail for a while, as on a full disk.
+ */
+const RUNS: { kind: StoreKind; tasks: [Kind, number][]; machines: string[]; seconds: number; blockSaves: boolean }[] = storeKinds().map((kind) =>
+  kind.kind === 'sqlite'
+    ? { kind, tasks: [['image', 80], ['clip', 70], ['speech', 60]], machines: ['this-machine'], seconds: 240, blockSaves: true }
+    : { kind, tasks: [['image', 30], ['clip', 25], ['speech', 20]], machines: ['machine-a', 'machine-b'], seconds: 100, blockSaves: false },
+);
+
+/** Another program holds the database longer than the studio waits for a lock, until the promise it returns is let go. */
+async function holdDatabase(team: Team): Promise<() => Promise<void>> {
+  if (team.kind === 'sqlite') {
+    const lock = new Database(team.where);
+    lock.pragma('busy_timeout = 10000');
+    lock.exec('BEGIN EXCLUSIVE');
+    return async () => {
+      lock.exec('COMMIT');
+      lock.close();
+    };
+  }
+  const other = new pg.Client({ connectionString: team.where });
+  await other.connect();
+  await other.query('BEGIN');
+  await other.query('LOCK TABLE tasks IN EXCLUSIVE MODE');
+  return async () => {
+    await other.query('COMMIT');
+    await other.end();
+  };
+}
+
+/**
+ * Chaos: tasks across the kinds against a simulator that injects faults at random, while the worker processes
+ * are killed with SIGKILL at random moments and started again, until every task is terminal; on each store.
  * Pass: no task charged twice, no task lost, every task terminal, and every unknown outcome explained by a
  * kill inside its send window or by a fault the simulator says it injected.
  */
-describe('chaos', () => {
-  it('survives random SIGKILLs and injected faults without paying twice or losing a task', async () => {
+describe.each(RUNS)('chaos on the $kind.kind store', ({ kind, tasks: counts, machines: names, seconds, blockSaves }) => {
+  const total = counts.reduce((n, [, c]) => n + c, 0);
+  it.skipIf(!kind.available)(`survives random SIGKILLs and injected faults without paying twice or losing a task (${total} tasks)`, async () => {
     const random = seededRandom(SEED);
     const sim = await startSimulator({
       jobMs: 300,
@@ -48,8 +77,7 @@ describe('chaos', () => {
         },
       },
     });
-    const dataDir = tempDir();
-    writeSettings(dataDir, {
+    const settings = {
       engine: {
         leaseMs: 3_000,
         tickMs: 50,
@@ -57,75 +85,72 @@ describe('chaos', () => {
         poll: { intervalMs: 50, maxIntervalMs: 200, deadlineMs: 4_000 },
       },
       providers: { simulator: { baseUrl: sim.url } },
-    });
-
-    const studio = await openStudio(dataDir);
-    const project = await studio.projects.ensure('Chaos', Date.now());
-    // The project's media folder is reached through a link that the test swaps, atomically, to nowhere
-    // and back: while it points nowhere every save fails, as on a full disk.
-    const media = join(dataDir, 'projects', String(project.id), 'media');
-    mkdirSync(`${media}-real`, { recursive: true });
-    const pointMedia = (target: string) => {
-      symlinkSync(target, `${media}.next`);
+    };
+    const team = await teamOn(kind);
+    const machines = names.map((name) => team.machine(name, settings));
+    const { store } = team;
+    const project = await store.projects.ensure('Chaos', Date.now());
+    // The project's media folder is reached through a link that the test swaps, atomically, to nowhere and back:
+    // while it points nowhere every save fails, as on a full disk.
+    const media = join(machines[0]!.dataDir, 'projects', String(project.id), 'media');
+    const pointMedia = (to: 'real' | 'nowhere') => {
+      symlinkSync(`${media}-${to}`, `${media}.next`);
       renameSync(`${media}.next`, media);
     };
-    pointMedia(`${media}-real`);
-    for (const [kind, count] of TASKS) {
+    if (blockSaves) {
+      mkdirSync(`${media}-real`, { recursive: true });
+      pointMedia('real');
+    }
+    for (const [kind, count] of counts) {
       for (let i = 0; i < count; i++) {
         const input = kind === 'speech' ? { text: `Line ${i} of the chaos script.` } : { prompt: `${kind} ${i}`, ...(kind === 'clip' ? { duration: 0.5 } : {}) };
-        await studio.tasks.enqueue({ projectId: project.id, kind, provider: 'simulator', model: `sim-${kind}-1`, input, maxAttempts: 8 }, Date.now());
+        await store.tasks.enqueue({ projectId: project.id, kind, provider: 'simulator', model: `sim-${kind}-1`, input, maxAttempts: 8 }, Date.now());
       }
     }
     // A request the provider says is still running is known, not pending work: it is looked at slowly.
-    const db = sqlOf(dataDir);
-    const active = () =>
-      db
-        .prepare(`SELECT count(*) AS n FROM tasks WHERE status IN ('PENDING', 'RUNNING') OR (status = 'SUBMITTED' AND coalesce(note, '') NOT LIKE 'still running%')`)
-        .pluck()
-        .get() as number;
+    const active = async () =>
+      (await store.tasks.list()).filter(
+        (t) => t.status === 'PENDING' || t.status === 'RUNNING' || (t.status === 'SUBMITTED' && !(t.note ?? '').startsWith('still running')),
+      ).length;
 
     const killed: { pid: number; at: number }[] = [];
     const started = Date.now();
     let workers = 0;
-    const trouble = { locks: 0, blockedSaves: 0 };
-    while (active() > 0 && Date.now() - started < 240_000) {
-      const worker = startStudio(dataDir, ['worker']);
+    const trouble = { locks: 0, blockedSaves: 0, workersPaused: 0 };
+    while ((await active()) > 0 && Date.now() - started < seconds * 1000) {
+      const worker = startStudio(machines[workers % machines.length]!.dataDir, ['worker'], machines[workers % machines.length]!.env);
       workers++;
       await worker.waitFor(/started as/);
       if (workers % 3 === 1) {
-        // Another program holds the database longer than the busy timeout while the worker runs.
         trouble.locks++;
-        const lock = new Database(join(dataDir, 'studio.db'));
-        lock.pragma('busy_timeout = 10000');
-        lock.exec('BEGIN EXCLUSIVE');
+        const release = await holdDatabase(team);
         await new Promise((r) => setTimeout(r, 6_000));
-        lock.exec('COMMIT');
-        lock.close();
-      } else if (workers % 3 === 2) {
+        await release();
+      } else if (workers % 3 === 2 && blockSaves) {
         trouble.blockedSaves++;
-        pointMedia(`${media}-nowhere`);
+        pointMedia('nowhere');
         await new Promise((r) => setTimeout(r, 2_000 + random() * 2_000));
-        pointMedia(`${media}-real`);
+        pointMedia('real');
       }
       await new Promise((r) => setTimeout(r, 300 + random() * 2_500));
       worker.child.kill('SIGKILL');
       await worker.exited;
       killed.push({ pid: worker.child.pid!, at: Date.now() });
+      if (/engine paused/.test(worker.stderr())) trouble.workersPaused++;
     }
-    // A last worker with no kill finishes what backoff delayed.
-    if (active() > 0) {
-      const last = startStudio(dataDir, ['worker']);
-      workers++;
+    // A last worker on each machine, with no kill, finishes what backoff delayed.
+    if ((await active()) > 0) {
+      const last = machines.map((m) => startStudio(m.dataDir, ['worker'], m.env));
+      workers += last.length;
       const end = Date.now() + 120_000;
-      while (active() > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
-      last.child.kill('SIGTERM');
-      await last.exited;
+      while ((await active()) > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
+      for (const w of last) w.child.kill('SIGTERM');
+      await Promise.all(last.map((w) => w.exited));
     }
 
-    const tasks = await studio.tasks.list();
+    const tasks = await store.tasks.list();
     const events = new Map<number, TaskEvent[]>();
-    for (const t of tasks) events.set(t.id, await studio.tasks.events(t.id));
-    await studio.close();
+    for (const t of tasks) events.set(t.id, await store.tasks.events(t.id));
     await sim.close();
 
     const chargesByTask = new Map<number, number>();
@@ -156,6 +181,8 @@ describe('chaos', () => {
     const neverFinishing = new Set(sim.injected.filter((f) => f.fault === 'never-finish').map((f) => f.requestId));
     const unsettled = tasks.filter((t) => ['PENDING', 'RUNNING', 'SUBMITTED'].includes(t.status));
     const figures = {
+      store: kind.kind,
+      machines: machines.length,
       seed: SEED,
       tasks: tasks.length,
       workersStarted: workers,
@@ -173,25 +200,25 @@ describe('chaos', () => {
       seconds: Math.round((Date.now() - started) / 1000),
     };
     mkdirSync('test-results', { recursive: true });
-    writeFileSync('test-results/chaos.json', JSON.stringify(figures, null, 2));
+    writeFileSync(kind.kind === 'sqlite' ? 'test-results/chaos.json' : 'test-results/chaos-postgres.json', JSON.stringify(figures, null, 2));
     console.log('chaos figures', figures);
 
-    expect(tasks).toHaveLength(210);
+    expect(tasks).toHaveLength(total);
     expect(unsettled.filter((t) => !(neverFinishing.has(t.remoteRequestId) && /^still running at the provider/.test(t.note ?? '')))).toEqual([]);
     expect(duplicates).toBe(0);
     expect(paidResultsLost.map((c) => [c.requestId, c.idempotencyKey, byId.get(Number(/^studio-task-(\d+)-/.exec(c.idempotencyKey ?? '')?.[1]))])).toEqual([]);
     expect(trouble.locks).toBeGreaterThan(0);
-    expect(trouble.blockedSaves).toBeGreaterThan(0);
+    if (blockSaves) expect(trouble.blockedSaves).toBeGreaterThan(0);
     expect(unexplained.map((t) => [t.id, t.unknownReason, events.get(t.id)])).toEqual([]);
     expect(killed.length).toBeGreaterThan(5);
     for (const t of tasks) {
       if (t.status === 'SUCCEEDED') {
         expect(chargesByTask.get(t.id)).toBe(1);
-        expect(createHash('sha256').update(readFileSync(t.outputPath!)).digest('hex')).toBe(t.outputSha256);
+        expect(team.whole(t.outputPath!, t.outputSha256!), `task ${t.id}: ${t.outputPath}`).toBe(true);
       }
       if (t.charged === 'no') expect(chargesByTask.get(t.id) ?? 0).toBe(0);
     }
-  }, 300_000);
+  }, (seconds + 150) * 1000);
 });
 
 /** An unknown outcome is explained by a kill of the worker that had marked it, or by a fault injected on it. */

@@ -1,20 +1,23 @@
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { isAbsolute, join } from 'node:path';
+import { beforeAll, describe, expect, it, test as base } from 'vitest';
 import { ffprobePath } from '../main/media/binaries.ts';
 import { openStudio } from '../main/studio.ts';
 import type { NewTask } from '../main/tasks/model.ts';
 import { elevenLabs, FAL_MODEL, falQueue, openAiImages, realMedia, type Ledger } from './fakes/providers.ts';
 import { startFake, type Route } from './fakes/server.ts';
 import { runStudio, startStudio, whenStopped, writeSettings } from './helpers/processes.ts';
+import { storeKinds, type StoreKind } from './helpers/stores.ts';
 import { tempDir } from './helpers/tmp.ts';
 import { until } from './helpers/wait.ts';
 
 /**
  * The promise against stand-ins for the real providers, with real worker processes (killed with SIGKILL
- * or SIGSTOP by pid), a real SQLite file held locked by another connection, and real files on disk.
+ * or SIGSTOP by pid), a real SQLite file held locked by another connection, and real files on disk. What does
+ * not hang on SQLite's file (the provider's answers, cancels, kills while a result is saved) runs on the team
+ * database too.
  */
 
 let media: Awaited<ReturnType<typeof realMedia>>;
@@ -24,12 +27,20 @@ beforeAll(async () => {
 
 const ENGINE = { leaseMs: 60_000, tickMs: 100, poll: { intervalMs: 100, maxIntervalMs: 200, deadlineMs: 60_000 } };
 
-async function setup(route: (ledger: Ledger) => Route) {
+const [SQLITE, POSTGRES] = storeKinds() as [StoreKind, StoreKind];
+
+/** The team database each data folder of a test on PostgreSQL points at. */
+const databases = new Map<string, string>();
+
+async function setup(route: (ledger: Ledger) => Route, kind = SQLITE) {
   const ledger: Ledger = { charged: [] };
   const fake = await startFake(route(ledger));
   const dataDir = tempDir();
   writeSettings(dataDir, { engine: ENGINE });
+  if (kind.kind === 'postgres') databases.set(dataDir, await kind.fresh());
+  const team: Record<string, string> = kind.kind === 'postgres' ? { STUDIO_DATABASE_URL: databases.get(dataDir)!, STUDIO_MACHINE_NAME: 'machine-a' } : {};
   const env = {
+    ...team,
     STUDIO_FAL_BASE_URL: fake.url,
     FAL_KEY: 'fal-key-0123456789',
     STUDIO_OPENAI_BASE_URL: fake.url,
@@ -40,8 +51,13 @@ async function setup(route: (ledger: Ledger) => Route) {
   return { ledger, fake, dataDir, env };
 }
 
+const studioAt = (dataDir: string) => openStudio(dataDir, undefined, { database: databases.get(dataDir) });
+
+/** Where a saved file is: a row of the team database keeps its path relative to the machine's folder. */
+const fileIn = (dataDir: string, path: string) => (isAbsolute(path) ? path : join(dataDir, path));
+
 async function enqueue(dataDir: string, task: Omit<NewTask, 'projectId'>): Promise<number> {
-  const studio = await openStudio(dataDir);
+  const studio = await studioAt(dataDir);
   try {
     const project = await studio.projects.ensure('Promise', Date.now());
     return (await studio.tasks.enqueue({ ...task, projectId: project.id }, Date.now())).id;
@@ -51,7 +67,7 @@ async function enqueue(dataDir: string, task: Omit<NewTask, 'projectId'>): Promi
 }
 
 async function read(dataDir: string, id: number) {
-  const studio = await openStudio(dataDir);
+  const studio = await studioAt(dataDir);
   try {
     return { task: (await studio.tasks.get(id))!, events: await studio.tasks.events(id), outputs: await studio.tasks.outputs(id) };
   } finally {
@@ -63,9 +79,10 @@ const falImage = (input: Record<string, unknown> = {}) => ({ kind: 'image' as co
 const openAiImage = { kind: 'image' as const, provider: 'openai', model: 'gpt-image-1', input: { prompt: 'a fox' } };
 const elevenSpeech = { kind: 'speech' as const, provider: 'elevenlabs', model: 'eleven_multilingual_v2', input: { text: 'hello there', voice_id: 'voice-1' } };
 
-describe('a request the provider names, whatever its answer', () => {
+describe.each([SQLITE, POSTGRES])('a request the provider names, whatever its answer ($kind)', (kind) => {
+  const it = base.skipIf(!kind.available);
   it.each([500, 504])('fal queues and charges, then answers %i with x-fal-request-id: the request is polled and collected, charged once', async (status) => {
-    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { submitStatus: status }));
+    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { submitStatus: status }), kind);
     const id = await enqueue(dataDir, falImage());
     const run = await runStudio(dataDir, ['worker', '--until-idle'], env);
     expect(run.code).toBe(0);
@@ -76,7 +93,7 @@ describe('a request the provider names, whatever its answer', () => {
   });
 
   it('OpenAI names the request in x-request-id, then the body is cut: unknown with the id kept, never sent again', async () => {
-    const { ledger, fake, dataDir, env } = await setup((l) => openAiImages(l, media.png, { cutBody: true }));
+    const { ledger, fake, dataDir, env } = await setup((l) => openAiImages(l, media.png, { cutBody: true }), kind);
     const id = await enqueue(dataDir, openAiImage);
     await runStudio(dataDir, ['worker', '--until-idle'], env);
     const { task } = await read(dataDir, id);
@@ -87,19 +104,19 @@ describe('a request the provider names, whatever its answer', () => {
   });
 
   it('ElevenLabs names the request in request-id, then the body is cut: the audio is found in the history, no person involved', async () => {
-    const { ledger, fake, dataDir, env } = await setup((l) => elevenLabs(l, media.speech, { cutBody: true }));
+    const { ledger, fake, dataDir, env } = await setup((l) => elevenLabs(l, media.speech, { cutBody: true }), kind);
     const id = await enqueue(dataDir, elevenSpeech);
     await runStudio(dataDir, ['worker', '--until-idle'], env);
     const { task } = await read(dataDir, id);
     expect(task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: 'el-req-1', charged: 'yes' });
-    expect(existsSync(task.outputPath!)).toBe(true);
+    expect(existsSync(fileIn(dataDir, task.outputPath!))).toBe(true);
     expect(fake.count('POST', /./)).toBe(1);
     expect(fake.count('GET', /\/v1\/history\/hist-0\/audio/)).toBe(1);
     expect(ledger.charged).toHaveLength(1);
   });
 
   it('a 401 from a finished result is asked again, not taken as the end of a paid job', async () => {
-    const { ledger, dataDir, env } = await setup((l) => falQueue(l, media.png, { resultUnauthorizedOnce: true }));
+    const { ledger, dataDir, env } = await setup((l) => falQueue(l, media.png, { resultUnauthorizedOnce: true }), kind);
     const id = await enqueue(dataDir, falImage());
     await runStudio(dataDir, ['worker', '--until-idle'], env);
     expect((await read(dataDir, id)).task).toMatchObject({ status: 'SUCCEEDED', charged: 'yes' });
@@ -146,9 +163,12 @@ describe('a paid result is never dropped', () => {
     expect(readFileSync(task.outputPath!)).toEqual(media.png.bytes);
     expect(ledger.charged).toHaveLength(1);
   });
+});
 
+describe.each([SQLITE, POSTGRES])('a worker killed while it saves a synchronous result ($kind)', (kind) => {
+  const it = base.skipIf(!kind.available);
   it('a worker killed after placing a synchronous result and before its record: the restart completes it from the files', async () => {
-    const { ledger, dataDir, env } = await setup((l) => openAiImages(l, media.png));
+    const { ledger, dataDir, env } = await setup((l) => openAiImages(l, media.png), kind);
     const id = await enqueue(dataDir, openAiImage);
     const doomed = startStudio(dataDir, ['worker', '--until-idle'], { ...env, STUDIO_STOP_AT: 'mid-save' });
     await doomed.waitFor(new RegExp(`stopped at mid-save for task ${id}`));
@@ -157,12 +177,12 @@ describe('a paid result is never dropped', () => {
     await runStudio(dataDir, ['worker', '--until-idle'], env);
     const { task } = await read(dataDir, id);
     expect(task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: 'req_1' });
-    expect(readFileSync(task.outputPath!)).toEqual(media.png.bytes);
+    expect(readFileSync(fileIn(dataDir, task.outputPath!))).toEqual(media.png.bytes);
     expect(ledger.charged).toHaveLength(1);
   });
 
   it('a worker killed after saving a synchronous result and before writing SUCCEEDED: the restart completes it from disk', async () => {
-    const { ledger, fake, dataDir, env } = await setup((l) => openAiImages(l, media.png));
+    const { ledger, fake, dataDir, env } = await setup((l) => openAiImages(l, media.png), kind);
     const id = await enqueue(dataDir, openAiImage);
     const doomed = startStudio(dataDir, ['worker', '--until-idle'], { ...env, STUDIO_STOP_AT: 'after-save' });
     await doomed.waitFor(new RegExp(`stopped at after-save for task ${id}`));
@@ -173,7 +193,7 @@ describe('a paid result is never dropped', () => {
     await runStudio(dataDir, ['worker', '--until-idle'], env);
     const { task } = await read(dataDir, id);
     expect(task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: 'req_1' });
-    expect(readFileSync(task.outputPath!)).toEqual(media.png.bytes);
+    expect(readFileSync(fileIn(dataDir, task.outputPath!))).toEqual(media.png.bytes);
     expect(fake.count('POST', /./)).toBe(1);
     expect(ledger.charged).toHaveLength(1);
   });
@@ -239,13 +259,14 @@ describe('a database that cannot be written while a request is out', () => {
   }, 60_000);
 });
 
-describe('cancel', () => {
+describe.each([SQLITE, POSTGRES])('cancel ($kind)', (kind) => {
+  const it = base.skipIf(!kind.available);
   // Each request runs for 40 status calls: the cancel command, a process that starts cold, arrives while it runs, even on a busy machine.
   it.each([
     ['refuses with 400', [400, 'ALREADY_COMPLETED']],
     ['answers ALREADY_COMPLETED', [200, 'ALREADY_COMPLETED']],
   ] as const)('of a request fal had already finished (it %s): refused, and the paid result is collected', async (_, answer) => {
-    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { cancelAnswer: [...answer], polls: 40 }));
+    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { cancelAnswer: [...answer], polls: 40 }), kind);
     const id = await enqueue(dataDir, falImage());
     const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
     await until(async () => (await read(dataDir, id)).task.status === 'SUBMITTED');
@@ -259,7 +280,7 @@ describe('cancel', () => {
   });
 
   it('of a request fal only passes the cancel on to (it was running): the task is kept, said so, and collected if it finishes', async () => {
-    const { fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { cancelAnswer: [202, 'CANCELLATION_REQUESTED'], polls: 40 }));
+    const { fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { cancelAnswer: [202, 'CANCELLATION_REQUESTED'], polls: 40 }), kind);
     const id = await enqueue(dataDir, falImage());
     const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
     await until(async () => (await read(dataDir, id)).task.status === 'SUBMITTED');
@@ -274,7 +295,7 @@ describe('cancel', () => {
   });
 
   it('of a queued request fal removed: the task is cancelled, counted as possibly charged', async () => {
-    const { fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { polls: 1_000 }));
+    const { fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { polls: 1_000 }), kind);
     const id = await enqueue(dataDir, falImage());
     const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
     await until(async () => (await read(dataDir, id)).task.status === 'SUBMITTED');
@@ -285,10 +306,11 @@ describe('cancel', () => {
   });
 });
 
-describe('cancel while the request is being sent', () => {
+describe.each([SQLITE, POSTGRES])('cancel while the request is being sent ($kind)', (kind) => {
+  const it = base.skipIf(!kind.available);
   // The submit is held long enough for the cancel command (a process that starts cold) to arrive while it is being sent.
   it('cancels the paid job at the provider when its id arrives, records it, and counts it as possibly charged', async () => {
-    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { submitDelayMs: 5_000 }));
+    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { submitDelayMs: 5_000 }), kind);
     const id = await enqueue(dataDir, falImage());
     const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
     await until(() => fake.count('POST', /./) === 1);
@@ -445,9 +467,10 @@ describe('a request id known only to a receipt journal', () => {
   }, 60_000);
 });
 
-describe('a receipt journal that cannot be written', () => {
+describe.each([SQLITE, POSTGRES])('a receipt journal that cannot be written ($kind)', (kind) => {
+  const it = base.skipIf(!kind.available);
   it('sends the request id heard in the headers to the task at once, so a worker killed before the answer loses nothing', async () => {
-    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { holdBodyMs: 3_000 }));
+    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { holdBodyMs: 3_000 }), kind);
     const id = await enqueue(dataDir, falImage());
     writeFileSync(join(dataDir, 'receipts'), 'in the way');
     const doomed = startStudio(dataDir, ['worker', '--until-idle'], env);
