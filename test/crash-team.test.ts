@@ -160,7 +160,7 @@ describe.skipIf(!postgresAvailable)('three machines on a team database, their wo
     }
     // Every machine starts once more, unharmed: each replays its own receipt journal and recovers its own dead
     // workers' rows at once; what is left of another machine's comes back when its lease runs out.
-    const last = await Promise.all(machines.map(workerRun));
+    const last = await Promise.all(machines.map((m) => workerRun(m, 90_000)));
     for (const run of last) expect(run.code, run.stderr).toBe(0);
 
     const tasks = await store.tasks.list();
@@ -215,7 +215,7 @@ describe.skipIf(!postgresAvailable)('three machines on a team database, their wo
       if (t.status === 'SUCCEEDED') expect(chargesByTask.get(t.id)).toBe(1);
       if (t.charged === 'no') expect(chargesByTask.get(t.id) ?? 0).toBe(0);
     }
-  }, 180_000);
+  }, 240_000);
 });
 
 /** An unknown outcome is explained by a kill of the worker that had marked it, between its mark and the provider's answer. */
