@@ -1,38 +1,6 @@
-import type { TakeRecord } from '../../pipeline/takeRecord.ts';
+import { takeFromRow, type TakeRecord, type TakeRow } from '../../pipeline/takeRecord.ts';
 import type { TakeStore } from '../port.ts';
 import type { Sql } from './sql.ts';
-
-interface TakeRow {
-  project_id: number;
-  scene: string;
-  take: number;
-  variant: number;
-  image_prompt: string;
-  motion_prompt: string;
-  narration: string | null;
-  duration: number;
-  seed: number;
-  image_task_id: number;
-  clip_task_id: number;
-  speech_task_id: number | null;
-  created_at: number;
-}
-
-const toTake = (r: TakeRow): TakeRecord => ({
-  projectId: r.project_id,
-  scene: r.scene,
-  take: r.take,
-  variant: r.variant,
-  imagePrompt: r.image_prompt,
-  motionPrompt: r.motion_prompt,
-  narration: r.narration,
-  duration: r.duration,
-  seed: r.seed,
-  imageTaskId: r.image_task_id,
-  clipTaskId: r.clip_task_id,
-  speechTaskId: r.speech_task_id,
-  createdAt: r.created_at,
-});
 
 /**
  * The takes of each scene and which one goes into the render. Rows are added, never replaced by a later take.
@@ -47,7 +15,7 @@ export class PostgresTakeStore implements TakeStore {
       scene === undefined
         ? await this.sql.query<TakeRow>(`SELECT * FROM takes WHERE project_id = $1 ORDER BY scene COLLATE "C", take`, [projectId])
         : await this.sql.query<TakeRow>(`SELECT * FROM takes WHERE project_id = $1 AND scene = $2 ORDER BY take`, [projectId, scene]);
-    return rows.map(toTake);
+    return rows.map(takeFromRow);
   }
 
   /** The picked take number of each scene that has one. */

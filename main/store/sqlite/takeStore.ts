@@ -1,39 +1,7 @@
 import type { Db } from '../../db/database.ts';
-import type { TakeRecord } from '../../pipeline/takeRecord.ts';
+import { takeFromRow, type TakeRecord, type TakeRow } from '../../pipeline/takeRecord.ts';
 import type { TakeStore } from '../port.ts';
 import { refuseIfMoved } from './projectMoves.ts';
-
-interface TakeRow {
-  project_id: number;
-  scene: string;
-  take: number;
-  variant: number;
-  image_prompt: string;
-  motion_prompt: string;
-  narration: string | null;
-  duration: number;
-  seed: number;
-  image_task_id: number;
-  clip_task_id: number;
-  speech_task_id: number | null;
-  created_at: number;
-}
-
-const toTake = (r: TakeRow): TakeRecord => ({
-  projectId: r.project_id,
-  scene: r.scene,
-  take: r.take,
-  variant: r.variant,
-  imagePrompt: r.image_prompt,
-  motionPrompt: r.motion_prompt,
-  narration: r.narration,
-  duration: r.duration,
-  seed: r.seed,
-  imageTaskId: r.image_task_id,
-  clipTaskId: r.clip_task_id,
-  speechTaskId: r.speech_task_id,
-  createdAt: r.created_at,
-});
 
 /** The takes of each scene and which one goes into the render. Rows are added, never replaced by a later take. */
 export class SqliteTakeStore implements TakeStore {
@@ -45,7 +13,7 @@ export class SqliteTakeStore implements TakeStore {
       scene === undefined
         ? this.db.prepare(`SELECT * FROM takes WHERE project_id = ? ORDER BY scene, take`).all(projectId)
         : this.db.prepare(`SELECT * FROM takes WHERE project_id = ? AND scene = ? ORDER BY take`).all(projectId, scene);
-    return (rows as TakeRow[]).map(toTake);
+    return (rows as TakeRow[]).map(takeFromRow);
   }
 
   /** The picked take number of each scene that has one. */
