@@ -10,6 +10,23 @@ export interface Project {
   moved?: ProjectMove;
 }
 
+/** A project as both stores keep it: one row of `projects`. */
+export interface ProjectRow {
+  id: number;
+  name: string;
+  budget: number | null;
+  currency: string;
+  created_at: number;
+}
+
+export const projectFromRow = (r: ProjectRow): Project => ({
+  id: r.id,
+  name: r.name,
+  budget: r.budget,
+  currency: r.currency,
+  createdAt: r.created_at,
+});
+
 /** A project name or budget that cannot be stored, with what to fix. */
 export class ProjectRefused extends Error {}
 

@@ -1,22 +1,6 @@
-import { checkProjectName, type Project } from '../../projects/project.ts';
+import { checkProjectName, projectFromRow, type Project, type ProjectRow } from '../../projects/project.ts';
 import type { ProjectStore } from '../port.ts';
 import type { Sql } from './sql.ts';
-
-interface ProjectRow {
-  id: number;
-  name: string;
-  budget: number | null;
-  currency: string;
-  created_at: number;
-}
-
-const toProject = (r: ProjectRow): Project => ({
-  id: r.id,
-  name: r.name,
-  budget: r.budget,
-  currency: r.currency,
-  createdAt: r.created_at,
-});
 
 const COLUMNS = `id, name, budget, currency, created_at`;
 
@@ -25,7 +9,7 @@ export class PostgresProjectStore implements ProjectStore {
 
   async byName(name: string): Promise<Project | undefined> {
     const [row] = await this.sql.query<ProjectRow>(`SELECT ${COLUMNS} FROM projects WHERE name = $1`, [name]);
-    return row && toProject(row);
+    return row && projectFromRow(row);
   }
 
   /**
@@ -46,7 +30,7 @@ export class PostgresProjectStore implements ProjectStore {
    */
   async lock(id: number): Promise<Project | undefined> {
     const [row] = await this.sql.query<ProjectRow>(`SELECT ${COLUMNS} FROM projects WHERE id = $1 FOR NO KEY UPDATE`, [id]);
-    return row && toProject(row);
+    return row && projectFromRow(row);
   }
 
   /** Sets or clears (null) a project's budget, in micro-units. */
@@ -55,6 +39,6 @@ export class PostgresProjectStore implements ProjectStore {
   }
 
   async list(): Promise<Project[]> {
-    return (await this.sql.query<ProjectRow>(`SELECT ${COLUMNS} FROM projects ORDER BY id`)).map(toProject);
+    return (await this.sql.query<ProjectRow>(`SELECT ${COLUMNS} FROM projects ORDER BY id`)).map(projectFromRow);
   }
 }

@@ -1,23 +1,7 @@
 import type { Db } from '../../db/database.ts';
-import { checkProjectName, type Project } from '../../projects/project.ts';
+import { checkProjectName, projectFromRow, type Project, type ProjectRow } from '../../projects/project.ts';
 import type { ProjectStore } from '../port.ts';
 import { moveOf, refuseIfMoved } from './projectMoves.ts';
-
-interface ProjectRow {
-  id: number;
-  name: string;
-  budget: number | null;
-  currency: string;
-  created_at: number;
-}
-
-const toProject = (r: ProjectRow): Project => ({
-  id: r.id,
-  name: r.name,
-  budget: r.budget,
-  currency: r.currency,
-  createdAt: r.created_at,
-});
 
 export class SqliteProjectStore implements ProjectStore {
   constructor(private readonly db: Db) {}
@@ -25,7 +9,7 @@ export class SqliteProjectStore implements ProjectStore {
   /** The project, with its move to a team database if it has one. */
   private project(row: ProjectRow): Project {
     const moved = moveOf(this.db, row.id);
-    return moved ? { ...toProject(row), moved } : toProject(row);
+    return moved ? { ...projectFromRow(row), moved } : projectFromRow(row);
   }
 
   async byName(name: string): Promise<Project | undefined> {
