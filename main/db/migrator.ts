@@ -1,30 +1,12 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type Migration, readMigrationFiles } from './migrationFiles.ts';
 import type { Db } from './database.ts';
 import { DatabaseRefused } from './database.ts';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
 
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
-
 export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
-  const migrations = readdirSync(dir)
-    .filter((f) => f.endsWith('.sql'))
-    .map((name) => {
-      const match = /^(\d+)_/.exec(name);
-      if (!match) throw new Error(`Migration ${name} must start with its number, like 002_name.sql`);
-      return { version: Number(match[1]), name, sql: readFileSync(join(dir, name), 'utf8') };
-    })
-    .sort((a, b) => a.version - b.version);
-  migrations.forEach((m, i) => {
-    if (m.version !== i + 1) throw new Error(`Migrations must be numbered 1, 2, 3... without gaps; found ${m.name}`);
-  });
-  return migrations;
+  return readMigrationFiles(dir);
 }
 
 /** Refuses a schema newer than this version knows. Reads only, so a refused file is left as it was. */

@@ -1,31 +1,13 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type Migration, readMigrationFiles } from '../../db/migrationFiles.ts';
 import { connect, type TeamPool } from './connection.ts';
 import { TeamDatabaseRefused } from './errors.ts';
 import type { Sql } from './sql.ts';
 
 export const POSTGRES_MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/postgres/', import.meta.url));
 
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
-
 export function loadMigrations(dir = POSTGRES_MIGRATIONS_DIR): Migration[] {
-  const migrations = readdirSync(dir)
-    .filter((f) => f.endsWith('.sql'))
-    .map((name) => {
-      const match = /^(\d+)_/.exec(name);
-      if (!match) throw new Error(`Migration ${name} must start with its number, like 002_name.sql`);
-      return { version: Number(match[1]), name, sql: readFileSync(join(dir, name), 'utf8') };
-    })
-    .sort((a, b) => a.version - b.version);
-  migrations.forEach((m, i) => {
-    if (m.version !== i + 1) throw new Error(`Migrations must be numbered 1, 2, 3... without gaps; found ${m.name}`);
-  });
-  return migrations;
+  return readMigrationFiles(dir);
 }
 
 /** What a database holds, judged before anything is written to it. */
