@@ -2,6 +2,7 @@ import { useState } from 'react';
 import type { TeamChange, TeamView } from '../../../main/api/contract.ts';
 import { studio } from '../api.ts';
 import { useAction } from '../useLoad.ts';
+import { SavedTextField } from './SavedTextField.tsx';
 
 const FROM: Record<NonNullable<TeamView['storeFrom']>, string> = {
   flag: 'named by --db',
@@ -33,22 +34,17 @@ export function TeamSettings({ team, saved }: { team: TeamView; saved: (team: Te
         <label>Tasks are kept in</label>
         <span className="summary" data-testid="store-in-use">{inUse}</span>
       </div>
-      <div className="row">
-        <label htmlFor="team-database">Team database</label>
-        <input
-          id="team-database"
-          type="text"
-          size={48}
-          autoComplete="off"
-          spellCheck={false}
-          placeholder="postgres://user:password@host:5432/studio"
-          value={url}
-          onChange={(e) => setUrl(e.target.value)}
-        />
-        <button disabled={save.busy || !url.trim()} onClick={() => apply({ databaseUrl: url.trim() }, 'Team database saved.', () => setUrl(''))}>
-          Save team database
-        </button>
-      </div>
+      <SavedTextField
+        id="team-database"
+        label="Team database"
+        size={48}
+        placeholder="postgres://user:password@host:5432/studio"
+        value={url}
+        onChange={setUrl}
+        canSave={!save.busy && !!url.trim()}
+        onSave={() => apply({ databaseUrl: url.trim() }, 'Team database saved.', () => setUrl(''))}
+        saveLabel="Save team database"
+      />
       <div className="row">
         <label />
         <span className="note" data-testid="team-database-saved">{team.databaseUrl ? `saved: ${team.databaseUrl}` : 'none saved'}</span>
@@ -58,35 +54,36 @@ export function TeamSettings({ team, saved }: { team: TeamView; saved: (team: Te
           </button>
         )}
       </div>
-      <div className="row">
-        <label htmlFor="machine-name">Machine name</label>
-        <input id="machine-name" type="text" size={24} autoComplete="off" spellCheck={false} placeholder={team.machineName} value={name} onChange={(e) => setName(e.target.value)} />
-        <button disabled={save.busy || name.trim() === (team.savedMachineName ?? '')} onClick={() => apply({ machineName: name.trim() || null }, 'Machine name saved.')}>
-          Save machine name
-        </button>
+      <SavedTextField
+        id="machine-name"
+        label="Machine name"
+        size={24}
+        placeholder={team.machineName}
+        value={name}
+        onChange={setName}
+        canSave={!save.busy && name.trim() !== (team.savedMachineName ?? '')}
+        onSave={() => apply({ machineName: name.trim() || null }, 'Machine name saved.')}
+        saveLabel="Save machine name"
+      >
         <span className="note">
           {team.machineNameFromEnvironment ? `${team.machineName}, set by STUDIO_MACHINE_NAME` : `now ${team.machineName}`}; each machine of a team needs a name of its own
         </span>
-      </div>
-      <div className="row">
-        <label htmlFor="media-folder">Media folder</label>
-        <input
-          id="media-folder"
-          type="text"
-          size={48}
-          autoComplete="off"
-          spellCheck={false}
-          placeholder="/mnt/studio-media"
-          value={media}
-          onChange={(e) => setMedia(e.target.value)}
-        />
-        <button disabled={save.busy || media.trim() === (team.savedMediaDir ?? '')} onClick={() => apply({ mediaDir: media.trim() || null }, 'Media folder saved.')}>
-          Save media folder
-        </button>
+      </SavedTextField>
+      <SavedTextField
+        id="media-folder"
+        label="Media folder"
+        size={48}
+        placeholder="/mnt/studio-media"
+        value={media}
+        onChange={setMedia}
+        canSave={!save.busy && media.trim() !== (team.savedMediaDir ?? '')}
+        onSave={() => apply({ mediaDir: media.trim() || null }, 'Media folder saved.')}
+        saveLabel="Save media folder"
+      >
         <span className="note" data-testid="media-folder-in-use">
           {team.mediaDir ? `now ${team.mediaDir}` : 'none: saved files stay in the data folder'}; the folder the team shares, where this machine mounts it, so every machine reads the files any of them saved
         </span>
-      </div>
+      </SavedTextField>
       {done && <p className="note" role="status">{done}</p>}
       {save.error && <p className="error" role="alert">{save.error}</p>}
     </>
