@@ -1,44 +1,14 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, copyFileSync, writeFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { redactUrl } from '../main/store/postgres/address.ts';
 import { connect } from '../main/store/postgres/connection.ts';
 import { TeamDatabaseRefused, TeamDatabaseUnreachable } from '../main/store/postgres/errors.ts';
 import { initTeamDatabase, loadMigrations, openTeamDatabase, POSTGRES_MIGRATIONS_DIR } from '../main/store/postgres/migrator.ts';
 import { openPostgresStore } from '../main/store/postgres/store.ts';
-import { freshDatabase, postgresAvailable, postgresBin } from './helpers/postgres.ts';
-
-/**
- * Everything in the database as pg_dump writes it: tables, their rows, sequences, functions, triggers. Less the
- * \restrict lines, whose key pg_dump draws afresh for every dump.
- */
-function dump(url: string): string {
-  const text = execFileSync(join(postgresBin(), 'pg_dump'), ['--no-owner', '--dbname', url], { encoding: 'utf8' });
-  return text.replace(/^\\(un)?restrict .*$/gm, '');
-}
-
-async function rows<R = Record<string, unknown>>(url: string, text: string, params: unknown[] = []): Promise<R[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text, params)).rows as R[];
-  } finally {
-    await client.end();
-  }
-}
-
-function closedPort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+import { dumpDatabase, freshDatabase, postgresAvailable, queryRows } from './helpers/postgres.ts';
+import { freePort } from './helpers/ports.ts';
 
 const folders: string[] = [];
 afterAll(() => folders.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -69,17 +39,17 @@ describe.skipIf(!postgresAvailable)('the team database: schema and migrations', 
     const first = await initTeamDatabase(url);
     expect(first).toMatchObject({ created: true, from: 0, applied: first.to });
     expect(first.message).toMatch(new RegExp(`^Created the studio's tables in postgres://studio@127\\.0\\.0\\.1:\\d+/\\w+ \\(schema ${KNOWN.length}\\)`));
-    const versions = await rows(url, `SELECT version, name, applied_at FROM studio_schema ORDER BY version`);
+    const versions = await queryRows(url, `SELECT version, name, applied_at FROM studio_schema ORDER BY version`);
     expect(versions.map((v) => [v.version, v.name])).toEqual(KNOWN.map((m) => [m.version, m.name]));
     expect(Math.abs(Number(versions[0]!.applied_at) - Date.now())).toBeLessThan(60_000);
-    const tables = await rows<{ table_name: string }>(url, `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1`);
+    const tables = await queryRows<{ table_name: string }>(url, `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1`);
     expect(tables.map((t) => t.table_name)).toEqual(expect.arrayContaining(['projects', 'tasks', 'task_events', 'lease_owners', 'studio_schema', 'takes']));
 
-    const before = dump(url);
+    const before = dumpDatabase(url);
     const again = await initTeamDatabase(url);
     expect(again).toMatchObject({ created: false, applied: 0 });
     expect(again.message).toContain(`is already a studio database at schema ${KNOWN.length}; nothing was changed`);
-    expect(dump(url)).toBe(before);
+    expect(dumpDatabase(url)).toBe(before);
   });
 
   it('two machines initialising one database at once apply the schema once', async () => {
@@ -87,7 +57,7 @@ describe.skipIf(!postgresAvailable)('the team database: schema and migrations', 
     const results = await Promise.all([initTeamDatabase(url), initTeamDatabase(url), initTeamDatabase(url)]);
     expect(results.filter((r) => r.created)).toHaveLength(1);
     expect(results.map((r) => r.applied).sort()).toEqual([0, 0, KNOWN.length]);
-    expect(await rows(url, `SELECT version FROM studio_schema ORDER BY version`)).toEqual(KNOWN.map((m) => ({ version: m.version })));
+    expect(await queryRows(url, `SELECT version FROM studio_schema ORDER BY version`)).toEqual(KNOWN.map((m) => ({ version: m.version })));
   });
 
   it('a studio joining an older studio schema brings it up to date, once however many start at once', async () => {
@@ -97,50 +67,50 @@ describe.skipIf(!postgresAvailable)('the team database: schema and migrations', 
     await Promise.all(teams.map((t) => t.end()));
     expect(teams.map((t) => t.migrated.applied).sort()).toEqual([0, 1]);
     expect(teams.map((t) => t.migrated.to)).toEqual([KNOWN.length + 1, KNOWN.length + 1]);
-    expect((await rows(url, `SELECT version, name FROM studio_schema ORDER BY version`)).map((r) => r.name)).toEqual([
+    expect((await queryRows(url, `SELECT version, name FROM studio_schema ORDER BY version`)).map((r) => r.name)).toEqual([
       ...KNOWN.map((m) => m.name),
       `${String(KNOWN.length + 1).padStart(3, '0')}_later.sql`,
     ]);
-    expect(await rows(url, `SELECT count(*)::int AS n FROM later_things`)).toEqual([{ n: 0 }]);
+    expect(await queryRows(url, `SELECT count(*)::int AS n FROM later_things`)).toEqual([{ n: 0 }]);
   });
 
   it('a studio joining an empty database is told to run studio team init, and creates nothing', async () => {
     const url = await freshDatabase({ empty: true });
-    const before = dump(url);
+    const before = dumpDatabase(url);
     await expect(openTeamDatabase(url)).rejects.toThrow(TeamDatabaseRefused);
     await expect(openPostgresStore(url)).rejects.toThrow(/has no studio tables yet; run `studio team init` first/);
-    expect(dump(url)).toBe(before);
+    expect(dumpDatabase(url)).toBe(before);
   });
 
   it("refuses a database of someone else's and leaves it exactly as it was", async () => {
     const url = await freshDatabase({ empty: true });
-    await rows(
+    await queryRows(
       url,
       `CREATE TABLE customers (id SERIAL PRIMARY KEY, name TEXT NOT NULL, since DATE);
        INSERT INTO customers (name, since) VALUES ('Ada', '2020-01-02'), ('Grace', NULL);
        CREATE SCHEMA billing; CREATE TABLE billing.invoices (n INT);`,
     );
-    const before = dump(url);
+    const before = dumpDatabase(url);
     expect(before).toContain('Grace');
     for (const attempt of [() => initTeamDatabase(url), () => openTeamDatabase(url), () => openPostgresStore(url)]) {
       const err = await attempt().then(() => null, (e: unknown) => e);
       expect(err).toBeInstanceOf(TeamDatabaseRefused);
       expect((err as Error).message).toMatch(/is not a studio database: it has tables of its own \(billing\.invoices, public\.customers\) and no studio_schema table\. It was left untouched/);
     }
-    expect(dump(url)).toBe(before);
+    expect(dumpDatabase(url)).toBe(before);
   });
 
   it('refuses a schema newer than this studio knows, as the embedded store words it, and leaves it alone', async () => {
     const url = await freshDatabase();
     const next = KNOWN.length + 1;
-    await rows(url, `INSERT INTO studio_schema (version, name, applied_at) VALUES (${next}, 'next.sql', 0), (${next + 1}, 'after.sql', 0)`);
-    const before = dump(url);
+    await queryRows(url, `INSERT INTO studio_schema (version, name, applied_at) VALUES (${next}, 'next.sql', 0), (${next + 1}, 'after.sql', 0)`);
+    const before = dumpDatabase(url);
     for (const attempt of [() => initTeamDatabase(url), () => openTeamDatabase(url), () => openPostgresStore(url)]) {
       await expect(attempt()).rejects.toThrow(
         `was written by a newer version of the studio (schema ${next + 1}, this version knows ${KNOWN.length}). It was left untouched; update the studio to open it.`,
       );
     }
-    expect(dump(url)).toBe(before);
+    expect(dumpDatabase(url)).toBe(before);
   });
 });
 
@@ -155,7 +125,7 @@ describe.skipIf(!postgresAvailable)('the team database: reaching it', () => {
   }
 
   it('says what to check when nothing listens on the port', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     expect(await refusedWith(`postgres://studio:s3cret@127.0.0.1:${port}/studio`)).toBe(
       `PostgreSQL at 127.0.0.1:${port} refused the connection: check that PostgreSQL is running there, that it listens on port ${port} (listen_addresses, port) and that the host and port in the address are right.`,
     );
@@ -261,7 +231,7 @@ describe.skipIf(!postgresAvailable)('the team database: connections', () => {
 describe.skipIf(!postgresAvailable)('the cluster the tests run on', () => {
   it('runs as a server of its own on 127.0.0.1 with UTF-8', async () => {
     const url = await freshDatabase({ empty: true });
-    const [row] = await rows(url, `SELECT current_setting('listen_addresses') AS listen, pg_encoding_to_char(encoding) AS encoding FROM pg_database WHERE datname = current_database()`);
+    const [row] = await queryRows(url, `SELECT current_setting('listen_addresses') AS listen, pg_encoding_to_char(encoding) AS encoding FROM pg_database WHERE datname = current_database()`);
     expect(row).toEqual({ listen: '127.0.0.1', encoding: 'UTF8' });
   });
 });

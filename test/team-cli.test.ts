@@ -1,39 +1,13 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { loadMigrations } from '../main/store/postgres/migrator.ts';
-import { freshDatabase, postgresAvailable, postgresBin } from './helpers/postgres.ts';
+import { dumpDatabase, freshDatabase, postgresAvailable, queryRows } from './helpers/postgres.ts';
+import { freePort } from './helpers/ports.ts';
 import { runStudio, writeSettings } from './helpers/processes.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 const SCHEMA = loadMigrations().length;
-
-/** Everything in the database as pg_dump writes it, less the \restrict lines whose key changes with every dump. */
-function dump(url: string): string {
-  return execFileSync(join(postgresBin(), 'pg_dump'), ['--no-owner', '--dbname', url], { encoding: 'utf8' }).replace(/^\\(un)?restrict .*$/gm, '');
-}
-
-async function rows<R = Record<string, unknown>>(url: string, text: string, params: unknown[] = []): Promise<R[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text, params)).rows as R[];
-  } finally {
-    await client.end();
-  }
-}
-
-function closedPort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Without a password, the address as the studio prints it is the address itself. */
 const shown = (url: string) => url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -55,29 +29,29 @@ describe.skipIf(!postgresAvailable)('studio team init', () => {
     const first = await runStudio(dataDir, ['team', 'init', '--db', url]);
     expect(first).toMatchObject({ code: 0, stderr: '' });
     expect(first.stdout).toMatch(new RegExp(`^Created the studio's tables in ${shown(url)} \\(schema ${SCHEMA}\\)\\.[^\\n]*\\n$`));
-    expect(await rows(url, 'SELECT max(version) AS v FROM studio_schema')).toEqual([{ v: SCHEMA }]);
+    expect(await queryRows(url, 'SELECT max(version) AS v FROM studio_schema')).toEqual([{ v: SCHEMA }]);
 
-    const before = dump(url);
+    const before = dumpDatabase(url);
     const again = await runStudio(dataDir, ['--db', url, 'team', 'init']);
     expect(again).toMatchObject({ code: 0, stderr: '', stdout: `${url} is already a studio database at schema ${SCHEMA}; nothing was changed.\n` });
-    expect(dump(url)).toBe(before);
+    expect(dumpDatabase(url)).toBe(before);
     // It opened no studio: the data folder has no database of its own.
     expect(existsSync(join(dataDir, 'studio.db'))).toBe(false);
   });
 
   it("refuses someone else's database and a newer studio schema in one line, exit 2, and leaves each byte for byte", async () => {
     const foreign = await freshDatabase({ empty: true });
-    await rows(foreign, `CREATE TABLE customers (id SERIAL PRIMARY KEY, name TEXT); INSERT INTO customers (name) VALUES ('Ada')`);
+    await queryRows(foreign, `CREATE TABLE customers (id SERIAL PRIMARY KEY, name TEXT); INSERT INTO customers (name) VALUES ('Ada')`);
     const newer = await freshDatabase();
-    await rows(newer, `INSERT INTO studio_schema (version, name, applied_at) VALUES ($1, 'next.sql', 0)`, [SCHEMA + 1]);
+    await queryRows(newer, `INSERT INTO studio_schema (version, name, applied_at) VALUES ($1, 'next.sql', 0)`, [SCHEMA + 1]);
     const dataDir = tempDir();
     for (const [url, words] of [
       [foreign, /is not a studio database: it has tables of its own \(public\.customers\) and no studio_schema table\. It was left untouched/],
       [newer, new RegExp(`was written by a newer version of the studio \\(schema ${SCHEMA + 1}, this version knows ${SCHEMA}\\)\\. It was left untouched`)],
     ] as const) {
-      const before = dump(url);
+      const before = dumpDatabase(url);
       expect(refusedOnce(await runStudio(dataDir, ['team', 'init', '--db', url]))).toMatch(words);
-      expect(dump(url)).toBe(before);
+      expect(dumpDatabase(url)).toBe(before);
     }
   });
 
@@ -91,18 +65,18 @@ describe.skipIf(!postgresAvailable)('studio team init', () => {
 describe.skipIf(!postgresAvailable)('joining a team database', () => {
   it('a studio pointed at an empty database is told to run studio team init first, and creates nothing there', async () => {
     const url = await freshDatabase({ empty: true });
-    const before = dump(url);
+    const before = dumpDatabase(url);
     const dataDir = tempDir();
     for (const command of [['tasks'], ['worker', '--until-idle'], ENQUEUE]) {
       expect(refusedOnce(await runStudio(dataDir, ['--db', url, ...command]))).toBe(
         `studio: The team database ${url} has no studio tables yet; run \`studio team init\` first to create them.`,
       );
     }
-    expect(dump(url)).toBe(before);
+    expect(dumpDatabase(url)).toBe(before);
   });
 
   it('a team database that cannot be reached is said in one line, exit 2, with no password', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const refused = refusedOnce(await runStudio(tempDir(), ['--db', `postgres://ann:s3cret@127.0.0.1:${port}/studio`, 'tasks']));
     expect(refused).toBe(
       `studio: PostgreSQL at 127.0.0.1:${port} refused the connection: check that PostgreSQL is running there, that it listens on port ${port} (listen_addresses, port) and that the host and port in the address are right.`,
@@ -113,7 +87,7 @@ describe.skipIf(!postgresAvailable)('joining a team database', () => {
     const [flag, env, saved] = [await freshDatabase(), await freshDatabase(), await freshDatabase()];
     const dataDir = tempDir();
     writeSettings(dataDir, { team: { databaseUrl: saved } });
-    const tasksIn = async (url: string) => (await rows<{ n: number }>(url, 'SELECT count(*)::int AS n FROM tasks'))[0]!.n;
+    const tasksIn = async (url: string) => (await queryRows<{ n: number }>(url, 'SELECT count(*)::int AS n FROM tasks'))[0]!.n;
 
     expect((await runStudio(dataDir, ['--db', flag, ...ENQUEUE], { STUDIO_DATABASE_URL: env })).code).toBe(0);
     expect((await runStudio(dataDir, ENQUEUE, { STUDIO_DATABASE_URL: env })).code).toBe(0);
@@ -163,7 +137,7 @@ describe.skipIf(!postgresAvailable)('studio team status', () => {
     expect(empty).toMatchObject({ code: 0, stderr: '' });
     expect(empty.stdout).toBe(`team database: ${url}\nschema: ${SCHEMA}\nmachines: none has a studio on it now\n`);
 
-    await rows(
+    await queryRows(
       url,
       `INSERT INTO lease_owners (id, hostname, pid, started_at, seen_at) VALUES
          ('studio-a:10:aa', 'studio-a', 10, 1767225600000, 1767225600000),

@@ -1,22 +1,11 @@
-import pg from 'pg';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startSimulator } from '../main/simulator/server.ts';
 import { initTeamDatabase } from '../main/store/postgres/migrator.ts';
 import { startCluster } from './helpers/pgCluster.ts';
-import { postgresAvailable } from './helpers/postgres.ts';
+import { postgresAvailable, queryRows } from './helpers/postgres.ts';
 import { runStudio, startStudio, writeSettings } from './helpers/processes.ts';
 import { tempDir } from './helpers/tmp.ts';
 import { until } from './helpers/wait.ts';
-
-async function query<R>(url: string, text: string, params: unknown[] = []): Promise<R[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text, params)).rows as R[];
-  } finally {
-    await client.end();
-  }
-}
 
 /**
  * The team database's server stopped and started again under a running worker process: a cluster of this test's
@@ -26,7 +15,7 @@ describe.skipIf(!postgresAvailable)('a team database that goes away while a work
   it('pauses the engine saying why, resumes by itself when the server is back, and finishes the task, charged once', async () => {
     const cluster = await startCluster();
     onTestFinished(() => cluster.stop());
-    await query(cluster.url(), 'CREATE DATABASE studio');
+    await queryRows(cluster.url(), 'CREATE DATABASE studio');
     const url = cluster.url('studio');
     await initTeamDatabase(url);
     const sim = await startSimulator({ jobMs: 4_000 });
@@ -43,7 +32,7 @@ describe.skipIf(!postgresAvailable)('a team database that goes away while a work
 
     const worker = startStudio(dataDir, ['--db', url, 'worker', '--until-idle']);
     await worker.waitFor(/started as studio-a:\d+:\w+ on the team database at postgres:\/\/studio@127\.0\.0\.1:\d+\/studio/);
-    await until(async () => (await query<{ status: string }>(url, 'SELECT status FROM tasks WHERE id = $1', [id]))[0]?.status === 'SUBMITTED', 20_000);
+    await until(async () => (await queryRows<{ status: string }>(url, 'SELECT status FROM tasks WHERE id = $1', [id]))[0]?.status === 'SUBMITTED', 20_000);
 
     await cluster.stopServer();
     await worker.waitFor(/engine paused: the team database at postgres:\/\/studio@127\.0\.0\.1:\d+\/studio cannot be reached[^\n]*; retrying/, 20_000);
@@ -55,9 +44,9 @@ describe.skipIf(!postgresAvailable)('a team database that goes away while a work
     expect(await worker.exited, worker.stderr()).toBe(0);
     expect(worker.stderr()).toMatch(/engine resumed/);
     expect(worker.stderr()).not.toMatch(/engine error|Unhandled|at .*\.ts:\d+/);
-    const [task] = await query<{ status: string; charged: string }>(url, 'SELECT status, charged FROM tasks WHERE id = $1', [id]);
+    const [task] = await queryRows<{ status: string; charged: string }>(url, 'SELECT status, charged FROM tasks WHERE id = $1', [id]);
     expect(task).toMatchObject({ status: 'SUCCEEDED', charged: 'yes' });
-    expect(await query(url, 'SELECT machine FROM task_outputs WHERE task_id = $1', [id])).toEqual([{ machine: 'studio-a' }]);
+    expect(await queryRows(url, 'SELECT machine FROM task_outputs WHERE task_id = $1', [id])).toEqual([{ machine: 'studio-a' }]);
     expect(sim.charges.filter((c) => c.idempotencyKey?.startsWith(`studio-task-${id}-`))).toHaveLength(1);
   }, 120_000);
 });

@@ -1,8 +1,8 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './ports.ts';
 
 /**
  * A throwaway PostgreSQL cluster in a temporary folder, on a free port of 127.0.0.1, trusting local
@@ -62,17 +62,6 @@ function run(bin: string, program: string, args: string[], as: { uid: number; gi
       if (!err) return resolve();
       const said = `${stderr}\n${stdout}`.trim().split('\n').filter(Boolean).slice(-3).join(' / ');
       reject(new ClusterUnavailable(`${program} failed: ${said || err.message}`));
-    });
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
     });
   });
 }

@@ -1,4 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, inject } from 'vitest';
 import { initTeamDatabase } from '../../main/store/postgres/migrator.ts';
@@ -27,8 +29,9 @@ export function postgresBin(): string {
 const created: string[] = [];
 let counter = 0;
 
-async function asAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: admin().adminUrl });
+/** `fn` on a connection of its own to `url`, closed after it. */
+async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     return await fn(client);
@@ -36,6 +39,8 @@ async function asAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
     await client.end();
   }
 }
+
+const asAdmin = <T>(fn: (client: pg.Client) => Promise<T>): Promise<T> => withClient(admin().adminUrl, fn);
 
 /**
  * A new database of its own in the run's cluster, with the studio's schema (or empty, with `{ empty: true }`);
@@ -58,4 +63,17 @@ if (postgresAvailable) {
       for (const name of names) await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     });
   });
+}
+
+/** The rows of one statement, on a connection of its own, closed after it. */
+export function queryRows<R = Record<string, unknown>>(url: string, text: string, params: unknown[] = []): Promise<R[]> {
+  return withClient(url, async (client) => (await client.query(text, params)).rows as R[]);
+}
+
+/**
+ * Everything in the database as pg_dump writes it: tables, their rows, sequences, functions, triggers. Less the
+ * \restrict lines, whose key pg_dump draws afresh for every dump.
+ */
+export function dumpDatabase(url: string): string {
+  return execFileSync(join(postgresBin(), 'pg_dump'), ['--no-owner', '--dbname', url], { encoding: 'utf8' }).replace(/^\\(un)?restrict .*$/gm, '');
 }
