@@ -1,10 +1,11 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { startSimulator, type RunningSimulator } from '../main/simulator/server.ts';
+import { describe, expect, it } from 'vitest';
 import { connect } from '../main/store/postgres/connection.ts';
+import { taskOfKey } from './helpers/charges.ts';
 import { postgresAvailable } from './helpers/postgres.ts';
 import { runStudio, startStudio } from './helpers/processes.ts';
+import { simulatorForTest } from './helpers/running.ts';
 import { storeKinds } from './helpers/stores.ts';
 import { teamOn, type Machine } from './helpers/team.ts';
 
@@ -30,14 +31,6 @@ const BOARD = {
 };
 const postgres = storeKinds().find((k) => k.kind === 'postgres')!;
 
-let sim: RunningSimulator | undefined;
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-});
-
-const taskOf = (key: string | null | undefined) => Number(/^studio-task-(\d+)-/.exec(key ?? '')?.[1]);
-
 async function estimate(m: Machine, scene: string): Promise<{ total: number; spent: number }> {
   const run = await runStudio(m.dataDir, ['estimate', 'Fox', '--new-take', scene, '--json'], m.env);
   expect(run.code, run.stderr).toBe(0);
@@ -46,7 +39,7 @@ async function estimate(m: Machine, scene: string): Promise<{ total: number; spe
 
 describe.skipIf(!postgresAvailable)('two machines Generate at once with a budget that fits one more take', () => {
   it('one is accepted and the other refused, naming the budget, before anything is sent; round after round', async () => {
-    sim = await startSimulator({ jobMs: 200 });
+    const sim = await simulatorForTest({ jobMs: 200 });
     const team = await teamOn(postgres, { STUDIO_SIMULATOR_BASE_URL: sim.url });
     const [a, b] = [team.machine('machine-a', SETTINGS), team.machine('machine-b', SETTINGS)];
     const file = join(a.dataDir, 'board.json');
@@ -112,7 +105,7 @@ describe.skipIf(!postgresAvailable)('two machines Generate at once with a budget
     // Every paid step was charged once, and no step was charged that a refused Generate asked for.
     const tasks = await team.store.tasks.list({ projectId: project.id });
     const paid = tasks.filter((t) => t.kind !== 'render');
-    const charged = sim.charges.map((c) => taskOf(c.idempotencyKey));
+    const charged = sim.charges.map((c) => taskOfKey(c.idempotencyKey));
     expect(charged.slice().sort((x, y) => x - y)).toEqual(paid.map((t) => t.id).sort((x, y) => x - y));
     const figures = { rounds: rounds.length, bothHeldAtTheProject: rounds.filter((r) => r.bothHeld).length, charges: sim.charges.length, paidSteps: paid.length };
     console.log('budget race figures', figures, rounds.map((r) => `${r.accepted} accepted; the other: ${r.refusal}`));

@@ -1,12 +1,15 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { StopPoint } from '../main/engine/stopPoints.ts';
 import { seededRandom } from '../main/simulator/faults.ts';
-import { startSimulator, type RunningSimulator } from '../main/simulator/server.ts';
+import type { RunningSimulator } from '../main/simulator/server.ts';
 import type { Store } from '../main/store/port.ts';
-import type { Kind, Status, Task, TaskEvent } from '../main/tasks/model.ts';
+import type { Kind, Task, TaskEvent } from '../main/tasks/model.ts';
+import { chargesOf, taskOfKey } from './helpers/charges.ts';
+import { KILL_POINTS } from './helpers/killPoints.ts';
 import { postgresAvailable } from './helpers/postgres.ts';
 import { startStudio, type StudioProcess } from './helpers/processes.ts';
+import { simulatorForTest } from './helpers/running.ts';
 import { storeKinds } from './helpers/stores.ts';
 import { teamOn, type Machine, type Team } from './helpers/team.ts';
 
@@ -25,13 +28,7 @@ const SETTINGS = {
 const postgres = storeKinds().find((k) => k.kind === 'postgres')!;
 
 let sim: RunningSimulator | undefined;
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-});
-
-const taskOf = (key: string | null | undefined) => Number(/^studio-task-(\d+)-/.exec(key ?? '')?.[1]);
-const chargesFor = (id: number) => sim!.charges.filter((c) => taskOf(c.idempotencyKey) === id);
+const chargesFor = (id: number) => chargesOf(sim!, id);
 const worker = (m: Machine, env: Record<string, string> = {}) => startStudio(m.dataDir, ['worker', '--until-idle'], { ...m.env, ...env });
 /** A worker run until idle; one still running after `ms` is said with what it printed. */
 async function workerRun(m: Machine, ms = 40_000) {
@@ -57,20 +54,12 @@ async function enqueue(store: Store, tasks: [Kind, number][]): Promise<number[]>
 }
 
 async function team(jobMs: number, latencyMs = 0): Promise<Team> {
-  sim = await startSimulator({ jobMs, faults: latencyMs ? { latencyMs } : {} });
+  sim = await simulatorForTest({ jobMs, faults: latencyMs ? { latencyMs } : {} });
   return teamOn(postgres, { STUDIO_SIMULATOR_BASE_URL: sim.url });
 }
 
-const BOUNDARIES: [StopPoint, Status, number][] = [
-  ['before-mark', 'SUCCEEDED', 1],
-  ['after-mark', 'OUTCOME_UNKNOWN', 0],
-  ['after-send', 'SUCCEEDED', 1],
-  ['after-record', 'SUCCEEDED', 1],
-  ['mid-poll', 'SUCCEEDED', 1],
-];
-
 describe.skipIf(!postgresAvailable)('a worker of one machine SIGKILLed, on a team database', () => {
-  it.each(BOUNDARIES)(
+  it.each(KILL_POINTS)(
     'at %s: another machine takes its row back only when the lease runs out; after the first machine restarts it ends %s, charged %i time(s)',
     async (point, status, charged) => {
       const { store, machine, whole } = await team(800);
@@ -168,14 +157,14 @@ describe.skipIf(!postgresAvailable)('three machines on a team database, their wo
     for (const t of tasks) events.set(t.id, await store.tasks.events(t.id));
     const charges = sim!.charges;
     const chargesByTask = new Map<number, number>();
-    for (const c of charges) chargesByTask.set(taskOf(c.idempotencyKey), (chargesByTask.get(taskOf(c.idempotencyKey)) ?? 0) + 1);
+    for (const c of charges) chargesByTask.set(taskOfKey(c.idempotencyKey), (chargesByTask.get(taskOfKey(c.idempotencyKey)) ?? 0) + 1);
     const byId = new Map(tasks.map((t) => [t.id, t]));
     const duplicates = [...chargesByTask].filter(([, n]) => n > 1);
     const unknowns = tasks.filter((t) => t.status === 'OUTCOME_UNKNOWN');
     const unexplained = unknowns.filter((t) => !killedInSendWindow(t, events.get(t.id)!, killed));
     // A paid result is lost when its task neither holds it, whole, nor waits for a person's decision on it.
     const lost = charges.filter((c) => {
-      const task = byId.get(taskOf(c.idempotencyKey));
+      const task = byId.get(taskOfKey(c.idempotencyKey));
       if (task?.status === 'OUTCOME_UNKNOWN') return false;
       return !(task?.status === 'SUCCEEDED' && task.remoteRequestId === c.requestId && whole(task.outputPath!, task.outputSha256!));
     });
@@ -206,7 +195,7 @@ describe.skipIf(!postgresAvailable)('three machines on a team database, their wo
     expect(tasks.map((t) => t.id).sort((x, y) => x - y)).toEqual(ids);
     expect(unsettled.map((t) => [t.id, t.status])).toEqual([]);
     expect(duplicates).toEqual([]);
-    expect(lost.map((c) => [c.requestId, c.idempotencyKey, byId.get(taskOf(c.idempotencyKey))?.status])).toEqual([]);
+    expect(lost.map((c) => [c.requestId, c.idempotencyKey, byId.get(taskOfKey(c.idempotencyKey))?.status])).toEqual([]);
     expect(unexplained.map((t) => [t.id, t.unknownReason, events.get(t.id)])).toEqual([]);
     expect(kills).toBeGreaterThan(5);
     expect(atBoundary).toBeGreaterThan(0);

@@ -1,10 +1,11 @@
-import { afterEach, describe, expect, it as base } from 'vitest';
-import type { StopPoint } from '../main/engine/stopPoints.ts';
+import { describe, expect, it as base } from 'vitest';
 import type { Faults } from '../main/simulator/faults.ts';
-import { startSimulator, type RunningSimulator } from '../main/simulator/server.ts';
+import type { RunningSimulator } from '../main/simulator/server.ts';
 import type { Store } from '../main/store/port.ts';
-import type { Status } from '../main/tasks/model.ts';
+import { chargesOf } from './helpers/charges.ts';
+import { KILL_POINTS } from './helpers/killPoints.ts';
 import { runStudio, startStudio } from './helpers/processes.ts';
+import { simulatorForTest } from './helpers/running.ts';
 import { storeKinds } from './helpers/stores.ts';
 import { teamOn, type Machine } from './helpers/team.ts';
 
@@ -17,7 +18,6 @@ import { teamOn, type Machine } from './helpers/team.ts';
  */
 
 let sim: RunningSimulator;
-afterEach(async () => sim?.close());
 
 async function enqueue(store: Store, count = 1): Promise<number[]> {
   const project = await store.projects.ensure('Crash', Date.now());
@@ -36,22 +36,13 @@ async function readTask(store: Store, id: number) {
   return { task: (await store.tasks.get(id))!, events: await store.tasks.events(id) };
 }
 
-const chargesFor = (id: number) => sim.charges.filter((c) => c.idempotencyKey?.startsWith(`studio-task-${id}-`));
-
-const BOUNDARIES: [StopPoint, Status, number][] = [
-  ['before-mark', 'SUCCEEDED', 1],
-  ['after-mark', 'OUTCOME_UNKNOWN', 0],
-  // The provider named the request in its headers before the kill: the journaled id is recorded and polled.
-  ['after-send', 'SUCCEEDED', 1],
-  ['after-record', 'SUCCEEDED', 1],
-  ['mid-poll', 'SUCCEEDED', 1],
-];
+const chargesFor = (id: number) => chargesOf(sim, id);
 
 describe.each(storeKinds())('on the $kind store', (kind) => {
   const it = base.skipIf(!kind.available);
 
   async function setup(engine: Record<string, unknown> = {}, faults: Faults = {}) {
-    sim = await startSimulator({ jobMs: 800, faults });
+    sim = await simulatorForTest({ jobMs: 800, faults });
     const team = await teamOn(kind, { STUDIO_SIMULATOR_BASE_URL: sim.url });
     const settings = { engine: { leaseMs: 60_000, tickMs: 100, poll: { intervalMs: 100, maxIntervalMs: 200 }, ...engine } };
     return { store: team.store, machine: (name: string) => team.machine(name, settings), whole: team.whole };
@@ -61,7 +52,7 @@ describe.each(storeKinds())('on the $kind store', (kind) => {
   const workerRun = (m: Machine) => runStudio(m.dataDir, ['worker', '--until-idle'], m.env);
 
   describe('a worker killed with SIGKILL', () => {
-    it.each(BOUNDARIES)('at %s ends %s with %i charge(s), never two', async (point, status, charged) => {
+    it.each(KILL_POINTS)('at %s ends %s with %i charge(s), never two', async (point, status, charged) => {
       const { store, machine, whole } = await setup();
       const here = machine('machine-a');
       const [id] = (await enqueue(store)) as [number];

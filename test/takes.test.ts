@@ -1,26 +1,22 @@
 import Database from 'better-sqlite3';
 import { unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { checkCall, IpcRefused } from '../app/ipcValidation.ts';
 import type { TakeView } from '../main/api/contract.ts';
-import { launchHost, type LaunchedHost } from '../main/host/launch.ts';
-import { startSimulator, type RunningSimulator } from '../main/simulator/server.ts';
+import type { LaunchedHost } from '../main/host/launch.ts';
+import type { RunningSimulator } from '../main/simulator/server.ts';
 import { cli } from './helpers/cli.ts';
 import { writeSettings } from './helpers/processes.ts';
+import { hostForTest, simulatorForTest } from './helpers/running.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 let sim: RunningSimulator | undefined;
 let host: LaunchedHost | undefined;
-afterEach(async () => {
-  await host?.stop();
-  await sim?.close();
-  sim = host = undefined;
-});
 
 /** A data folder whose provider is a simulator this test holds (to count its charges), with a quick engine. */
 async function simulatedDir() {
-  sim = await startSimulator({ jobMs: 50 });
+  sim = await simulatorForTest({ jobMs: 50 });
   const dir = tempDir();
   writeSettings(dir, { engine: { tickMs: 50, poll: { intervalMs: 50, maxIntervalMs: 100 } }, providers: { simulator: { baseUrl: sim.url } } });
   return dir;
@@ -251,7 +247,7 @@ describe('takes over the StudioApi', () => {
     const file = join(dir, 'board.json');
     writeFileSync(file, JSON.stringify(BOARD));
     await cli(dir, 'storyboard', 'create', 'Fox', '--file', file);
-    host = await launchHost(dir);
+    host = await hostForTest(dir);
     await call('generate', 'Fox', []);
     await allReady();
     await call('generate', 'Fox', ['dawn']);

@@ -2,27 +2,23 @@ import { cpSync, existsSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
-import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import type { TaskDetail } from '../main/api/contract.ts';
 import { ApiError } from '../main/api/studioService.ts';
-import { launchHost, type LaunchedHost } from '../main/host/launch.ts';
+import type { LaunchedHost } from '../main/host/launch.ts';
 import { openRuntime } from '../main/runtime.ts';
 import { sha256File } from '../main/media/checksum.ts';
 import { openProviders } from '../main/providers/registry.ts';
-import { startSimulator, type RunningSimulator } from '../main/simulator/server.ts';
+import type { RunningSimulator } from '../main/simulator/server.ts';
 import { createSupervisor, openStudio } from '../main/studio.ts';
 import { cli } from './helpers/cli.ts';
 import { freshDatabase, postgresAvailable } from './helpers/postgres.ts';
 import { writeSettings } from './helpers/processes.ts';
+import { hostForTest, simulatorForTest } from './helpers/running.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 let sim: RunningSimulator | undefined;
 let host: LaunchedHost | undefined;
-afterEach(async () => {
-  await host?.stop();
-  await sim?.close();
-  sim = host = undefined;
-});
 
 const CLIP = ['enqueue', '--project', 'Fox', '--kind', 'clip', '--provider', 'simulator', '--model', 'sim-clip-1', '--input', '{"prompt":"a fox runs","duration":1}'];
 
@@ -68,7 +64,7 @@ async function api<T>(method: string, ...args: unknown[]): Promise<T> {
 
 describe('outputs on the embedded store with a media folder', () => {
   it('are saved in the database\'s own folder in it, kept relative to it, with this machine\'s name', async () => {
-    sim = await startSimulator({ jobMs: 50 });
+    sim = await simulatorForTest({ jobMs: 50 });
     const media = tempDir();
     const dir = machine('studio-a', media);
     expect((await cli(dir, ...CLIP)).code).toBe(0);
@@ -104,7 +100,7 @@ describe('the media folder in Settings', () => {
 
 describe.skipIf(!postgresAvailable)('a team whose machines do not share their media folders', () => {
   it('says which machine has a file: the render, the media endpoint and the task detail; and that a changed file is changed', async () => {
-    sim = await startSimulator({ jobMs: 50 });
+    sim = await simulatorForTest({ jobMs: 50 });
     const url = await freshDatabase();
     const [mediaA, mediaB] = [tempDir(), tempDir()];
     const [dirA, dirB] = [machine('studio-a', mediaA), machine('studio-b', mediaB)];
@@ -130,7 +126,7 @@ describe.skipIf(!postgresAvailable)('a team whose machines do not share their me
           'share the media folder (Settings → Media folder, or --media)',
       );
 
-      host = await launchHost(dirA, { database: url });
+      host = await hostForTest(dirA, { database: url });
       const missing = await get(`/media/${clip!.id}`);
       expect(missing.status).toBe(404);
       expect(JSON.parse(missing.text).error).toBe(
