@@ -155,3 +155,76 @@ describe.skipIf(!postgresAvailable)('a team whose machines do not share their me
     }
   });
 });
+
+describe.skipIf(!postgresAvailable)('a Generate on a machine that does not see the files another machine saved', () => {
+  it('names the machine that has each result, calls none of them lost, and buys them again only when told', async () => {
+    sim = await simulatorForTest({ jobMs: 50 });
+    const url = await freshDatabase();
+    const [mediaA, mediaB] = [tempDir(), tempDir()];
+    const [dirA, dirB] = [machine('studio-a', mediaA), machine('studio-b', mediaB)];
+    const board = join(dirB, 'board.json');
+    writeFileSync(
+      board,
+      JSON.stringify({
+        width: 320,
+        height: 180,
+        fps: 24,
+        steps: { image: { provider: 'simulator', model: 'sim-image-1' }, clip: { provider: 'simulator', model: 'sim-clip-1' } },
+        scenes: [{ id: 'dawn', imagePrompt: 'a fox asleep in snow', motionPrompt: 'push in', duration: 1 }],
+      }),
+    );
+    for (const args of [['storyboard', 'create', 'Fox', '--file', board], ['generate', 'Fox'], ['worker', '--until-idle']]) {
+      const run = await cli(dirB, '--db', url, ...args);
+      expect(run.code, run.err).toBe(0);
+    }
+    const charged = sim.charges.length;
+    const a = await openStudio(dirA, undefined, { database: url });
+    let saved: Map<string, { id: number; path: string }>;
+    try {
+      saved = new Map();
+      for (const t of await a.tasks.list({ status: 'SUCCEEDED' })) {
+        const [output] = await a.tasks.outputs(t.id);
+        expect(output).toMatchObject({ machine: 'studio-b' });
+        saved.set(t.kind, { id: t.id, path: output!.path });
+      }
+    } finally {
+      await a.close();
+    }
+    const words = (kind: string) =>
+      `its result was saved on machine 'studio-b' at ${saved.get(kind)!.path}; it is not in this machine's media folder ${mediaA}: ` +
+      'share the media folder (Settings → Media folder, or --media)';
+    const esc = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+    const estimate = await cli(dirA, '--db', url, 'estimate', 'Fox', '--json');
+    expect(estimate.code, estimate.err).toBe(0);
+    const steps = (JSON.parse(estimate.out) as { steps: { key: string; action: string; lost: unknown }[] }).steps;
+    expect(steps.filter((s) => s.action === 'rebuy').map((s) => [s.key, s.lost])).toEqual([
+      ['dawn:image', expect.objectContaining({ taskId: saved.get('image')!.id, savedOn: 'studio-b', why: words('image') })],
+      ['dawn:clip', expect.objectContaining({ taskId: saved.get('clip')!.id, savedOn: 'studio-b', why: words('clip') })],
+    ]);
+
+    const refused = await cli(dirA, '--db', url, 'generate', 'Fox');
+    expect(refused.code).toBe(2);
+    expect(refused.err).toMatch(
+      new RegExp(
+        `^studio: paid for before, result not on this machine: ` +
+          `dawn:image \\(task ${saved.get('image')!.id}, \\d+\\.\\d\\d USD\\): ${esc(words('image'))}; ` +
+          `dawn:clip \\(task ${saved.get('clip')!.id}, \\d+\\.\\d\\d USD\\): ${esc(words('clip'))}; ` +
+          `nothing was enqueued\\. To buy again, run "studio generate Fox --rebuy-lost"\\.$`,
+      ),
+    );
+    expect(refused.err).not.toMatch(/result lost|file is gone/);
+    expect(sim.charges).toHaveLength(charged);
+
+    // On the machine that has the files, nothing is bought again.
+    const there = await cli(dirB, '--db', url, 'estimate', 'Fox', '--json');
+    expect((JSON.parse(there.out) as { steps: { action: string }[] }).steps.map((s) => s.action)).toEqual(['reuse', 'reuse', 'reuse']);
+
+    const confirmed = await cli(dirA, '--db', url, 'generate', 'Fox', '--rebuy-lost');
+    expect(confirmed.code, confirmed.err).toBe(0);
+    expect(confirmed.out).toContain(`dawn:clip: paid, result not on this machine: task ${saved.get('clip')!.id} cost`);
+    const rebought = await cli(dirA, '--db', url, 'worker', '--until-idle');
+    expect(rebought.code, rebought.err).toBe(0);
+    expect(sim.charges).toHaveLength(charged + 2);
+  });
+});

@@ -11,9 +11,10 @@ import { bindStepRefs, planRender, planScenes, RENDER_PROVIDER, sceneSeed, stepR
 import { decidePlan, judgeStep, type Decided, type Verdict } from './reuse.ts';
 import { sceneById, type StepChoice, type StepKind, type Storyboard } from './storyboard.ts';
 import type { TakeRecord } from './takeRecord.ts';
-import { hasOutput, keptTakes, pickedTakes, recordTakes, renderSources, TakeRefused } from './takes.ts';
+import { resultPlaces } from './resultPlaces.ts';
+import { keptTakes, pickedTakes, recordTakes, renderSources, TakeRefused } from './takes.ts';
 
-/** An earlier purchase of a step whose result is lost. */
+/** An earlier purchase of a step whose result is lost, or kept only by another machine. */
 export interface LostResult {
   taskId: number;
   /** Whether that purchase was certainly charged, or possibly. */
@@ -21,8 +22,10 @@ export interface LostResult {
   /** What it cost (billed, else estimated), in micro-units of `currency`. */
   cost: number;
   currency: string;
-  /** How the result was lost. */
+  /** How the result was lost, or which machine has it and what to do. */
   why: string;
+  /** The machine that keeps the result, when another machine does: then it is not lost, only not here. */
+  savedOn?: string;
 }
 
 export interface StepEstimate {
@@ -33,7 +36,7 @@ export interface StepEstimate {
   model: string;
   /**
    * reuse: an identical step already in the project stands in for it, at no cost. rebuy: it was paid for
-   * and its result is lost; it is bought again only when the person confirms it.
+   * and its result is lost, or not on this machine; it is bought again only when the person confirms it.
    */
   action: 'new' | 'reuse' | 'rebuy';
   taskId: number | null;
@@ -78,9 +81,13 @@ export class GenerateRefused extends Error {}
 
 const money = (micros: number, currency: string) => `${(micros / 1e6).toFixed(2)} ${currency}`;
 
-/** "paid, result lost" (or "possibly paid"), with the earlier task, its cost and how the result was lost. */
+/**
+ * "paid, result lost" (or "possibly paid", or "result not on this machine" when another machine keeps it), with
+ * the earlier task, its cost and how the result was lost or where it is.
+ */
 export function describeLost(lost: LostResult): string {
-  return `${lost.paid === 'yes' ? 'paid' : 'possibly paid'}, result lost: task ${lost.taskId} cost ${money(lost.cost, lost.currency)} (${lost.why})`;
+  const result = lost.savedOn === undefined ? 'result lost' : 'result not on this machine';
+  return `${lost.paid === 'yes' ? 'paid' : 'possibly paid'}, ${result}: task ${lost.taskId} cost ${money(lost.cost, lost.currency)} (${lost.why})`;
 }
 
 /** A Generate that would buy again a step whose paid result was lost, without the person saying so. */
@@ -128,8 +135,9 @@ export class UnpricedRefused extends GenerateRefused {
 
 type Price = Pick<StepEstimate, 'cost' | 'currency' | 'source'>;
 
-function lostResult(task: Task, why: string): LostResult {
-  return { taskId: task.id, paid: task.charged === 'yes' ? 'yes' : 'maybe', cost: task.costActual ?? task.costEstimated ?? 0, currency: task.currency, why };
+function lostResult(task: Task, why: string, savedOn: string | undefined): LostResult {
+  const lost: LostResult = { taskId: task.id, paid: task.charged === 'yes' ? 'yes' : 'maybe', cost: task.costActual ?? task.costEstimated ?? 0, currency: task.currency, why };
+  return savedOn === undefined ? lost : { ...lost, savedOn };
 }
 
 function stepEstimate(step: PlannedStep, verdict: Verdict, price: Price): StepEstimate {
@@ -142,7 +150,7 @@ function stepEstimate(step: PlannedStep, verdict: Verdict, price: Price): StepEs
     action: verdict.action,
     taskId: verdict.action === 'reuse' ? verdict.task.id : null,
     ...price,
-    lost: verdict.action === 'rebuy' ? lostResult(verdict.lost, verdict.why) : null,
+    lost: verdict.action === 'rebuy' ? lostResult(verdict.lost, verdict.why, verdict.savedOn) : null,
   };
 }
 
@@ -179,7 +187,8 @@ export class Pipeline {
     const judge = async (step: PlannedStep, input: unknown): Promise<Verdict> => {
       if (options.freshRender && step.kind === 'render') return { action: 'new' };
       const earlier = await stores.tasks.withSameInput(project.id, inputHash(step.provider, step.model, input));
-      return judgeStep(earlier, hasOutput(this.deps.studio.media), step.provider !== RENDER_PROVIDER);
+      const places = await resultPlaces(stores.tasks, this.deps.studio.media, earlier);
+      return judgeStep(earlier, (t) => places.get(t.id)!, step.provider !== RENDER_PROVIDER);
     };
     const picked = await pickedTakes(stores, project.id);
     const alone = new Map(options.renderOnly ? [...picked].filter(([scene]) => board.scenes.some((s) => s.id === scene)) : []);

@@ -1,12 +1,22 @@
 import type { Status, Task } from '../tasks/model.ts';
 import { bindStepRefs, type PlannedStep } from './planner.ts';
 
+/** Where a finished task's result is, as this machine sees it. */
+export type ResultPlace =
+  | { at: 'here' }
+  /** Saved by another machine, and not in this machine's media folder: `words` say which machine, where, and what to do. */
+  | { at: 'elsewhere'; machine: string; words: string }
+  | { at: 'gone' };
+
 /** What the project already has for one step of a Generate. */
 export type Verdict =
   | { action: 'reuse'; task: Task; why?: string }
   | { action: 'new' }
-  /** Paid for before, and its result is lost: bought again only when the person says so. */
-  | { action: 'rebuy'; lost: Task; why: string };
+  /**
+   * Paid for before, and its result is lost, or kept by another machine (`savedOn`) and not here: bought again
+   * only when the person says so.
+   */
+  | { action: 'rebuy'; lost: Task; why: string; savedOn?: string };
 
 export interface Decided {
   step: PlannedStep;
@@ -17,13 +27,18 @@ const UNDER_WAY: ReadonlySet<Status> = new Set(['PENDING', 'RUNNING', 'SUBMITTED
 
 /**
  * Judges one step by the project's tasks with its exact provider, model and input (newest first). A finished
- * result, work under way, or work waiting for a person's decision (possibly paid) stands in for it. Otherwise
- * a paid step whose earlier purchase left no result is a rebuy, never silently a new purchase.
+ * result here, work under way, or work waiting for a person's decision (possibly paid) stands in for it.
+ * Otherwise a paid step is a rebuy, never silently a new purchase: of a result another machine keeps, said so
+ * before any lost one; else of a purchase that left no result. `placeOf` is asked only of finished tasks.
  */
-export function judgeStep(earlier: readonly Task[], hasOutput: (task: Task) => boolean, paid: boolean): Verdict {
-  const reusable = earlier.find((t) => t.status === 'SUCCEEDED' && hasOutput(t)) ?? earlier.find((t) => UNDER_WAY.has(t.status));
+export function judgeStep(earlier: readonly Task[], placeOf: (task: Task) => ResultPlace, paid: boolean): Verdict {
+  const finished = earlier.filter((t) => t.status === 'SUCCEEDED').map((t) => ({ t, place: placeOf(t) }));
+  const reusable = finished.find((f) => f.place.at === 'here')?.t ?? earlier.find((t) => UNDER_WAY.has(t.status));
   if (reusable) return { action: 'reuse', task: reusable };
   if (!paid) return { action: 'new' };
+  for (const { t, place } of finished) {
+    if (place.at === 'elsewhere') return { action: 'rebuy', lost: t, why: place.words, savedOn: place.machine };
+  }
   for (const t of earlier) {
     if (t.status === 'SUCCEEDED') return { action: 'rebuy', lost: t, why: 'its output file is gone' };
     if (t.status === 'FAILED' && t.charged === 'yes') return { action: 'rebuy', lost: t, why: t.error ?? 'it failed after the provider accepted it' };
