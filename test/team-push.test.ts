@@ -7,6 +7,7 @@ import { resolveUnknown } from '../main/engine/decisions.ts';
 import { sha256File } from '../main/media/checksum.ts';
 import { ProjectMoved } from '../main/projects/moved.ts';
 import { redactUrl } from '../main/store/postgres/address.ts';
+import { connect } from '../main/store/postgres/connection.ts';
 import type { Store } from '../main/store/port.ts';
 import { openPostgresStore } from '../main/store/postgres/store.ts';
 import { beginMove } from '../main/store/sqlite/projectMoves.ts';
@@ -15,7 +16,7 @@ import { startSimulator, type RunningSimulator } from '../main/simulator/server.
 import type { Task } from '../main/tasks/model.ts';
 import { cli } from './helpers/cli.ts';
 import { freshDatabase, postgresAvailable } from './helpers/postgres.ts';
-import { runStudio, startStudio, writeSettings } from './helpers/processes.ts';
+import { runStudio, startStudio, whenStopped, writeSettings, type StudioProcess } from './helpers/processes.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 let sim: RunningSimulator | undefined;
@@ -268,6 +269,47 @@ describe.skipIf(!postgresAvailable)('studio team push', () => {
     expect(again.stdout).toMatch(/^"Fox" moved: project \d+ in .*; files: 1 copied into the team's media folder/);
     const [output] = await team.tasks.outputs((await team.tasks.list())[0]!.id);
     expect(await sha256File(join(media, output!.path))).toBe(output!.sha256);
+  }, 120_000);
+
+  it('two pushes of one project at once both finish the one move: neither refuses it, and here it stays moved', async () => {
+    const dir = await localStudio();
+    const url = await freshDatabase();
+    const media = tempDir();
+    await ok(dir, ...IMAGE, '{"prompt":"a fox"}');
+    await work(dir);
+    const [holder, watcher] = [connect(url, { max: 1 }), connect(url, { max: 1 })];
+    onTestFinished(async () => {
+      await holder.end();
+      await watcher.end();
+    });
+
+    // Both pushes reach the team database's insert, held there by this lock, so both look for the move before either
+    // has committed; each stops after its commit, so the one that lost the insert answers before the winner marks here.
+    const pushes = await holder.sql.tx(async (tx) => {
+      await tx.query('LOCK TABLE projects IN SHARE MODE');
+      const started = [0, 1].map(() => startStudio(dir, ['team', 'push', 'Fox', '--db', url, '--media', media], { STUDIO_STOP_AT: 'after-team-commit' }));
+      for (;;) {
+        const [{ n }] = (await watcher.sql.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO projects%'`,
+        )) as [{ n: number }];
+        if (n === 2) return started;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    });
+    const settled = async (p: StudioProcess) => {
+      await Promise.race([p.waitFor(/stopped at after-team-commit/), p.exited]);
+      if (p.child.exitCode === null) await whenStopped(p.child);
+    };
+    await Promise.all(pushes.map(settled));
+    for (const p of pushes) p.child.kill('SIGCONT');
+    const codes = await Promise.all(pushes.map((p) => p.exited));
+    expect(codes, pushes.map((p) => p.stderr()).join('\n')).toEqual([0, 0]);
+    expect(pushes.map((p) => p.stdout()).join('')).toMatch(/the move is now finished/);
+
+    const team = await teamStore(url);
+    expect((await team.projects.list()).map((p) => p.name)).toEqual(['Fox']);
+    expect(moves(dir)[0]!.moved_at).not.toBeNull();
+    expect((await cli(dir, ...IMAGE, '{"prompt":"a second fox"}')).err).toMatch(/^studio: this project moved to the team database /);
   }, 120_000);
 
   it('refuses a name the team database already has for a different project, changing nothing on either side', async () => {

@@ -82,6 +82,12 @@ async function copyRows(sql: Sql, rows: ProjectRows, move: ProjectMove, files: F
       return { id: projectId, fresh: true };
     });
   } catch (err) {
+    // Another push of this same move, run at the same time, committed first: this one only finishes it. Its refusal
+    // would otherwise drop the move here while the team database has the project, and both sides would take work.
+    if (err instanceof PushRefused || (err instanceof pg.DatabaseError && err.code === '23505')) {
+      const same = await projectByPush(sql, move.pushId);
+      if (same) return { id: same.id, fresh: false };
+    }
     if (err instanceof pg.DatabaseError && err.code === '23505') {
       throw new PushRefused(
         err.constraint === NAME_TAKEN
