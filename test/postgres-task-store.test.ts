@@ -199,6 +199,69 @@ describe.skipIf(!postgresAvailable)('the PostgreSQL task store', () => {
     expect(marked!.leaseExpiresAt).toBeGreaterThanOrEqual(renewedFrom + LEASE);
   });
 
+  it('completes from RUNNING or SUBMITTED in one statement, naming the status it left even when another machine moved it meanwhile', async () => {
+    const { one, two, project } = await team();
+    const projectId = await project('Fox');
+    const { id } = await one.tasks.enqueue(image(projectId, 'a fox'), Date.now());
+    await one.tasks.claim('image', 1, LEASE, as('a'));
+    await one.tasks.markSubmitStarted(id, 'k', LEASE, as('a'));
+    let committed!: () => void;
+    const held = new Promise<void>((resolve) => (committed = resolve));
+    let updated!: () => void;
+    const holding = new Promise<void>((resolve) => (updated = resolve));
+    // Another machine records the request id (RUNNING to SUBMITTED) and commits while the completion waits for the row.
+    const moving = two.pool.sql.tx(async (tx) => {
+      await tx.query(`UPDATE tasks SET status = 'SUBMITTED', remote_request_id = 'req' WHERE id = $1`, [id]);
+      updated();
+      await held;
+    });
+    await holding;
+    const completing = one.tasks.complete(id, { outputs: [output('fox')], costActual: null }, as('a'));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    committed();
+    await moving;
+    expect(await completing).toMatchObject({ id, status: 'SUCCEEDED', remoteRequestId: 'req' });
+    expect((await one.tasks.events(id)).map((e) => [e.fromStatus, e.toStatus]).at(-1)).toEqual(['SUBMITTED', 'SUCCEEDED']);
+
+    const render = await one.tasks.enqueue(image(projectId, 'a render'), Date.now());
+    await one.tasks.claim('image', 1, LEASE, as('a'));
+    expect(await one.tasks.complete(render.id, { outputs: [output('render')], costActual: null }, as('b'))).toBeUndefined();
+    expect(await one.tasks.complete(render.id, { outputs: [output('render')], costActual: null }, as('a'))).toMatchObject({ status: 'SUCCEEDED' });
+    expect((await one.tasks.events(render.id)).map((e) => [e.fromStatus, e.toStatus]).at(-1)).toEqual(['RUNNING', 'SUCCEEDED']);
+  });
+
+  it('recovers many rows in one write each, only those expired by the database clock and still as the sweep saw them', async () => {
+    const { one, two, project } = await team();
+    const projectId = await project('Fox');
+    for (const prompt of ['a', 'b', 'c', 'd']) await one.tasks.enqueue(image(projectId, prompt), Date.now());
+    const claimed = await one.tasks.claim('image', 4, LEASE, as('a'));
+    const [fresh, sending, renewed, submitted] = claimed.map((t) => t.id);
+    await one.tasks.markSubmitStarted(sending!, 'k-sending', LEASE, as('a'));
+    await one.tasks.markSubmitStarted(submitted!, 'k-submitted', LEASE, as('a'));
+    // Unexpired by the database's clock: a caller's clock a year ahead recovers none of them.
+    const ahead = Date.now() + 365 * 24 * 3600_000;
+    expect(await two.tasks.recoverRequeueAll(claimed, ahead, 'too early')).toEqual([]);
+    expect(await two.tasks.recoverParkAll(claimed.map((task) => ({ task, reason: 'too early' })), ahead)).toEqual([]);
+    expect((await two.tasks.list()).map((t) => t.status)).toEqual(['RUNNING', 'RUNNING', 'RUNNING', 'RUNNING']);
+
+    await one.tasks.expireLeasesOf(['a'], Date.now());
+    const seen = await two.tasks.expiredLeases(0);
+    expect(seen.map((t) => t.id)).toEqual([fresh, sending, renewed, submitted]);
+    // After the sweep looked: one owner renews, another row's request id is recorded.
+    await one.tasks.renewLeases([renewed!], LEASE, as('a'));
+    await one.tasks.recordSubmitted(submitted!, { requestId: 'req', handle: null }, null, as('a'));
+    const now = Date.now();
+    const requeued = await two.tasks.recoverRequeueAll(seen, now, 'lease expired before anything was sent; requeued');
+    expect(requeued.map((t) => [t.id, t.status, t.leaseOwner])).toEqual([[fresh, 'PENDING', null]]);
+    const parked = await two.tasks.recoverParkAll(seen.map((task) => ({ task, reason: `parked ${task.id}` })), now);
+    expect(parked.map((t) => [t.id, t.status, t.unknownReason, t.charged])).toEqual([[sending, 'OUTCOME_UNKNOWN', `parked ${sending}`, 'maybe']]);
+    expect((await two.tasks.get(renewed!))!).toMatchObject({ status: 'RUNNING', leaseOwner: 'a' });
+    expect((await two.tasks.get(submitted!))!).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'req' });
+    const last = async (id: number) => (await two.tasks.events(id)).map((e) => [e.at, e.fromStatus, e.toStatus, e.actor, e.reason, e.detail]).at(-1);
+    expect(await last(fresh!)).toEqual([now, 'RUNNING', 'PENDING', 'engine', 'lease expired before anything was sent; requeued', null]);
+    expect(await last(sending!)).toEqual([now, 'RUNNING', 'OUTCOME_UNKNOWN', 'engine', `parked ${sending}`, null]);
+  });
+
   it('holds one request id for one task only, compared without case, and refuses the second of two adoptions at once', async () => {
     const { one, two, project } = await team();
     const projectId = await project('Fox');
@@ -347,10 +410,11 @@ async function scriptMore(tasks: TaskStore, projectId: number, now: number) {
   await tasks.claim('image', 10, LEASE, dead);
   const orphanSent = await sent('orphan sent', 'k-orphan', dead);
   const expired = await tasks.expireLeasesOf(['dead'], now);
-  const recovered = [];
-  for (const t of await tasks.expiredLeases(now)) {
-    recovered.push(t.submitStartedAt === null ? await tasks.recoverRequeue(t, now, 'requeued') : await tasks.recoverPark(t, now, 'parked: it may have been sent'));
-  }
+  const leased = await tasks.expiredLeases(now);
+  const recovered = [
+    ...(await tasks.recoverRequeueAll(leased.filter((t) => t.submitStartedAt === null), now, 'requeued')),
+    ...(await tasks.recoverParkAll(leased.filter((t) => t.submitStartedAt !== null).map((task) => ({ task, reason: 'parked: it may have been sent' })), now)),
+  ];
   const fileBefore = await tasks.outputFile(still, 0);
   await tasks.forgetOutputs(still, 'deleted by the person', ['/media/still.png'], now);
   const ids = [still, clip.id, render.id, receipted, late, given, polled, orphan.id, orphanSent];
@@ -391,11 +455,11 @@ describe.skipIf(!postgresAvailable)('the PostgreSQL and SQLite task stores', () 
       expect(sqliteProject).toBe(pgProject);
       // The callers' clock is the same for both; PostgreSQL's lease times are its own, near it.
       const now = Date.now();
-      const onSqlite = await script(new SqliteTaskStore(db), sqliteProject, now);
+      const onSqlite = await script(new SqliteTaskStore(db, 'host-one'), sqliteProject, now);
       const onPostgres = await script(one.tasks, pgProject, now);
       expect(onPostgres).toEqual(onSqlite);
       expect(onPostgres.tasks.map((t) => t.status)).toEqual(['SUCCEEDED', 'FAILED', 'CANCELLED', 'SUBMITTED', 'CANCELLED']);
-      const moreOnSqlite = await scriptMore(new SqliteTaskStore(db), sqliteProject, now);
+      const moreOnSqlite = await scriptMore(new SqliteTaskStore(db, 'host-one'), sqliteProject, now);
       const moreOnPostgres = await scriptMore(one.tasks, pgProject, now);
       expect(moreOnPostgres).toEqual(moreOnSqlite);
       expect(onPostgres.due).toEqual([{ id: 4, tries: 1 }]);

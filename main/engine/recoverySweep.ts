@@ -1,4 +1,4 @@
-import type { ReceiptLog } from '../ports.ts';
+import type { Receipt, ReceiptLog } from '../ports.ts';
 import type { Store, TaskStore } from '../store/port.ts';
 import type { Task } from '../tasks/model.ts';
 import { interruptedReason, recoveryFor } from './recovery.ts';
@@ -13,6 +13,8 @@ export interface SweepPorts {
   pollable: (task: Task) => boolean;
 }
 
+const attempt = (taskId: number, idempotencyKey: string) => `${taskId} ${idempotencyKey}`;
+
 /**
  * Applies recoveryFor to every row whose lease ran out, except the ones this process is working on.
  * A submitted row is left as it is: the claim picks it up, still SUBMITTED, and polls it. Before a row is
@@ -22,24 +24,33 @@ export interface SweepPorts {
 export async function recoverExpired(ports: SweepPorts, now: number, working: ReadonlySet<number>, log: (message: string) => void): Promise<void> {
   const expired = (await ports.repo.expiredLeases(now)).filter((t) => !working.has(t.id));
   if (expired.length === 0) return;
-  let receipts: ReturnType<ReceiptLog['all']> | undefined;
-  // One transaction for the whole sweep: after a crash with many rows in flight, one sync instead of one each.
+  const toRequeue: Task[] = [];
+  const toPark: Task[] = [];
+  for (const task of expired) {
+    const recovery = recoveryFor(task);
+    if (recovery.action === 'requeue') toRequeue.push(task);
+    // A saved result is left for the claim to complete.
+    else if (recovery.action === 'park' && !ports.hasResult(task)) toPark.push(task);
+  }
+  if (toRequeue.length === 0 && toPark.length === 0) return;
+  let receipts: Map<string, Receipt> | undefined;
+  // One transaction for the whole sweep, and one write for each kind of recovery: after a crash with many rows in
+  // flight, a few statements and one sync instead of one each.
   await ports.transaction(async ({ tasks }) => {
-    for (const task of expired) {
-      const recovery = recoveryFor(task);
-      if (recovery.action === 'requeue' && (await tasks.recoverRequeue(task, now, 'lease expired before anything was sent; requeued'))) {
-        log(`task ${task.id}: requeued (nothing had been sent)`);
-      } else if (recovery.action === 'park') {
-        if (ports.hasResult(task)) continue;
-        receipts ??= ports.receipts.all();
-        // The last receipt of the attempt is the fullest: the whole answer's, with its handle, after the headers'.
-        const receipt = task.remoteRequestId === null ? receipts.filter((r) => r.taskId === task.id && r.idempotencyKey === task.idempotencyKey).at(-1) : undefined;
-        if (receipt && (await tasks.applyReceipt(receipt, ports.pollable(task), now))) {
-          log(`task ${task.id}: its worker stopped after the provider named request ${receipt.requestId}; recorded it`);
-        } else if (await tasks.recoverPark(task, now, interruptedReason(task))) {
-          log(`task ${task.id}: outcome unknown, needs a decision`);
-        }
+    for (const task of await tasks.recoverRequeueAll(toRequeue, now, 'lease expired before anything was sent; requeued')) {
+      log(`task ${task.id}: requeued (nothing had been sent)`);
+    }
+    const unexplained: { task: Task; reason: string }[] = [];
+    for (const task of toPark) {
+      // The last receipt of the attempt is the fullest: the whole answer's, with its handle, after the headers'.
+      receipts ??= new Map(ports.receipts.all().map((r) => [attempt(r.taskId, r.idempotencyKey), r]));
+      const receipt = task.remoteRequestId === null && task.idempotencyKey !== null ? receipts.get(attempt(task.id, task.idempotencyKey)) : undefined;
+      if (receipt && (await tasks.applyReceipt(receipt, ports.pollable(task), now))) {
+        log(`task ${task.id}: its worker stopped after the provider named request ${receipt.requestId}; recorded it`);
+      } else {
+        unexplained.push({ task, reason: interruptedReason(task) });
       }
     }
+    for (const task of await tasks.recoverParkAll(unexplained, now)) log(`task ${task.id}: outcome unknown, needs a decision`);
   });
 }

@@ -103,8 +103,13 @@ export interface TaskStore {
   expireLease(id: number, lease: Lease): Promise<boolean>;
   retryLater(id: number, notBefore: number, note: string, lease: Lease): Promise<boolean>;
   expireLeasesOf(owners: string[], now: number): Promise<number>;
-  recoverRequeue(task: Task, now: number, reason: string): Promise<Task | undefined>;
-  recoverPark(task: Task, now: number, reason: string): Promise<Task | undefined>;
+  /**
+   * The recovery sweep's writes, each over many rows at once. A row changes only while it is still exactly as the
+   * sweep saw it (the same lease owner and expiry, still RUNNING, and for a requeue nothing sent) and its lease has
+   * run out by the store's clock; each changed row gets its event. Returns the rows changed.
+   */
+  recoverRequeueAll(tasks: readonly Task[], now: number, reason: string): Promise<Task[]>;
+  recoverParkAll(rows: readonly { task: Task; reason: string }[], now: number): Promise<Task[]>;
   hasOutstandingWork(): Promise<boolean>;
   spend(projectId?: number | null): Promise<SpendRow[]>;
   withSameInput(projectId: number, hash: string): Promise<Task[]>;

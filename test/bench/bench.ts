@@ -34,9 +34,11 @@ if (json) {
     ...('skipped' in team
       ? [['team', 'skipped', team.skipped] as [string, string, string]]
       : ([
-          ['team.cyclesPerSec', String(team.cyclesPerSec), `task cycles/s on PostgreSQL, ${team.workers} machines, claims of ${team.ourBatch} on average; median of ${team.cyclesRuns.join(', ')}`],
+          ['team.cyclesPerSec', String(team.cyclesPerSec), `enqueue, claim, complete/s on PostgreSQL, ${team.workers} machines, claims of ${team.ourBatch} on average; median of ${team.cyclesRuns.join(', ')}`],
           ['team.bossCyclesPerSec', String(team.bossCyclesPerSec), `pg-boss on the same server: send, fetch ${team.bossBatch} on average, complete; median of ${team.bossRuns.join(', ')}`],
-          ['team.ratio', String(team.ratio), `ours / pg-boss, run by run: ${team.ratios.join(', ')}; goal >= 1.0`],
+          ['team.ratio', String(team.ratio), `ours / pg-boss, the same work, run by run: ${team.ratios.join(', ')}; goal >= 1.0`],
+          ['team.paidCyclesPerSec', String(team.paidCyclesPerSec), `our whole paid cycle/s (the boundary write and the request id besides), claims of ${team.paidBatch}; median of ${team.paidRuns.join(', ')}`],
+          ['team.paidRatio', String(team.paidRatio), `our paid cycle / pg-boss's send, fetch, complete, run by run: ${team.paidRatios.join(', ')}`],
           ['team.recoveryMs', String(team.recoveryMs), `recovery sweep with ${team.finished} finished and ${team.inFlight} in flight of a machine gone; median of ${team.recoveryRuns.join(', ')}; goal < 200`],
           ['team.outcome', `${team.requeued}/${team.parked}/${team.toPoll}`, 'requeued / parked unknown / left to poll'],
         ] as [string, string, string][])),

@@ -1,7 +1,7 @@
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { ClusterUnavailable, startCluster, type Cluster } from '../helpers/pgCluster.ts';
-import { bossSide, ourSide } from './teamCycles.ts';
+import { bossSide, ourSide, type Side } from './teamCycles.ts';
 import { teamRecovery } from './teamRecovery.ts';
 
 const WORKERS = 4;
@@ -50,9 +50,11 @@ async function freshDatabase(cluster: Cluster): Promise<string> {
 }
 
 /**
- * team.cyclesPerSec, pg-boss's on the same server and their ratio (see teamCycles.ts for what makes it fair), and
- * team.recoveryMs; each run RUNS times on one throwaway cluster, the median reported with its runs. A run of the
- * cycles is JOBS jobs on each side, in ROUNDS rounds taken in turn.
+ * team.cyclesPerSec (our enqueue, claim and complete), pg-boss's send, fetch and complete on the same server, and
+ * their ratio; team.paidCyclesPerSec, our whole paid cycle (the boundary write and the request id besides), and its
+ * ratio to the same pg-boss figure; and team.recoveryMs. See teamCycles.ts for what makes the comparison fair. Each
+ * runs RUNS times on one throwaway cluster, the median reported with its runs. A run of the cycles is JOBS jobs on
+ * each side, in ROUNDS rounds, the sides taking turns to go first.
  */
 export async function benchTeam() {
   let cluster: Cluster;
@@ -64,39 +66,37 @@ export async function benchTeam() {
   }
   try {
     await durableServer(cluster);
-    const ourRates: number[] = [];
-    const bossRates: number[] = [];
+    const names = ['ours', 'paid', 'boss'] as const;
+    const rates = { ours: [] as number[], paid: [] as number[], boss: [] as number[] };
+    const batches = { ours: [] as number[], paid: [] as number[], boss: [] as number[] };
     const ratios: number[] = [];
-    const ourBatches: number[] = [];
-    const bossBatches: number[] = [];
+    const paidRatios: number[] = [];
     for (let run = 0; run < RUNS; run++) {
-      const sides = [await ourSide(await freshDatabase(cluster), WORKERS, BATCH)];
+      const sides: Side[] = [];
       try {
+        sides.push(await ourSide(await freshDatabase(cluster), WORKERS, BATCH, 'equivalent'));
+        sides.push(await ourSide(await freshDatabase(cluster), WORKERS, BATCH, 'paid'));
         sides.push(await bossSide(await freshDatabase(cluster), WORKERS, BATCH));
-      } catch (err) {
-        await sides[0]!.close();
-        throw err;
-      }
-      const totals = sides.map(() => ({ seconds: 0, takes: 0, taken: 0 }));
-      try {
+        const totals = sides.map(() => ({ seconds: 0, takes: 0, taken: 0 }));
         for (let round = 0; round < ROUNDS; round++) {
-          // Each side goes first in turn.
-          for (const s of round % 2 === 0 ? [0, 1] : [1, 0]) {
+          for (let turn = 0; turn < sides.length; turn++) {
+            const s = (round + turn) % sides.length;
             const done = await sides[s]!.cycles(JOBS / ROUNDS);
             totals[s]!.seconds += done.seconds;
             totals[s]!.takes += done.takes;
             totals[s]!.taken += done.taken;
           }
         }
+        const rate = totals.map((t) => JOBS / t.seconds);
+        names.forEach((name, i) => {
+          rates[name].push(Math.round(rate[i]!));
+          batches[name].push(Number((totals[i]!.taken / totals[i]!.takes).toFixed(2)));
+        });
+        ratios.push(Number((rate[0]! / rate[2]!).toFixed(3)));
+        paidRatios.push(Number((rate[1]! / rate[2]!).toFixed(3)));
       } finally {
         await Promise.all(sides.map((side) => side.close()));
       }
-      const [a, b] = totals.map((t) => JOBS / t.seconds);
-      ourRates.push(Math.round(a!));
-      bossRates.push(Math.round(b!));
-      ratios.push(Number((a! / b!).toFixed(3)));
-      ourBatches.push(Number((totals[0]!.taken / totals[0]!.takes).toFixed(2)));
-      bossBatches.push(Number((totals[1]!.taken / totals[1]!.takes).toFixed(2)));
     }
     const recovery: number[] = [];
     let outcome = { requeued: 0, parked: 0, toPoll: 0 };
@@ -109,14 +109,19 @@ export async function benchTeam() {
       workers: WORKERS,
       jobs: JOBS,
       batch: BATCH,
-      cyclesPerSec: median(ourRates),
-      cyclesRuns: ourRates,
-      bossCyclesPerSec: median(bossRates),
-      bossRuns: bossRates,
+      cyclesPerSec: median(rates.ours),
+      cyclesRuns: rates.ours,
+      bossCyclesPerSec: median(rates.boss),
+      bossRuns: rates.boss,
       ratio: median(ratios),
       ratios,
-      ourBatch: median(ourBatches),
-      bossBatch: median(bossBatches),
+      paidCyclesPerSec: median(rates.paid),
+      paidRuns: rates.paid,
+      paidRatio: median(paidRatios),
+      paidRatios,
+      ourBatch: median(batches.ours),
+      paidBatch: median(batches.paid),
+      bossBatch: median(batches.boss),
       finished: FINISHED,
       inFlight: IN_FLIGHT,
       recoveryMs: median(recovery),

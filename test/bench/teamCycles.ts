@@ -20,11 +20,12 @@ import { PostgresTaskStore } from '../../main/store/postgres/taskStore.ts';
  * - durable defaults on both: every write of ours is committed when its promise resolves, pg-boss keeps its default
  *   queue and retention, and the server syncs every commit (see team.ts).
  *
- * Our cycle is the writes the engine really makes per paid task: enqueue, claim, the boundary write before the
- * request leaves (fenced by the lease), the provider's request id recorded, and the result completed with its
- * output, each with its event in task_events. That is five writes per job to pg-boss's three (send, fetch,
- * complete). The project has no budget; with one, each boundary write also sums the project's spend, one machine
- * after another.
+ * The same work as pg-boss's (send, fetch, complete) is our enqueue, claim and complete: that is what `equivalent`
+ * runs, each write with its event in task_events as our store always writes it, the completion with its output
+ * linked. The `paid` cycle is the writes the engine really makes per paid task, two more than pg-boss makes: the
+ * boundary write before the request leaves (fenced by the lease) and the provider's request id recorded, between
+ * the claim and the completion. The project has no budget; with one, each boundary write also sums the project's
+ * spend, one machine after another.
  */
 
 const LEASE_MS = 60_000;
@@ -76,8 +77,8 @@ async function cycles(workers: readonly Worker[], jobs: number, batch: number): 
   return { seconds, takes, taken };
 }
 
-/** Our task store: `workers` machines on one task table, each with its own pool. */
-export async function ourSide(url: string, workers: number, batch: number): Promise<Side> {
+/** Our task store: `workers` machines on one task table, each with its own pool, running the equivalent or the paid cycle. */
+export async function ourSide(url: string, workers: number, batch: number, cycle: 'equivalent' | 'paid'): Promise<Side> {
   await initTeamDatabase(url);
   const pools = Array.from({ length: workers }, () => connect(url));
   const projectId = (await new PostgresProjectStore(pools[0]!.sql).ensure('Bench', Date.now())).id;
@@ -96,9 +97,11 @@ export async function ourSide(url: string, workers: number, batch: number): Prom
       take: async () => {
         const claimed = await tasks.claim('image', workers * batch, LEASE_MS, lease());
         for (const { id } of claimed) {
-          if (!(await tasks.markSubmitStarted(id, `k${id}`, LEASE_MS, lease()))) throw new Error(`task ${id}: the boundary write was refused`);
-          if (!(await tasks.recordSubmitted(id, { requestId: `r${id}`, handle: null }, { cost: 40_000, source: 'quote' }, lease()))) {
-            throw new Error(`task ${id}: the request id was not recorded`);
+          if (cycle === 'paid') {
+            if (!(await tasks.markSubmitStarted(id, `k${id}`, LEASE_MS, lease()))) throw new Error(`task ${id}: the boundary write was refused`);
+            if (!(await tasks.recordSubmitted(id, { requestId: `r${id}`, handle: null }, { cost: 40_000, source: 'quote' }, lease()))) {
+              throw new Error(`task ${id}: the request id was not recorded`);
+            }
           }
           const output = { path: `/media/${id}.png`, sha256: 'f'.repeat(64), bytes: 1, contentType: 'image/png' };
           if (!(await tasks.complete(id, { outputs: [output], costActual: 41_000 }, lease()))) throw new Error(`task ${id}: not completed`);

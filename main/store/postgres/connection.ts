@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { checkTeamUrl, redactUrl, type TeamAddress } from './address.ts';
 import { explainConnectionError, lostConnection, TeamDatabaseUnreachable } from './errors.ts';
+import { PreparedStatements, stalePlan, TablesChanged } from './prepared.ts';
 import type { Sql } from './sql.ts';
 
 const INT8 = 20;
@@ -60,6 +61,7 @@ export function connect(url: string, options: { max?: number } = {}): TeamPool {
   const address = checkTeamUrl(url);
   const where = redactUrl(url);
   const settings = new LockWait(LOCK_TIMEOUT_MS);
+  const prepared = new PreparedStatements();
   const pool = new pg.Pool({
     connectionString: url,
     types,
@@ -78,11 +80,12 @@ export function connect(url: string, options: { max?: number } = {}): TeamPool {
   pool.on('connect', (client) => {
     client.on('error', () => undefined);
     settings.connected(client);
+    prepared.connected(client);
   });
   let ended: Promise<void> | null = null;
   return {
     pool,
-    sql: pooled(pool, { address, settings }),
+    sql: pooled(pool, { address, settings, prepared }),
     address,
     where,
     waitForLocks: (ms) => settings.set(ms ?? LOCK_TIMEOUT_MS),
@@ -119,76 +122,105 @@ export class LockWait {
   }
 }
 
-/** What a pool of the studio's own knows besides its connections: the address for messages and the lock wait. */
+/**
+ * What a pool of the studio's own knows besides its connections: the address for messages, the lock wait and the
+ * statements its connections prepared.
+ */
 export interface PoolContext {
   address: TeamAddress;
   settings: LockWait;
+  prepared: PreparedStatements;
 }
 
+/**
+ * A connection of the pool, with this pool's lock wait; one whose prepared statements may read tables whose
+ * columns changed is closed instead. A connection lost meanwhile is said as TeamDatabaseUnreachable.
+ */
 async function take(pool: pg.Pool, context?: PoolContext): Promise<pg.PoolClient> {
   let client: pg.PoolClient;
-  try {
-    client = await pool.connect();
-  } catch (err) {
-    const words = context && explainConnectionError(err, context.address);
-    if (!words) throw err;
-    throw new TeamDatabaseUnreachable(words, String((err as { code?: unknown }).code ?? 'ECONNECT'));
+  for (;;) {
+    try {
+      client = await pool.connect();
+    } catch (err) {
+      const words = context && explainConnectionError(err, context.address);
+      if (!words) throw err;
+      throw new TeamDatabaseUnreachable(words, String((err as { code?: unknown }).code ?? 'ECONNECT'));
+    }
+    if (!context?.prepared.stale(client)) break;
+    client.release(true);
   }
   if (context) {
     try {
       await context.settings.apply(client);
     } catch (err) {
       client.release(err as Error);
-      throw err;
+      throw lostConnection(err, context.address) ?? err;
     }
   }
   return client;
 }
 
-/** A statement on `client`; a lost connection is said as TeamDatabaseUnreachable (see lostConnection). */
-async function run<R>(client: pg.ClientBase, text: string, params: readonly unknown[] | undefined, context?: PoolContext): Promise<R[]> {
+/**
+ * A statement on `client`, prepared when it has parameters (see PreparedStatements). A lost connection is said as
+ * TeamDatabaseUnreachable (see lostConnection). A prepared statement refused because its table changed has the
+ * pool's connections renewed, and in a transaction is said as TablesChanged.
+ */
+async function run<R>(client: pg.ClientBase, text: string, params: readonly unknown[] | undefined, context?: PoolContext, inTransaction = false): Promise<R[]> {
   try {
-    return (await client.query(text, params as unknown[])).rows as R[];
+    const statement = context && params && params.length > 0 ? context.prepared.statement(text, params) : { text, values: params as unknown[] };
+    return (await client.query(statement)).rows as R[];
   } catch (err) {
+    if (context && stalePlan(err)) {
+      context.prepared.changedUnder(client);
+      if (inTransaction) throw new TablesChanged(err);
+    }
     throw (context && lostConnection(err, context.address)) ?? err;
   }
 }
 
-/** Statements on one connection; a transaction opened within one runs on that same connection. */
+/** Statements on one connection, in its transaction; a transaction opened within one runs on that same connection. */
 function onClient(client: pg.ClientBase, context?: PoolContext): Sql {
   const sql: Sql = {
-    query: <R>(text: string, params?: readonly unknown[]) => run<R>(client, text, params, context),
+    query: <R>(text: string, params?: readonly unknown[]) => run<R>(client, text, params, context, true),
     tx: (fn) => fn(sql),
   };
   return sql;
 }
 
 /**
- * The Sql port over a pool: each statement on a connection of its own, each transaction on one connection from
- * BEGIN to COMMIT (ROLLBACK when its function throws). The connection always goes back to the pool; one whose
- * ROLLBACK failed is closed instead, as its state is unknown.
+ * The Sql port over a pool: each statement on a connection of its own, and run once more on a new connection if a
+ * table it reads changed its columns since it was prepared there (see PreparedStatements); each transaction on one
+ * connection from BEGIN to COMMIT (ROLLBACK when its function throws). The connection always goes back to the
+ * pool; one whose ROLLBACK failed is closed instead, as its state is unknown.
  */
 export function pooled(pool: pg.Pool, context?: PoolContext): Sql {
   return {
     query: async <R>(text: string, params?: readonly unknown[]) => {
-      const client = await take(pool, context);
-      let broken: Error | undefined;
-      try {
-        return await run<R>(client, text, params, context);
-      } catch (err) {
-        if (!(err instanceof pg.DatabaseError)) broken = err as Error;
-        throw err;
-      } finally {
-        client.release(broken);
+      for (let again = false; ; again = true) {
+        const client = await take(pool, context);
+        let broken: Error | undefined;
+        try {
+          return await run<R>(client, text, params, context);
+        } catch (err) {
+          if (!(err instanceof pg.DatabaseError)) broken = err as Error;
+          else if (stalePlan(err)) {
+            // Refused before it did anything: made again once, on a connection that prepares it afresh.
+            broken = err;
+            if (!again) continue;
+          }
+          throw err;
+        } finally {
+          client.release(broken);
+        }
       }
     },
     tx: async (fn) => {
       const client = await take(pool, context);
       let broken: Error | undefined;
       try {
-        await client.query('BEGIN');
+        await run(client, 'BEGIN', undefined, context);
         const result = await fn(onClient(client, context));
-        await client.query('COMMIT');
+        await run(client, 'COMMIT', undefined, context);
         return result;
       } catch (err) {
         try {

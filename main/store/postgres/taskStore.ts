@@ -9,10 +9,11 @@ import type { Sql } from './sql.ts';
 
 interface Transition {
   /**
-   * The status the write's condition already pins, or 'kept' when the write never changes the status. Without
-   * it the row is locked and its status read first, so the event names the status the write really left.
+   * The status the write's condition already pins, or 'kept' when the write never changes the status, or 'read'
+   * to read it in the same statement under the row's lock (see transitionWith). Without it the row is locked and
+   * its status read first, so the event names the status the write really left.
    */
-  from?: Status | 'kept';
+  from?: Status | 'kept' | 'read';
   actor: Actor;
   reason: string;
   detail?: unknown;
@@ -120,22 +121,30 @@ export class PostgresTaskStore implements TaskStore {
    * Updates one row if `where` still holds and logs the transition in the same statement. Returns the updated
    * task, or undefined when the condition no longer holds (lease lost, state moved on). Wakes no one: see change.
    */
-  private async transition(q: Sql, id: number, where: string, set: string, params: Record<string, unknown>, from: Status | 'kept', t: Transition) {
+  private async transition(q: Sql, id: number, where: string, set: string, params: Record<string, unknown>, from: Status | 'kept' | 'read', t: Transition) {
     const [row] = await this.run(q, `${this.transitionWith(where, set, from, t)} SELECT * FROM changed`, this.transitionParams(id, params, from, t));
     return row && rowToTask(row);
   }
 
-  /** The WITH queries of a transition; `changed` holds the updated row. */
-  private transitionWith(where: string, set: string, from: Status | 'kept', t: Transition): string {
+  /**
+   * The WITH queries of a transition; `changed` holds the updated row. With `from` 'read', `seen` locks the row
+   * and reads its status before the update runs (the update's condition waits for it): a lock returns the row's
+   * latest version, which is the one the update then changes, however the row moved since the statement began.
+   */
+  private transitionWith(where: string, set: string, from: Status | 'kept' | 'read', t: Transition): string {
+    const read = from === 'read';
+    const eventFrom = from === 'kept' ? 'status' : read ? '(SELECT status FROM seen)' : '@eventFrom::text';
     return `WITH ${CLOCK}, ${t.before ? `${t.before},` : ''}
-       changed AS (UPDATE tasks SET ${set}, updated_at = @now::bigint WHERE id = @id::bigint AND (${where}) RETURNING *),
+       ${read ? 'seen AS MATERIALIZED (SELECT status FROM tasks WHERE id = @id::bigint FOR NO KEY UPDATE),' : ''}
+       changed AS (UPDATE tasks SET ${set}, updated_at = @now::bigint
+                    WHERE id = @id::bigint AND (${where})${read ? ' AND (SELECT status FROM seen) IS NOT NULL' : ''} RETURNING *),
        event AS (INSERT INTO task_events (task_id, at, from_status, to_status, actor, reason, detail_json)
-                 SELECT id, @now::bigint, ${from === 'kept' ? 'status' : '@eventFrom::text'}, status, @eventActor::text, @eventReason::text, @eventDetail::text
+                 SELECT id, @now::bigint, ${eventFrom}, status, @eventActor::text, @eventReason::text, @eventDetail::text
                    FROM changed)
        ${t.also ?? ''}`;
   }
 
-  private transitionParams(id: number, params: Record<string, unknown>, from: Status | 'kept', t: Transition): Record<string, unknown> {
+  private transitionParams(id: number, params: Record<string, unknown>, from: Status | 'kept' | 'read', t: Transition): Record<string, unknown> {
     return { ...params, id, eventFrom: from, eventActor: t.actor, eventReason: t.reason, eventDetail: jsonOrNull(t.detail) };
   }
 
@@ -407,12 +416,9 @@ export class PostgresTaskStore implements TaskStore {
 
   /** Every file of the result is linked to the task; the first is its main output. */
   async complete(id: number, out: CompletedResult, lease: Lease) {
-    // Pinned to the status of the usual path (a polled request), which spares reading it first; a synchronous
-    // result and a render complete from RUNNING.
-    return (
-      (await this.completeWhere(this.sql, id, `${FENCE} AND status = 'SUBMITTED'`, { ...lease }, out, undefined, 'SUBMITTED')) ??
-      (await this.completeWhere(this.sql, id, `${FENCE} AND status = 'RUNNING'`, { ...lease }, out, undefined, 'RUNNING'))
-    );
+    // One statement from either status, read in it: a polled request completes from SUBMITTED, a synchronous
+    // result and a render from RUNNING.
+    return this.completeWhere(this.sql, id, `${FENCE} AND ${LEASED}`, { ...lease }, out, undefined, 'read');
   }
 
   /**
@@ -431,7 +437,7 @@ export class PostgresTaskStore implements TaskStore {
     );
   }
 
-  private async completeWhere(q: Sql, id: number, where: string, params: Record<string, unknown>, out: CompletedResult, why?: string, from?: Status) {
+  private async completeWhere(q: Sql, id: number, where: string, params: Record<string, unknown>, out: CompletedResult, why?: string, from?: Status | 'read') {
     const first = out.outputs[0]!;
     const task = await this.changeIn(
       q,
@@ -602,26 +608,57 @@ export class PostgresTaskStore implements TaskStore {
     return row!.n;
   }
 
-  /** Recovery writes hold only if the row is still exactly as the sweep saw it (no renewal in between). */
-  async recoverRequeue(task: Task, now: number, reason: string) {
-    return this.change(
-      task.id,
-      `lease_owner = @seenOwner::text AND lease_expires_at = @seenExpiry::bigint AND status = 'RUNNING' AND submit_started_at IS NULL`,
+  /** Back to the queue, each row only if nothing of it was sent (see recoverAll). */
+  async recoverRequeueAll(tasks: readonly Task[], now: number, reason: string): Promise<Task[]> {
+    return this.recoverAll(
+      tasks.map((task) => ({ task, reason })),
+      now,
+      `submit_started_at IS NULL`,
       `status = 'PENDING', lease_owner = NULL, lease_expires_at = NULL, heartbeat_at = NULL, next_attempt_at = @now::bigint`,
-      { now, seenOwner: task.leaseOwner, seenExpiry: task.leaseExpiresAt },
-      { from: 'RUNNING', actor: 'engine', reason },
     );
   }
 
-  async recoverPark(task: Task, now: number, reason: string) {
-    return this.change(
-      task.id,
-      `lease_owner = @seenOwner::text AND lease_expires_at = @seenExpiry::bigint AND status = 'RUNNING'`,
-      `status = 'OUTCOME_UNKNOWN', unknown_reason = @reason::text, charged = 'maybe',
-       lease_owner = NULL, lease_expires_at = NULL, finished_at = @now::bigint`,
-      { now, reason, seenOwner: task.leaseOwner, seenExpiry: task.leaseExpiresAt },
-      { from: 'RUNNING', actor: 'engine', reason },
+  /** Parked as unknown, each row with its own reason (see recoverAll). */
+  async recoverParkAll(rows: readonly { task: Task; reason: string }[], now: number): Promise<Task[]> {
+    return this.recoverAll(
+      rows,
+      now,
+      'true',
+      `status = 'OUTCOME_UNKNOWN', unknown_reason = seen.reason, charged = 'maybe', lease_owner = NULL, lease_expires_at = NULL,
+       finished_at = @now::bigint`,
     );
+  }
+
+  /**
+   * The recovery sweep's write over many rows, in one statement with their events. A row changes only if it is
+   * still exactly as the sweep saw it (no renewal, takeover or request id in between: the same owner and expiry,
+   * still RUNNING) and its lease has run out by the database's clock, whatever the caller's clock says.
+   */
+  private async recoverAll(rows: readonly { task: Task; reason: string }[], now: number, where: string, set: string): Promise<Task[]> {
+    if (rows.length === 0) return [];
+    const changed = await this.run(
+      this.sql,
+      `WITH ${CLOCK},
+       seen AS (SELECT * FROM unnest(@ids::bigint[], @owners::text[], @expiries::bigint[], @reasons::text[]) AS s(id, owner, expiry, reason)),
+       changed AS (
+         UPDATE tasks SET ${set}, updated_at = @now::bigint FROM seen
+          WHERE tasks.id = seen.id AND tasks.lease_owner = seen.owner AND tasks.lease_expires_at = seen.expiry
+            AND tasks.lease_expires_at < ${DB_NOW} AND tasks.status = 'RUNNING' AND (${where})
+         RETURNING tasks.*, seen.reason AS recovery_reason),
+       event AS (INSERT INTO task_events (task_id, at, from_status, to_status, actor, reason)
+                 SELECT id, @now::bigint, 'RUNNING', status, 'engine', recovery_reason FROM changed ORDER BY id)
+       SELECT * FROM changed ORDER BY id`,
+      {
+        ids: rows.map((r) => r.task.id),
+        owners: rows.map((r) => r.task.leaseOwner),
+        expiries: rows.map((r) => r.task.leaseExpiresAt),
+        reasons: rows.map((r) => r.reason),
+        now,
+      },
+    );
+    const tasks = changed.map(rowToTask);
+    if (tasks.length > 0) for (const listener of this.claimable) listener();
+    return tasks;
   }
 
   /** Work that will still move without a person: active rows, and pending rows not blocked by a failure. */

@@ -491,26 +491,49 @@ export class SqliteTaskStore implements TaskStore {
     });
   }
 
-  /** Recovery writes hold only if the row is still exactly as the sweep saw it (no renewal in between). */
-  async recoverRequeue(task: Task, now: number, reason: string) {
-    return this.change(
-      task.id,
-      `lease_owner = @seenOwner AND lease_expires_at = @seenExpiry AND status = 'RUNNING' AND submit_started_at IS NULL`,
+  /** Back to the queue, each row only if nothing of it was sent (see recoverAll). */
+  async recoverRequeueAll(tasks: readonly Task[], now: number, reason: string): Promise<Task[]> {
+    return this.recoverAll(
+      tasks.map((task) => ({ task, reason })),
+      now,
+      `submit_started_at IS NULL`,
       `status = 'PENDING', lease_owner = NULL, lease_expires_at = NULL, heartbeat_at = NULL, next_attempt_at = @now`,
-      { now, seenOwner: task.leaseOwner, seenExpiry: task.leaseExpiresAt },
-      { from: 'RUNNING', actor: 'engine', reason },
     );
   }
 
-  async recoverPark(task: Task, now: number, reason: string) {
-    return this.change(
-      task.id,
-      `lease_owner = @seenOwner AND lease_expires_at = @seenExpiry AND status = 'RUNNING'`,
-      `status = 'OUTCOME_UNKNOWN', unknown_reason = @reason, charged = 'maybe',
-       lease_owner = NULL, lease_expires_at = NULL, finished_at = @now`,
-      { now, reason, seenOwner: task.leaseOwner, seenExpiry: task.leaseExpiresAt },
-      { actor: 'engine', reason },
+  /** Parked as unknown, each row with its own reason (see recoverAll). */
+  async recoverParkAll(rows: readonly { task: Task; reason: string }[], now: number): Promise<Task[]> {
+    return this.recoverAll(
+      rows,
+      now,
+      '1',
+      `status = 'OUTCOME_UNKNOWN', unknown_reason = @reason, charged = 'maybe', lease_owner = NULL, lease_expires_at = NULL, finished_at = @now`,
     );
+  }
+
+  /**
+   * The recovery sweep's write over many rows, in one transaction with their events. A row changes only if it is
+   * still exactly as the sweep saw it (no renewal, takeover or request id in between: the same owner and expiry,
+   * still RUNNING) and its lease has run out by `now`.
+   */
+  private recoverAll(rows: readonly { task: Task; reason: string }[], now: number, where: string, set: string): Task[] {
+    if (rows.length === 0) return [];
+    const update = this.stmt(
+      `UPDATE tasks SET ${set}, updated_at = @now
+        WHERE id = @id AND lease_owner = @seenOwner AND lease_expires_at = @seenExpiry AND lease_expires_at < @now
+          AND status = 'RUNNING' AND (${where}) RETURNING *`,
+    );
+    return this.tx(() => {
+      const changed: Task[] = [];
+      for (const { task, reason } of rows) {
+        const row = update.get({ id: task.id, seenOwner: task.leaseOwner, seenExpiry: task.leaseExpiresAt, reason, now }) as TaskRow | undefined;
+        if (!row) continue;
+        this.event(task.id, now, 'RUNNING', row.status, { actor: 'engine', reason });
+        changed.push(rowToTask(row));
+      }
+      if (changed.length > 0) this.wake();
+      return changed;
+    });
   }
 
   /** Work that will still move without a person: active rows, and pending rows not blocked by a failure. */
