@@ -3,6 +3,7 @@ import { parseSettings, SettingsError } from '../main/config/settings.ts';
 import { chooseDatabase, chooseMachineName } from '../main/config/team.ts';
 import { databaseUnavailable, describeDatabaseError } from '../main/engine/health.ts';
 import { lostConnection, TeamDatabaseRefused, TeamDatabaseUnreachable } from '../main/store/postgres/errors.ts';
+import { TablesChanged } from '../main/store/postgres/prepared.ts';
 
 const A = 'postgres://ann:s3cret@db-a:5432/studio';
 const B = 'postgresql://bob@db-b/studio';
@@ -77,6 +78,16 @@ describe('the engine pauses for a team database in trouble, not for a task', () 
     );
     expect(describeDatabaseError(sqlstate('53300'), at)).toMatch(/has too many connections open; close some, or raise its max_connections$/);
     expect(describeDatabaseError(sqlstate('40P01'), at)).toMatch(/met another machine's on the same rows \(40P01\)/);
+  });
+
+  it("takes a transaction rolled back by another machine's column change as the database unavailable, retried, in words", () => {
+    const changed = new TablesChanged(sqlstate('0A000', 'cached plan must not change result type'));
+    expect(databaseUnavailable(changed)).toBe(true);
+    expect(describeDatabaseError(changed, at)).toBe(
+      `another machine's studio changed the columns of tables in ${at} under a write, which was rolled back and is made again on new connections`,
+    );
+    // The same SQLSTATE from anything else (a feature the server does not support) is the statement's own.
+    expect(databaseUnavailable(sqlstate('0A000', 'cannot use a prepared statement here'))).toBe(false);
   });
 
   it("leaves a statement's own errors (a constraint, a refusal raised by the schema) and other programs' network errors to the task", () => {

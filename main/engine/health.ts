@@ -1,4 +1,5 @@
 import { TeamDatabaseUnreachable } from '../store/postgres/errors.ts';
+import { TablesChanged } from '../store/postgres/prepared.ts';
 
 const codeOf = (err: unknown): string => {
   const code = (err as { code?: unknown } | null)?.code;
@@ -17,10 +18,12 @@ function postgresTransient(code: string): boolean {
 
 /**
  * A database error that says nothing about the task: locked by another program, disk full, I/O, a team
- * database out of reach (its connections lost are TeamDatabaseUnreachable too, see lostConnection).
+ * database out of reach (its connections lost are TeamDatabaseUnreachable too, see lostConnection), or a
+ * transaction rolled back because another machine changed a table's columns under it (TablesChanged; the
+ * connections that prepared against the old columns are renewed, so the next try can succeed).
  */
 export function databaseUnavailable(err: unknown): boolean {
-  if (err instanceof TeamDatabaseUnreachable) return true;
+  if (err instanceof TeamDatabaseUnreachable || err instanceof TablesChanged) return true;
   const code = codeOf(err);
   if (code.startsWith('SQLITE_')) return !code.startsWith('SQLITE_CONSTRAINT') && code !== 'SQLITE_ERROR';
   return postgresTransient(code);
@@ -35,6 +38,7 @@ export function describeDatabaseError(err: unknown, database = 'the studio datab
   if (code.startsWith('SQLITE_READONLY')) return 'the studio database cannot be written (read-only file or folder)';
   if (code.startsWith('SQLITE_')) return `the studio database cannot be written (${code}: ${message})`;
   if (err instanceof TeamDatabaseUnreachable) return `${database} cannot be reached: ${message.replace(/\.$/, '')}`;
+  if (err instanceof TablesChanged) return `another machine's studio changed the columns of tables in ${database} under a write, which was rolled back and is made again on new connections`;
   if (/^57P0[1-3]$/.test(code)) return `${database} cannot be reached: its server is shutting down or restarting (${code}: ${message})`;
   if (code === '55P03') return `another machine or program is holding rows of ${database} locked`;
   if (code === '40P01' || code === '40001') return `a write to ${database} met another machine's on the same rows (${code}) and is made again`;
