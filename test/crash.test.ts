@@ -4,10 +4,11 @@ import type { RunningSimulator } from '../main/simulator/server.ts';
 import type { Store } from '../main/store/port.ts';
 import { chargesOf } from './helpers/charges.ts';
 import { KILL_POINTS } from './helpers/killPoints.ts';
-import { runStudio, startStudio } from './helpers/processes.ts';
+import { runStudio, startStudio, whenStopped } from './helpers/processes.ts';
 import { simulatorForTest } from './helpers/running.ts';
 import { storeKinds } from './helpers/stores.ts';
 import { teamOn, type Machine } from './helpers/team.ts';
+import { until } from './helpers/wait.ts';
 
 /**
  * Real worker processes, killed with SIGKILL at each boundary of the executor, against the simulator
@@ -38,6 +39,18 @@ async function readTask(store: Store, id: number) {
 
 const chargesFor = (id: number) => chargesOf(sim, id);
 
+/** The owners that claimed any of the tasks `ids`, from their events. */
+async function claimers(store: Store, ids: number[]): Promise<Set<string>> {
+  const owners = new Set<string>();
+  for (const id of ids) {
+    for (const e of await store.tasks.events(id)) {
+      const owner = (e.detail as { owner?: string } | null)?.owner;
+      if (e.reason === 'claimed' && owner) owners.add(owner);
+    }
+  }
+  return owners;
+}
+
 describe.each(storeKinds())('on the $kind store', (kind) => {
   const it = base.skipIf(!kind.available);
 
@@ -45,7 +58,10 @@ describe.each(storeKinds())('on the $kind store', (kind) => {
     sim = await simulatorForTest({ jobMs: 800, faults });
     const team = await teamOn(kind, { STUDIO_SIMULATOR_BASE_URL: sim.url });
     const settings = { engine: { leaseMs: 60_000, tickMs: 100, poll: { intervalMs: 100, maxIntervalMs: 200 }, ...engine } };
-    return { store: team.store, machine: (name: string) => team.machine(name, settings), whole: team.whole };
+    // A machine's own engine settings are written when it is first asked for; on SQLite every machine is the one
+    // data folder, so a process already started keeps the settings it read.
+    const machine = (name: string, own: Record<string, unknown> = {}) => team.machine(name, { engine: { ...settings.engine, ...own } });
+    return { store: team.store, machine, whole: team.whole };
   }
 
   const worker = (m: Machine, env: Record<string, string> = {}) => startStudio(m.dataDir, ['worker', '--until-idle'], { ...m.env, ...env });
@@ -101,25 +117,32 @@ describe.each(storeKinds())('on the $kind store', (kind) => {
 
   describe('two worker processes on one database (on PostgreSQL, of two machines)', () => {
     it('never hold the same row: every task is charged exactly once', async () => {
-      const { store, machine } = await setup({ concurrency: { image: 6 } });
+      const { store, machine } = await setup();
       const ids = await enqueue(store, 30);
-      const [a, b] = [worker(machine('machine-a')), worker(machine('machine-b'))];
+      // A worker claims again as soon as one of its tasks ends, before the other's next tick: the one that starts
+      // first could keep every slot to the end. So the first may fill only half of the six and is held (SIGSTOP)
+      // while it holds them; the second, allowed all six, then must claim beside the held rows, and the first
+      // carries on beside it.
+      const a = worker(machine('machine-a', { concurrency: { image: 3 } }), { STUDIO_STOP_AT: 'before-mark' });
+      await a.waitFor(/stopped at before-mark/);
+      await whenStopped(a.child);
+      const b = worker(machine('machine-b', { concurrency: { image: 6 } }));
+      await until(async () => (await claimers(store, ids)).size === 2, 30_000);
+      a.child.kill('SIGCONT');
       expect(await a.exited, a.stderr()).toBe(0);
       expect(await b.exited, b.stderr()).toBe(0);
 
       expect(sim.charges).toHaveLength(30);
-      const read: Awaited<ReturnType<typeof readTask>>[] = [];
       for (const id of ids) {
         const { task, events } = await readTask(store, id);
-        read.push({ task, events });
         expect(task.status).toBe('SUCCEEDED');
         expect(chargesFor(id)).toHaveLength(1);
         expect(events.filter((e) => e.reason === 'submit started')).toHaveLength(1);
       }
-      const owners = new Set(read.flatMap(({ events }) => events.map((e) => (e.detail as { owner?: string })?.owner)));
-      expect(owners.size).toBeGreaterThanOrEqual(2);
+      const owners = await claimers(store, ids);
+      expect(owners.size).toBe(2);
       // On a team database each owner id names its machine.
-      if (kind.kind === 'postgres') expect(new Set([...owners].filter(Boolean).map((o) => o!.split(':')[0]))).toEqual(new Set(['machine-a', 'machine-b']));
+      if (kind.kind === 'postgres') expect(new Set([...owners].map((o) => o.split(':')[0]))).toEqual(new Set(['machine-a', 'machine-b']));
     });
   });
 
