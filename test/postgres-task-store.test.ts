@@ -415,7 +415,8 @@ async function scriptMore(tasks: TaskStore, projectId: number, now: number) {
     ...(await tasks.recoverRequeueAll(leased.filter((t) => t.submitStartedAt === null), now, 'requeued')),
     ...(await tasks.recoverParkAll(leased.filter((t) => t.submitStartedAt !== null).map((task) => ({ task, reason: 'parked: it may have been sent' })), now)),
   ];
-  const fileBefore = await tasks.outputFile(still, 0);
+  const paths = async (id: number) => (await tasks.outputs(id)).map((o) => o.path);
+  const filesBefore = await paths(still);
   await tasks.forgetOutputs(still, 'deleted by the person', ['/media/still.png'], now);
   const ids = [still, clip.id, render.id, receipted, late, given, polled, orphan.id, orphanSent];
   return {
@@ -425,7 +426,7 @@ async function scriptMore(tasks: TaskStore, projectId: number, now: number) {
     settled: await tasks.receiptSettled(receipt),
     expired,
     recovered: recovered.map(strip),
-    files: [fileBefore, await tasks.outputFile(still, 0), await tasks.outputFile(late, 0)],
+    files: [filesBefore, await paths(still), await paths(late)],
     scenes: [...(await tasks.scenesOf([still, clip.id, render.id, 999]))],
     pending: (await tasks.pendingDependents(still)).map((t) => t.id),
     related: await tasks.related(clip.id).then((r) => ({ dependsOn: r.dependsOn.map((t) => t.id), dependents: r.dependents.map((t) => t.id) })),
@@ -466,6 +467,8 @@ describe.skipIf(!postgresAvailable)('the PostgreSQL and SQLite task stores', () 
       expect(moreOnPostgres).toMatchObject({ expired: 2, settled: true, renders: 1, libraryByKind: { total: 1, ids: [8] }, holder: 12 });
       expect(moreOnPostgres.recovered.map((t) => t!.status)).toEqual(['PENDING', 'OUTCOME_UNKNOWN']);
       expect(moreOnPostgres.scenes).toEqual([[6, 'dawn'], [7, 'dawn'], [8, null], [999, null]]);
+      // A deleted result keeps its output rows.
+      expect(moreOnPostgres.files).toEqual([['/media/still.png'], ['/media/still.png'], ['/media/late.png']]);
       expect(moreOnPostgres.tasks.map((t) => t!.status)).toEqual([
         'SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED', 'SUBMITTED', 'SUCCEEDED', 'FAILED', 'SUBMITTED', 'PENDING', 'OUTCOME_UNKNOWN',
       ]);

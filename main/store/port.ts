@@ -137,7 +137,6 @@ export interface TaskStore {
   library(filter: LibraryFilter, offset: number, limit: number): Promise<{ total: number; items: { task: Task; project: string; files: number }[] }>;
   libraryProviders(): Promise<string[]>;
   scenesOf(ids: readonly number[]): Promise<Map<number, string | null>>;
-  outputFile(taskId: number, index: number): Promise<string | null>;
   forgetOutputs(id: number, reason: string, files: string[], now: number): Promise<Task | undefined>;
   spendByModelAll(): Promise<(ModelSpend & { currency: string })[]>;
   spendByDayAll(): Promise<(DaySpend & { project: string; currency: string })[]>;

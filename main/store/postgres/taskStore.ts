@@ -1111,17 +1111,6 @@ export class PostgresTaskStore implements TaskStore {
     return new Map(rows.map((r) => [r.id, r.scene]));
   }
 
-  /** The file of one output of a task, while its result has not been deleted. */
-  async outputFile(taskId: number, index: number): Promise<string | null> {
-    const [row] = await this.run<{ path: string }>(
-      this.sql,
-      `SELECT o.path FROM task_outputs o JOIN tasks t ON t.id = o.task_id
-        WHERE o.task_id = @taskId::bigint AND o.idx = @index::integer AND t.output_path IS NOT NULL`,
-      { taskId, index },
-    );
-    return row?.path ?? null;
-  }
-
   /**
    * The person deleted a result's files: the row keeps every figure of what it cost and its task_outputs, and no
    * longer names a file, so a Generate judges the step a paid result that is lost. Logged with the files removed.

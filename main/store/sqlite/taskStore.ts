@@ -934,17 +934,6 @@ export class SqliteTaskStore implements TaskStore {
     return new Map(rows.map((r) => [r.id, r.scene]));
   }
 
-  /** The file of one output of a task, while its result has not been deleted. */
-  async outputFile(taskId: number, index: number): Promise<string | null> {
-    return (
-      (this.stmt(
-        `SELECT o.path FROM task_outputs o JOIN tasks t ON t.id = o.task_id WHERE o.task_id = ? AND o.idx = ? AND t.output_path IS NOT NULL`,
-      )
-        .pluck()
-        .get(taskId, index) as string | undefined) ?? null
-    );
-  }
-
   /**
    * The person deleted a result's files: the row keeps every figure of what it cost and its task_outputs, and no
    * longer names a file, so a Generate judges the step a paid result that is lost. Logged with the files removed.
