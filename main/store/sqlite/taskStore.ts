@@ -34,6 +34,15 @@ const WITHIN_BUDGET = `(SELECT CASE WHEN p.budget IS NULL THEN 1
                                     WHEN tasks.cost_estimated IS NULL THEN ${PROJECT_SPEND} < p.budget
                                     ELSE ${PROJECT_SPEND} + tasks.cost_estimated <= p.budget END
                           FROM projects p WHERE p.id = tasks.project_id)`;
+
+/** One provider's model's spend, per group of tasks (see spendByModel). */
+const MODEL_SPEND = `count(*) AS tasks,
+       coalesce(sum(CASE WHEN charged = 'yes' THEN cost_actual END), 0) AS billed,
+       coalesce(sum(CASE WHEN charged = 'yes' AND cost_actual IS NOT NULL THEN cost_estimated END), 0) AS estimatedForBilled,
+       count(CASE WHEN charged = 'yes' AND cost_actual IS NOT NULL AND cost_estimated IS NULL THEN 1 END) AS billedUnestimated,
+       coalesce(sum(CASE WHEN charged = 'yes' AND cost_actual IS NULL THEN cost_estimated END), 0) AS estimatedOnly,
+       coalesce(sum(CASE WHEN charged = 'maybe' THEN cost_estimated END), 0) + sum(cost_abandoned) AS possiblyCharged`;
+
 // Ownership is the fence: a takeover or a recovery changes lease_owner, and recovery writes are themselves
 // conditioned on the exact lease they saw, so an owner that was only asleep may renew and carry on.
 const FENCE = `lease_owner = @owner`;
@@ -613,12 +622,7 @@ export class SqliteTaskStore implements TaskStore {
    */
   async spendByModel(projectId: number): Promise<ModelSpend[]> {
     return this.stmt(
-      `SELECT provider, model, count(*) AS tasks,
-              coalesce(sum(CASE WHEN charged = 'yes' THEN cost_actual END), 0) AS billed,
-              coalesce(sum(CASE WHEN charged = 'yes' AND cost_actual IS NOT NULL THEN cost_estimated END), 0) AS estimatedForBilled,
-              count(CASE WHEN charged = 'yes' AND cost_actual IS NOT NULL AND cost_estimated IS NULL THEN 1 END) AS billedUnestimated,
-              coalesce(sum(CASE WHEN charged = 'yes' AND cost_actual IS NULL THEN cost_estimated END), 0) AS estimatedOnly,
-              coalesce(sum(CASE WHEN charged = 'maybe' THEN cost_estimated END), 0) + sum(cost_abandoned) AS possiblyCharged
+      `SELECT provider, model, ${MODEL_SPEND}
          FROM tasks WHERE project_id = ? AND kind <> 'render' AND (charged <> 'no' OR cost_abandoned > 0)
         GROUP BY provider, model ORDER BY provider, model`,
     ).all(projectId) as ModelSpend[];
@@ -957,12 +961,7 @@ export class SqliteTaskStore implements TaskStore {
   /** spendByModel over every project, per currency (projects may keep different ones). */
   async spendByModelAll(): Promise<(ModelSpend & { currency: string })[]> {
     return this.stmt(
-      `SELECT provider, model, currency, count(*) AS tasks,
-              coalesce(sum(CASE WHEN charged = 'yes' THEN cost_actual END), 0) AS billed,
-              coalesce(sum(CASE WHEN charged = 'yes' AND cost_actual IS NOT NULL THEN cost_estimated END), 0) AS estimatedForBilled,
-              count(CASE WHEN charged = 'yes' AND cost_actual IS NOT NULL AND cost_estimated IS NULL THEN 1 END) AS billedUnestimated,
-              coalesce(sum(CASE WHEN charged = 'yes' AND cost_actual IS NULL THEN cost_estimated END), 0) AS estimatedOnly,
-              coalesce(sum(CASE WHEN charged = 'maybe' THEN cost_estimated END), 0) + sum(cost_abandoned) AS possiblyCharged
+      `SELECT provider, model, currency, ${MODEL_SPEND}
          FROM tasks WHERE kind <> 'render' AND (charged <> 'no' OR cost_abandoned > 0)
         GROUP BY provider, model, currency ORDER BY provider, model, currency`,
     ).all() as (ModelSpend & { currency: string })[];
