@@ -32,6 +32,7 @@ export type ExecutorStore = Pick<
   | 'parkUnknown'
   | 'note'
   | 'retryLater'
+  | 'renewLeases'
 >;
 
 export interface ExecutorPorts {
@@ -130,6 +131,7 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
     await repo.fail(task.id, overBudget(now), 'no', lease());
     return;
   }
+  const fresh = leaseFreshness(clock, options.leaseMs);
   stopPoint('after-mark', task.id);
 
   const ids = new RequestIdKeeper(marked, key, ports, options.owner);
@@ -137,6 +139,12 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
   let failure: SubmitFailure | undefined;
   let mayHaveApplied = false;
   for (let resends = 0; !accepted; resends++) {
+    // A process stopped or asleep since its lease was last written may have lost the row to another machine, which
+    // then parked it as unknown, nothing sent; sending now could pay a second time for a step a person resubmits.
+    if (!fresh.surely()) {
+      if (!(await repo.renewLeases([task.id], options.leaseMs, lease())).has(task.id)) return lost('sending');
+      fresh.renewed();
+    }
     try {
       // Not cut when the run is asked to stop, only when the stop's grace runs out: cutting a request that has
       // left turns a known outcome into an unknown one.
@@ -189,6 +197,22 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
     return;
   }
   return pollAndFinish(submitted, ports, options, signal);
+}
+
+/**
+ * Whether the lease written last is surely still this worker's: less than half of it has passed since, by the wall
+ * clock (which counts a system sleep) and the monotonic one (which no clock change moves).
+ */
+function leaseFreshness(clock: Clock, leaseMs: number) {
+  let wall = clock.now();
+  let mono = clock.monotonic();
+  return {
+    surely: () => Math.max(clock.now() - wall, clock.monotonic() - mono) < leaseMs / 2,
+    renewed: () => {
+      wall = clock.now();
+      mono = clock.monotonic();
+    },
+  };
 }
 
 async function keepInHand(task: Task, requestId: string, result: ProviderResult, ports: ExecutorPorts, options: ExecutorOptions, signal: AbortSignal) {
