@@ -199,6 +199,51 @@ describe.skipIf(!postgresAvailable)('the PostgreSQL task store', () => {
     expect(marked!.leaseExpiresAt).toBeGreaterThanOrEqual(renewedFrom + LEASE);
   });
 
+  it('claims nothing of a kind another machine is claiming, at once: a stopped holder of the claim lock holds no one', async () => {
+    const { one, two, project } = await team();
+    const projectId = await project('Fox');
+    await one.tasks.enqueue(image(projectId, 'a fox'), Date.now());
+    const speech = await one.tasks.enqueue({ ...image(projectId, 'a line'), kind: 'speech' }, Date.now());
+    const client = await two.pool.pool.connect();
+    try {
+      // A claim that stopped between taking the kind's lock and committing.
+      await client.query('BEGIN');
+      await client.query(`SELECT pg_advisory_xact_lock(hashtext('studio.task.claim'), hashtext('image'))`);
+      const started = Date.now();
+      expect(await one.tasks.claim('image', 4, LEASE, as('a'))).toEqual([]);
+      // The connection's lock wait is seconds: a claim that waited for the lock would take that long, or fail.
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(await one.tasks.claim('speech', 4, LEASE, as('a'))).toMatchObject([{ id: speech.id }]);
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
+    }
+    expect(await one.tasks.claim('image', 4, LEASE, as('a'))).toHaveLength(1);
+  });
+
+  it('takes next attempt times from the database clock: machines whose clocks disagree by hours claim each other’s work', async () => {
+    const { one, two, project } = await team();
+    const projectId = await project('Fox');
+    const hour = 3600_000;
+    const ahead = await one.tasks.enqueue(image(projectId, 'enqueued ahead'), Date.now() + hour);
+    expect(await two.tasks.claim('image', 4, LEASE, as('b', Date.now() - hour))).toMatchObject([{ id: ahead.id }]);
+    const behind = await two.tasks.enqueue(image(projectId, 'enqueued behind'), Date.now() - hour);
+    const [claimed] = await one.tasks.claim('image', 4, LEASE, as('a', Date.now() + hour));
+    expect(claimed).toMatchObject({ id: behind.id });
+    // A requeue's delay runs on the database's clock, whatever clock the requeuing and claiming machines keep.
+    const requeuer = Date.now() - hour;
+    const from = await dbNow(one.pool);
+    await one.tasks.requeue(behind.id, requeuer + 10_000, 'rate limited', as('a', requeuer));
+    const due = (await one.tasks.get(behind.id))!.nextAttemptAt;
+    expect(due).toBeGreaterThanOrEqual(from + 10_000);
+    expect(due).toBeLessThanOrEqual((await dbNow(one.pool)) + 10_000);
+    for (const now of [Date.now() - hour, Date.now(), Date.now() + hour]) {
+      expect(await two.tasks.claim('image', 4, LEASE, as('b', now))).toEqual([]);
+    }
+    await one.pool.sql.query(`UPDATE tasks SET next_attempt_at = next_attempt_at - 10000 WHERE id = $1`, [behind.id]);
+    expect(await two.tasks.claim('image', 4, LEASE, as('b', Date.now() - hour))).toMatchObject([{ id: behind.id }]);
+  });
+
   it('completes from RUNNING or SUBMITTED in one statement, naming the status it left even when another machine moved it meanwhile', async () => {
     const { one, two, project } = await team();
     const projectId = await project('Fox');
@@ -356,7 +401,7 @@ async function script(tasks: TaskStore, projectId: number, now: number) {
   await tasks.cancel(refused.id, now);
   await tasks.note(lost.id, 'looked at', { by: 'test' }, now);
   const ids = [img.id, clip.id, after.id, lost.id, refused.id];
-  const strip = (t: Task) => ({ ...t, leaseExpiresAt: t.leaseExpiresAt === null ? null : 'set', heartbeatAt: t.heartbeatAt === null ? null : 'set' });
+  const strip = (t: Task) => ({ ...t, leaseExpiresAt: t.leaseExpiresAt === null ? null : 'set', heartbeatAt: t.heartbeatAt === null ? null : 'set', nextAttemptAt: 'set' });
   return {
     tasks: await Promise.all(ids.map(async (id) => strip((await tasks.get(id))!))),
     events: await Promise.all(ids.map(async (id) => (await tasks.events(id)).map(({ id: _, ...e }) => e))),
@@ -375,7 +420,8 @@ async function script(tasks: TaskStore, projectId: number, now: number) {
 /** More of the same: receipts, late results, recovery, renders and the reads made from them. */
 async function scriptMore(tasks: TaskStore, projectId: number, now: number) {
   const a = as('a', now);
-  const strip = (t: Task | undefined) => t && { ...t, leaseExpiresAt: t.leaseExpiresAt === null ? null : 'set', heartbeatAt: t.heartbeatAt === null ? null : 'set' };
+  const strip = (t: Task | undefined) =>
+    t && { ...t, leaseExpiresAt: t.leaseExpiresAt === null ? null : 'set', heartbeatAt: t.heartbeatAt === null ? null : 'set', nextAttemptAt: 'set' };
   const sent = async (prompt: string, key: string, owner = a) => {
     const { id } = await tasks.enqueue(image(projectId, prompt), now);
     await tasks.claim('image', 10, LEASE, owner);
@@ -454,7 +500,7 @@ describe.skipIf(!postgresAvailable)('the PostgreSQL and SQLite task stores', () 
     try {
       const sqliteProject = Number(db.prepare(`INSERT INTO projects (name, created_at) VALUES ('Parity', 0)`).run().lastInsertRowid);
       expect(sqliteProject).toBe(pgProject);
-      // The callers' clock is the same for both; PostgreSQL's lease times are its own, near it.
+      // The callers' clock is the same for both; PostgreSQL's lease and next attempt times are its own, near it.
       const now = Date.now();
       const onSqlite = await script(new SqliteTaskStore(db, 'host-one'), sqliteProject, now);
       const onPostgres = await script(one.tasks, pgProject, now);

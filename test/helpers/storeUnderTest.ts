@@ -6,9 +6,9 @@ import { ManualClock } from './engine.ts';
 import type { StoreKind } from './stores.ts';
 
 /**
- * A fresh store of either kind for tests that move time by hand. SQLite writes lease times by the caller's
- * clock, so moving the manual clock is enough. PostgreSQL writes them by the database's clock, which a test
- * cannot move: time passing is played there by ageing every lease by as much.
+ * A fresh store of either kind for tests that move time by hand. SQLite writes lease and next attempt times by
+ * the caller's clock, so moving the manual clock is enough. PostgreSQL writes them by the database's clock, which
+ * a test cannot move: time passing is played there by ageing every lease and next attempt time by as much.
  */
 export interface StoreUnderTest {
   kind: StoreKind['kind'];
@@ -48,7 +48,11 @@ export async function openUnderTest(kind: StoreKind): Promise<StoreUnderTest> {
   const team = connect(where, { max: 1 });
   onTestFinished(() => team.end());
   const age = (ms: number) =>
-    team.sql.query(`UPDATE tasks SET lease_expires_at = lease_expires_at - $1::bigint, heartbeat_at = heartbeat_at - $1::bigint WHERE lease_expires_at IS NOT NULL`, [ms]);
+    team.sql.query(
+      `UPDATE tasks SET lease_expires_at = lease_expires_at - $1::bigint, heartbeat_at = heartbeat_at - $1::bigint,
+                        next_attempt_at = next_attempt_at - $1::bigint`,
+      [ms],
+    );
   return {
     ...common,
     pass: async (ms) => {

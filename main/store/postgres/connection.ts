@@ -36,10 +36,11 @@ export const LOCK_TIMEOUT_MS = 5_000;
 const CONNECT_TIMEOUT_MS = 10_000;
 
 /**
- * A transaction left open by a process that stopped (suspended, or its machine asleep) would hold its row
- * locks from every other machine; the server ends it after this long, and nothing of it is committed.
+ * A transaction left open by a process that stopped (suspended, or its machine asleep) would hold its row and
+ * advisory locks from every other machine; the server ends it after this long, and nothing of it is committed.
+ * No transaction of the studio idles between its statements anywhere near this long.
  */
-const IDLE_IN_TRANSACTION_MS = 60_000;
+const IDLE_IN_TRANSACTION_MS = 15_000;
 
 export interface TeamPool {
   pool: pg.Pool;

@@ -24,10 +24,12 @@ interface Transition {
 }
 
 /**
- * The database's clock in milliseconds. Lease times (lease_expires_at, heartbeat_at) and every comparison with
- * a lease's expiry use it, so a machine whose clock runs ahead cannot take a lease early. Every other time
- * (created_at, updated_at, submit_started_at, next_attempt_at, events' `at`) is the caller's, as in the
- * embedded store: they are compared with the caller's own clock and with the provider's times.
+ * The database's clock in milliseconds. Lease times (lease_expires_at, heartbeat_at), next_attempt_at, and every
+ * comparison with them use it, so a machine whose clock runs ahead cannot take a lease early, and one whose clock
+ * runs behind still claims what others enqueued. A caller's time for next_attempt_at is kept as its delay from
+ * the caller's now, applied to the database's clock (see DUE_AT). Every other time (created_at, updated_at,
+ * submit_started_at, events' `at`) is the caller's, as in the embedded store: they are compared with the caller's
+ * own clock and with the provider's times.
  */
 const CLOCK = `clock AS (SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS ms)`;
 const DB_NOW = `(SELECT ms FROM clock)`;
@@ -36,6 +38,9 @@ const LEASED = `status IN ('RUNNING', 'SUBMITTED')`;
 
 /** What a project has spent or may have spent: billed, else estimated, for accepted and unknown requests. */
 const PROJECT_SPEND = `(SELECT coalesce(sum(CASE WHEN s.charged <> 'no' THEN coalesce(s.cost_actual, s.cost_estimated, 0) ELSE 0 END)
+/** The caller's absolute time in the parameter `at`, as the same delay from now by the database's clock. */
+const DUE_AT = (at: string) => `${DB_NOW} + (@${at}::bigint - @now::bigint)`;
+
                                    + sum(s.cost_abandoned), 0)
                          FROM tasks s WHERE s.project_id = tasks.project_id)`;
 
@@ -69,11 +74,12 @@ const LOCK_REQUEST = `SELECT pg_advisory_xact_lock(hashtext('studio.task.request
 /**
  * Taken before a claim, in its transaction. The claim counts the kind's leased rows and takes that many fewer,
  * but a statement counts what had committed when it began: two machines claiming at once would each see the
- * other's slots free and together run more than the concurrency. With this lock they count one after the
- * other, and the second statement begins after the first committed. SKIP LOCKED alone cannot do it: it keeps
- * claims from waiting on each other's rows, not from each counting the same free slots.
+ * other's slots free and together run more than the concurrency. With this lock only one counts at a time.
+ * SKIP LOCKED alone cannot do it: it keeps claims from waiting on each other's rows, not from each counting the
+ * same free slots. Tried, never waited for: a holder that stopped (suspended) would otherwise hold every other
+ * machine's claim until the lock wait ran out, and that error ends the whole supervisor tick.
  */
-const LOCK_CLAIM = `SELECT pg_advisory_xact_lock(hashtext('studio.task.claim'), hashtext(@kind::text))`;
+const LOCK_CLAIM = `SELECT pg_try_advisory_xact_lock(hashtext('studio.task.claim'), hashtext(@kind::text)) AS granted`;
 
 /** One provider's model's spend, per group of tasks (see spendByModel). */
 const MODEL_SPEND = `count(*) AS tasks,
@@ -169,11 +175,12 @@ export class PostgresTaskStore implements TaskStore {
   async enqueue(task: NewTask, now: number): Promise<Task> {
     const [row] = await this.run(
       this.sql,
-      `WITH task AS (
+      `WITH ${CLOCK},
+       task AS (
          INSERT INTO tasks (project_id, kind, provider, model, input_json, input_hash, max_attempts,
                             cost_estimated, cost_estimate_source, currency, next_attempt_at, created_at, updated_at)
          VALUES (@projectId::bigint, @kind::text, @provider::text, @model::text, @input::text, @hash::text, @maxAttempts::integer,
-                 @cost::bigint, @source::text, coalesce(@currency::text, 'USD'), @now::bigint, @now::bigint, @now::bigint) RETURNING *),
+                 @cost::bigint, @source::text, coalesce(@currency::text, 'USD'), ${DB_NOW}, @now::bigint, @now::bigint) RETURNING *),
        deps AS (INSERT INTO task_dependencies (task_id, depends_on) SELECT task.id, d FROM task, unnest(@dependsOn::bigint[]) d),
        event AS (INSERT INTO task_events (task_id, at, from_status, to_status, actor, reason)
                  SELECT id, @now::bigint, NULL, 'PENDING', 'person', 'enqueued' FROM task)
@@ -229,7 +236,9 @@ export class PostgresTaskStore implements TaskStore {
    */
   async claim(kind: Kind, concurrency: number, leaseMs: number, lease: Lease, reclaimExpired = true): Promise<Task[]> {
     const rows = await this.sql.tx(async (tx) => {
-      await this.run(tx, LOCK_CLAIM, { kind });
+      const [lock] = await this.run<{ granted: boolean }>(tx, LOCK_CLAIM, { kind });
+      // Another machine is claiming this kind right now: nothing for it this tick, the next one tries again.
+      if (!lock?.granted) return [];
       return this.run(
         tx,
         `WITH ${CLOCK},
@@ -238,13 +247,13 @@ export class PostgresTaskStore implements TaskStore {
             WHERE kind = @kind::text AND ${LEASED} AND (lease_expires_at >= ${DB_NOW} OR lease_owner = @owner::text)),
          held AS (
            SELECT id FROM tasks
-            WHERE kind = @kind::text AND ${LEASED} AND next_attempt_at <= @now::bigint
+            WHERE kind = @kind::text AND ${LEASED} AND next_attempt_at <= ${DB_NOW}
               AND (lease_owner IS NULL OR (@reclaim::boolean AND lease_expires_at < ${DB_NOW} AND lease_owner <> @owner::text))
             ORDER BY lease_expires_at NULLS FIRST LIMIT (SELECT n FROM slots)
               FOR NO KEY UPDATE SKIP LOCKED),
          fresh AS (
            SELECT id FROM tasks t
-            WHERE kind = @kind::text AND status = 'PENDING' AND next_attempt_at <= @now::bigint
+            WHERE kind = @kind::text AND status = 'PENDING' AND next_attempt_at <= ${DB_NOW}
               AND NOT EXISTS (SELECT 1 FROM task_dependencies d JOIN tasks p ON p.id = d.depends_on
                                WHERE d.task_id = t.id AND p.status <> 'SUCCEEDED')
             ORDER BY created_at, id LIMIT (SELECT n FROM slots) - (SELECT count(*) FROM held)
@@ -371,7 +380,7 @@ export class PostgresTaskStore implements TaskStore {
          charged = CASE WHEN @pollable::boolean AND status IN ('RUNNING', 'OUTCOME_UNKNOWN') THEN 'yes' ELSE charged END,
          unknown_reason = CASE WHEN @pollable::boolean AND status = 'OUTCOME_UNKNOWN' THEN NULL ELSE unknown_reason END,
          finished_at = CASE WHEN @pollable::boolean AND status = 'OUTCOME_UNKNOWN' THEN NULL ELSE finished_at END,
-         next_attempt_at = CASE WHEN @pollable::boolean AND status = 'OUTCOME_UNKNOWN' THEN @now::bigint ELSE next_attempt_at END,
+         next_attempt_at = CASE WHEN @pollable::boolean AND status = 'OUTCOME_UNKNOWN' THEN ${DB_NOW} ELSE next_attempt_at END,
          status = CASE WHEN @pollable::boolean AND status IN ('RUNNING', 'OUTCOME_UNKNOWN') THEN 'SUBMITTED' ELSE status END`,
         params,
         { actor: 'engine', reason: 'recorded the request id kept in the receipt journal', detail: { requestId: receipt.requestId } },
@@ -513,7 +522,7 @@ export class PostgresTaskStore implements TaskStore {
     return this.change(
       id,
       `${FENCE} AND status = 'RUNNING'`,
-      `status = 'PENDING', next_attempt_at = @nextAttemptAt::bigint, submit_started_at = NULL, idempotency_key = NULL,
+      `status = 'PENDING', next_attempt_at = ${DUE_AT('nextAttemptAt')}, submit_started_at = NULL, idempotency_key = NULL,
        charged = 'no', lease_owner = NULL, lease_expires_at = NULL, heartbeat_at = NULL`,
       { ...lease, nextAttemptAt },
       { from: 'RUNNING', actor: 'engine', reason },
@@ -584,7 +593,7 @@ export class PostgresTaskStore implements TaskStore {
     return !!(await this.change(
       id,
       `${FENCE} AND status = 'SUBMITTED'`,
-      `lease_owner = NULL, lease_expires_at = NULL, next_attempt_at = @notBefore::bigint, note = @note::text`,
+      `lease_owner = NULL, lease_expires_at = NULL, next_attempt_at = ${DUE_AT('notBefore')}, note = @note::text`,
       { ...lease, notBefore, note },
       { from: 'SUBMITTED', actor: 'engine', reason: note, detail: { notBefore } },
     ));
@@ -614,7 +623,7 @@ export class PostgresTaskStore implements TaskStore {
       tasks.map((task) => ({ task, reason })),
       now,
       `submit_started_at IS NULL`,
-      `status = 'PENDING', lease_owner = NULL, lease_expires_at = NULL, heartbeat_at = NULL, next_attempt_at = @now::bigint`,
+      `status = 'PENDING', lease_owner = NULL, lease_expires_at = NULL, heartbeat_at = NULL, next_attempt_at = ${DB_NOW}`,
     );
   }
 
@@ -928,7 +937,7 @@ export class PostgresTaskStore implements TaskStore {
         tx,
         id,
         where,
-        `status = 'SUBMITTED', remote_request_id = @requestId::text, remote_handle = NULL, submitted_at = @now::bigint, next_attempt_at = @now::bigint,
+        `status = 'SUBMITTED', remote_request_id = @requestId::text, remote_handle = NULL, submitted_at = @now::bigint, next_attempt_at = ${DB_NOW},
          charged = 'yes', unknown_reason = NULL, finished_at = NULL, lease_owner = NULL, lease_expires_at = NULL${alsoSet}`,
         params,
         t,
@@ -943,7 +952,7 @@ export class PostgresTaskStore implements TaskStore {
       `status = 'OUTCOME_UNKNOWN'`,
       `status = 'PENDING', cost_abandoned = cost_abandoned + coalesce(cost_estimated, 0), charged = 'no',
        submit_started_at = NULL, idempotency_key = NULL, remote_request_id = NULL, remote_handle = NULL, submitted_at = NULL,
-       unknown_reason = NULL, finished_at = NULL, next_attempt_at = @now::bigint, progress = NULL`,
+       unknown_reason = NULL, finished_at = NULL, next_attempt_at = ${DB_NOW}, progress = NULL`,
       { now },
       { from: 'OUTCOME_UNKNOWN', actor: 'person', reason: 'resubmitted: the earlier attempt may also have been charged' },
     );
