@@ -34,13 +34,13 @@ interface Transition {
 const CLOCK = `clock AS (SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS ms)`;
 const DB_NOW = `(SELECT ms FROM clock)`;
 
+/** The caller's absolute time in the parameter `at`, as the same delay from now by the database's clock. */
+const DUE_AT = (at: string) => `${DB_NOW} + (@${at}::bigint - @now::bigint)`;
+
 const LEASED = `status IN ('RUNNING', 'SUBMITTED')`;
 
 /** What a project has spent or may have spent: billed, else estimated, for accepted and unknown requests. */
 const PROJECT_SPEND = `(SELECT coalesce(sum(CASE WHEN s.charged <> 'no' THEN coalesce(s.cost_actual, s.cost_estimated, 0) ELSE 0 END)
-/** The caller's absolute time in the parameter `at`, as the same delay from now by the database's clock. */
-const DUE_AT = (at: string) => `${DB_NOW} + (@${at}::bigint - @now::bigint)`;
-
                                    + sum(s.cost_abandoned), 0)
                          FROM tasks s WHERE s.project_id = tasks.project_id)`;
 
