@@ -1,7 +1,9 @@
 import { hostname } from 'node:os';
+import pg from 'pg';
 import type { Receipt } from '../../ports.ts';
 import type { Actor, Charged, Kind, NewTask, RemoteRef, Status, Task, TaskEvent, TaskOutput } from '../../tasks/model.ts';
 import { inputHash } from '../../tasks/inputHash.ts';
+import { REQUEST_HELD_NOTE } from '../../tasks/requestHeld.ts';
 import { rowToEvent, rowToOutput, rowToTask, type EventRow, type OutputRow, type TaskRow } from '../../tasks/rows.ts';
 import type { CompletedResult, DaySpend, Lease, LibraryFilter, ModelSpend, SpendRow, TaskStore } from '../port.ts';
 import { named } from './named.ts';
@@ -21,6 +23,8 @@ interface Transition {
   also?: string;
   /** WITH queries the update reads, run before it. */
   before?: string;
+  /** An SQL expression for the event's detail as JSON text, read in the statement: in place of `detail`. */
+  detailFrom?: string;
 }
 
 /**
@@ -70,6 +74,18 @@ const HELD_ELSEWHERE = `EXISTS (SELECT 1 FROM tasks o WHERE o.provider = tasks.p
  * writer makes them do (the unique index on request ids would otherwise refuse the second with an error).
  */
 const LOCK_REQUEST = `SELECT pg_advisory_xact_lock(hashtext('studio.task.request'), hashtext(lower(@requestId::text)))`;
+
+/**
+ * A completion's request id that another task of the provider holds, when the row has none of its own to keep
+ * (see completeWhere). What the event says of it, in the same words as the embedded store.
+ */
+const TAKEN_REQUEST = `taken AS MATERIALIZED (
+  SELECT o.id FROM tasks t JOIN tasks o ON o.provider = t.provider AND lower(o.remote_request_id) = lower(@requestId::text) AND o.id <> t.id
+   WHERE t.id = @id::bigint AND t.remote_request_id IS NULL ORDER BY o.id LIMIT 1)`;
+const TAKEN_DETAIL = `(SELECT json_build_object('requestId', @requestId::text, 'heldBy', id, 'note', '${REQUEST_HELD_NOTE}')::text FROM taken)`;
+
+/** A unique index refused a request id: another transaction gave it to another task and committed meanwhile. */
+const requestTaken = (err: unknown) => err instanceof pg.DatabaseError && err.code === '23505' && err.constraint === 'tasks_remote_request';
 
 /**
  * Taken before a claim, in its transaction. The claim counts the kind's leased rows and takes that many fewer,
@@ -145,7 +161,7 @@ export class PostgresTaskStore implements TaskStore {
        changed AS (UPDATE tasks SET ${set}, updated_at = @now::bigint
                     WHERE id = @id::bigint AND (${where})${read ? ' AND (SELECT status FROM seen) IS NOT NULL' : ''} RETURNING *),
        event AS (INSERT INTO task_events (task_id, at, from_status, to_status, actor, reason, detail_json)
-                 SELECT id, @now::bigint, ${eventFrom}, status, @eventActor::text, @eventReason::text, @eventDetail::text
+                 SELECT id, @now::bigint, ${eventFrom}, status, @eventActor::text, @eventReason::text, ${t.detailFrom ?? '@eventDetail::text'}
                    FROM changed)
        ${t.also ?? ''}`;
   }
@@ -446,7 +462,21 @@ export class PostgresTaskStore implements TaskStore {
     );
   }
 
+  /**
+   * A result is kept whatever request id the provider named with it: one another task of the provider holds is
+   * left with that task (one request must never count for two) and said in the event. A unique index refusal
+   * means another transaction took it meanwhile; the completion, run again, sees that task hold it.
+   */
   private async completeWhere(q: Sql, id: number, where: string, params: Record<string, unknown>, out: CompletedResult, why?: string, from?: Status | 'read') {
+    try {
+      return await this.completeOnce(q, id, where, params, out, why, from);
+    } catch (err) {
+      if (!requestTaken(err)) throw err;
+      return this.completeOnce(q, id, where, params, out, why, from);
+    }
+  }
+
+  private async completeOnce(q: Sql, id: number, where: string, params: Record<string, unknown>, out: CompletedResult, why?: string, from?: Status | 'read') {
     const first = out.outputs[0]!;
     const task = await this.changeIn(
       q,
@@ -454,7 +484,7 @@ export class PostgresTaskStore implements TaskStore {
       where,
       `status = 'SUCCEEDED', output_path = @outputPath::text, output_sha256 = @sha256::text, progress = 1, error = NULL, note = NULL,
        unknown_reason = NULL, charged = CASE WHEN submit_started_at IS NULL THEN charged ELSE 'yes' END,
-       remote_request_id = coalesce(remote_request_id, @requestId::text),
+       remote_request_id = coalesce(remote_request_id, CASE WHEN EXISTS (SELECT 1 FROM taken) THEN NULL ELSE @requestId::text END),
        cost_actual_source = CASE WHEN @costActual::bigint IS NULL THEN cost_actual_source ELSE @costSource::text END,
        cost_actual = coalesce(@costActual::bigint, cost_actual), lease_owner = NULL, lease_expires_at = NULL, finished_at = @now::bigint`,
       {
@@ -474,6 +504,8 @@ export class PostgresTaskStore implements TaskStore {
         from,
         actor: 'engine',
         reason: why ?? (out.outputs.length > 1 ? `${out.outputs.length} outputs saved` : 'output saved'),
+        before: TAKEN_REQUEST,
+        detailFrom: TAKEN_DETAIL,
         also: `, saved AS (
                  INSERT INTO task_outputs (task_id, idx, path, sha256, machine, bytes, content_type)
                  SELECT changed.id, o.n - 1, o.path, o.sha256, @machine::text, o.bytes, o.content_type

@@ -5,6 +5,7 @@ import { immediateTransactions } from '../../db/transaction.ts';
 import type { Receipt } from '../../ports.ts';
 import type { Actor, Charged, Kind, NewTask, RemoteRef, Status, Task, TaskEvent, TaskOutput } from '../../tasks/model.ts';
 import { inputHash } from '../../tasks/inputHash.ts';
+import { requestHeldDetail } from '../../tasks/requestHeld.ts';
 import { rowToEvent, rowToOutput, rowToTask, type EventRow, type OutputRow, type TaskRow } from '../../tasks/rows.ts';
 import { refuseIfMoved, refuseIfTaskMoved } from './projectMoves.ts';
 import type { CompletedResult, DaySpend, Lease, LibraryFilter, ModelSpend, SpendRow, TaskStore } from '../port.ts';
@@ -356,30 +357,48 @@ export class SqliteTaskStore implements TaskStore {
     );
   }
 
+  /**
+   * A result is kept whatever request id the provider named with it: one another task of the provider holds is
+   * left with that task (one request must never count for two) and said in the event.
+   */
   private completeWhere(id: number, where: string, params: Record<string, unknown>, out: CompletedResult, why?: string, from?: Status) {
     const first = out.outputs[0]!;
-    return this.change(
-      id,
-      where,
-      `status = 'SUCCEEDED', output_path = @outputPath, output_sha256 = @sha256, progress = 1, error = NULL, note = NULL,
-       unknown_reason = NULL, charged = CASE WHEN submit_started_at IS NULL THEN charged ELSE 'yes' END,
-       remote_request_id = coalesce(remote_request_id, @requestId),
-       cost_actual_source = CASE WHEN @costActual IS NULL THEN cost_actual_source ELSE @costSource END,
-       cost_actual = coalesce(@costActual, cost_actual), lease_owner = NULL, lease_expires_at = NULL, finished_at = @now`,
-      { ...params, outputPath: first.path, sha256: first.sha256, costActual: out.costActual, costSource: out.costSource ?? null, requestId: out.requestId ?? null },
-      {
-        from,
-        actor: 'engine',
-        reason: why ?? (out.outputs.length > 1 ? `${out.outputs.length} outputs saved` : 'output saved'),
-        then: () => {
-          for (const [index, o] of out.outputs.entries()) {
-            this.stmt(
-              `INSERT OR REPLACE INTO task_outputs (task_id, idx, path, sha256, bytes, content_type, machine) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-            ).run(id, index, o.path, o.sha256, o.bytes, o.contentType, this.machine);
-          }
+    const named = out.requestId ?? null;
+    const write = (heldBy: number | undefined) =>
+      this.change(
+        id,
+        where,
+        `status = 'SUCCEEDED', output_path = @outputPath, output_sha256 = @sha256, progress = 1, error = NULL, note = NULL,
+         unknown_reason = NULL, charged = CASE WHEN submit_started_at IS NULL THEN charged ELSE 'yes' END,
+         remote_request_id = coalesce(remote_request_id, @requestId),
+         cost_actual_source = CASE WHEN @costActual IS NULL THEN cost_actual_source ELSE @costSource END,
+         cost_actual = coalesce(@costActual, cost_actual), lease_owner = NULL, lease_expires_at = NULL, finished_at = @now`,
+        { ...params, outputPath: first.path, sha256: first.sha256, costActual: out.costActual, costSource: out.costSource ?? null, requestId: heldBy === undefined ? named : null },
+        {
+          from,
+          actor: 'engine',
+          reason: why ?? (out.outputs.length > 1 ? `${out.outputs.length} outputs saved` : 'output saved'),
+          detail: heldBy === undefined ? undefined : requestHeldDetail(named!, heldBy),
+          then: () => {
+            for (const [index, o] of out.outputs.entries()) {
+              this.stmt(
+                `INSERT OR REPLACE INTO task_outputs (task_id, idx, path, sha256, bytes, content_type, machine) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+              ).run(id, index, o.path, o.sha256, o.bytes, o.contentType, this.machine);
+            }
+          },
         },
-      },
-    );
+      );
+    return named === null ? write(undefined) : this.tx(() => write(this.takenRequest(id, named)));
+  }
+
+  /** The other task of this task's provider that holds `requestId`, when this task has none of its own to keep. */
+  private takenRequest(id: number, requestId: string): number | undefined {
+    return this.stmt(
+      `SELECT o.id FROM tasks t JOIN tasks o ON o.provider = t.provider AND lower(o.remote_request_id) = lower(@requestId) AND o.id <> t.id
+        WHERE t.id = @id AND t.remote_request_id IS NULL ORDER BY o.id LIMIT 1`,
+    )
+      .pluck()
+      .get({ id, requestId }) as number | undefined;
   }
 
   async outputs(taskId: number): Promise<TaskOutput[]> {
