@@ -33,6 +33,14 @@ function machine(name: string, media: string | null) {
   return dir;
 }
 
+/** A team database and two machines on it, studio-a and studio-b, each saving into a media folder of its own. */
+async function unsharedTeam() {
+  const simulator = (sim = await simulatorForTest({ jobMs: 50 }));
+  const url = await freshDatabase();
+  const [mediaA, mediaB] = [tempDir(), tempDir()];
+  return { simulator, url, mediaA, mediaB, dirA: machine('studio-a', mediaA), dirB: machine('studio-b', mediaB) };
+}
+
 function get(path: string): Promise<{ status: number; text: string }> {
   const url = new URL(host!.url);
   return new Promise((resolve, reject) => {
@@ -100,10 +108,7 @@ describe('the media folder in Settings', () => {
 
 describe.skipIf(!postgresAvailable)('a team whose machines do not share their media folders', () => {
   it('says which machine has a file: the render, the media endpoint and the task detail; and that a changed file is changed', async () => {
-    sim = await simulatorForTest({ jobMs: 50 });
-    const url = await freshDatabase();
-    const [mediaA, mediaB] = [tempDir(), tempDir()];
-    const [dirA, dirB] = [machine('studio-a', mediaA), machine('studio-b', mediaB)];
+    const { url, mediaA, mediaB, dirA, dirB } = await unsharedTeam();
 
     // studio-b makes a clip: it lands in studio-b's media folder only.
     expect((await cli(dirB, '--db', url, ...CLIP)).code).toBe(0);
@@ -158,10 +163,7 @@ describe.skipIf(!postgresAvailable)('a team whose machines do not share their me
 
 describe.skipIf(!postgresAvailable)('a Generate on a machine that does not see the files another machine saved', () => {
   it('names the machine that has each result, calls none of them lost, and buys them again only when told', async () => {
-    sim = await simulatorForTest({ jobMs: 50 });
-    const url = await freshDatabase();
-    const [mediaA, mediaB] = [tempDir(), tempDir()];
-    const [dirA, dirB] = [machine('studio-a', mediaA), machine('studio-b', mediaB)];
+    const { simulator, url, mediaA, dirA, dirB } = await unsharedTeam();
     const board = join(dirB, 'board.json');
     writeFileSync(
       board,
@@ -177,7 +179,7 @@ describe.skipIf(!postgresAvailable)('a Generate on a machine that does not see t
       const run = await cli(dirB, '--db', url, ...args);
       expect(run.code, run.err).toBe(0);
     }
-    const charged = sim.charges.length;
+    const charged = simulator.charges.length;
     const a = await openStudio(dirA, undefined, { database: url });
     let saved: Map<string, { id: number; path: string }>;
     try {
@@ -214,7 +216,7 @@ describe.skipIf(!postgresAvailable)('a Generate on a machine that does not see t
       ),
     );
     expect(refused.err).not.toMatch(/result lost|file is gone/);
-    expect(sim.charges).toHaveLength(charged);
+    expect(simulator.charges).toHaveLength(charged);
 
     // On the machine that has the files, nothing is bought again.
     const there = await cli(dirB, '--db', url, 'estimate', 'Fox', '--json');
@@ -225,6 +227,6 @@ describe.skipIf(!postgresAvailable)('a Generate on a machine that does not see t
     expect(confirmed.out).toContain(`dawn:clip: paid, result not on this machine: task ${saved.get('clip')!.id} cost`);
     const rebought = await cli(dirA, '--db', url, 'worker', '--until-idle');
     expect(rebought.code, rebought.err).toBe(0);
-    expect(sim.charges).toHaveLength(charged + 2);
+    expect(simulator.charges).toHaveLength(charged + 2);
   });
 });
