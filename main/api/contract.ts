@@ -104,15 +104,17 @@ export interface CandidateView {
 
 export type DecisionInput = { adopt: string } | { resubmit: true } | { giveUp: true };
 
-/** An earlier purchase of a step whose result is lost. */
+/** An earlier purchase of a step whose result is lost, or kept only by another machine. */
 export interface LostResultView {
   taskId: number;
   /** Whether that purchase was certainly charged, or possibly. */
   paid: 'yes' | 'maybe';
   cost: number;
   currency: string;
-  /** How the result was lost. */
+  /** How the result was lost, or which machine has it and what to do. */
   why: string;
+  /** The machine that keeps the result, when another machine does: then it is not lost, only not in this machine's media folder. */
+  savedOn?: string;
 }
 
 export interface EstimateStep {

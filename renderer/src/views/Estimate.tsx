@@ -17,6 +17,8 @@ export function EstimatePanel({ project, version, stale, savedAt }: { project: s
   const e = estimate.data;
   const confirmAbove = settings.data?.confirmAbove ?? null;
   const lost = e?.steps.filter((s) => s.action === 'rebuy') ?? [];
+  // A result another machine keeps is not lost: only when every such step is elsewhere does the heading say so.
+  const lostHeading = lost.every((s) => s.lost?.savedOn !== undefined) ? 'Paid for, saved on another machine' : 'Paid for, result lost';
   const unpriced = e?.unpriced ?? 0;
   // Under a budget a step of unknown price is never counted as 0: the person says so explicitly first.
   const needsUnpricedConfirmation = unpriced > 0 && e?.budget !== null;
@@ -56,13 +58,14 @@ export function EstimatePanel({ project, version, stale, savedAt }: { project: s
             </tbody>
           </table>
           {lost.length > 0 && (
-            <section className="lost" data-testid="estimate-lost" aria-label="Paid for, result lost">
-              <h3>Paid for, result lost</h3>
+            <section className="lost" data-testid="estimate-lost" aria-label={lostHeading}>
+              <h3>{lostHeading}</h3>
               <ul>
                 {lost.map((s) => (
                   <li key={s.key}>
-                    {s.key}: {s.lost!.paid === 'yes' ? 'paid' : 'possibly paid'} {money(s.lost!.cost, s.lost!.currency)} (task {s.lost!.taskId}), result
-                    lost: {s.lost!.why}. Buying it again costs about {money(s.cost, s.currency)}.
+                    {s.key}: {s.lost!.paid === 'yes' ? 'paid' : 'possibly paid'} {money(s.lost!.cost, s.lost!.currency)} (task {s.lost!.taskId}),{' '}
+                    {s.lost!.savedOn === undefined ? 'result lost' : `saved on machine '${s.lost!.savedOn}', not in this machine's media folder`}: {s.lost!.why}. Buying
+                    it again costs about {money(s.cost, s.currency)}.
                   </li>
                 ))}
               </ul>

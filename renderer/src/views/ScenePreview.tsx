@@ -47,7 +47,8 @@ export function StepState({ step }: { step: PlanStepView }) {
     case 'paid, result lost':
       return (
         <span className="state lost">
-          {step.lost?.paid === 'maybe' ? 'possibly paid' : 'paid'}, result lost: {step.lost?.why}
+          {step.lost?.paid === 'maybe' ? 'possibly paid' : 'paid'},{' '}
+          {step.lost?.savedOn === undefined ? 'result lost' : `saved on machine '${step.lost.savedOn}', not in this machine's media folder`}: {step.lost?.why}
           {step.lost ? ` (${money(step.lost.cost, step.lost.currency)})` : ''}
         </span>
       );
