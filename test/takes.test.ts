@@ -9,6 +9,7 @@ import type { RunningSimulator } from '../main/simulator/server.ts';
 import { cli } from './helpers/cli.ts';
 import { writeSettings } from './helpers/processes.ts';
 import { hostForTest, simulatorForTest } from './helpers/running.ts';
+import { TWO_SCENES } from './helpers/boards.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 let sim: RunningSimulator | undefined;
@@ -22,15 +23,7 @@ async function simulatedDir() {
   return dir;
 }
 
-const BOARD = {
-  width: 320,
-  height: 180,
-  fps: 24,
-  scenes: [
-    { id: 'dawn', imagePrompt: 'a fox asleep in snow', motionPrompt: 'push in', narration: 'At dawn, the fox wakes.', duration: 1 },
-    { id: 'home', imagePrompt: 'the fox going home', motionPrompt: 'track', duration: 1 },
-  ],
-};
+const BOARD = TWO_SCENES;
 
 interface TakeJson {
   scene: string;

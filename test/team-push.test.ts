@@ -17,6 +17,7 @@ import type { Task } from '../main/tasks/model.ts';
 import { cli } from './helpers/cli.ts';
 import { freshDatabase, postgresAvailable } from './helpers/postgres.ts';
 import { runStudio, startStudio, whenStopped, writeSettings, type StudioProcess } from './helpers/processes.ts';
+import { TWO_SCENES } from './helpers/boards.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 let sim: RunningSimulator | undefined;
@@ -25,15 +26,7 @@ afterEach(async () => {
   sim = undefined;
 });
 
-const BOARD = {
-  width: 320,
-  height: 180,
-  fps: 24,
-  scenes: [
-    { id: 'dawn', imagePrompt: 'a fox asleep in snow', motionPrompt: 'push in', narration: 'At dawn, the fox wakes.', duration: 1 },
-    { id: 'home', imagePrompt: 'the fox going home', motionPrompt: 'track', duration: 1 },
-  ],
-};
+const BOARD = TWO_SCENES;
 
 const IMAGE = ['enqueue', '--project', 'Fox', '--kind', 'image', '--provider', 'simulator', '--model', 'sim-image-1', '--input'];
 
