@@ -2,11 +2,13 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { LocalOutputStore } from './adapters/outputStore.ts';
 import { ReceiptJournal } from './adapters/receiptJournal.ts';
 import { ffmpegPath, ffprobePath } from './media/binaries.ts';
+import { DatabaseClock } from './adapters/databaseClock.ts';
 import { systemClock } from './adapters/systemClock.ts';
 import { databasePath } from './config/paths.ts';
 import { loadSettings, type Settings } from './config/settings.ts';
 import { chooseMediaDir, studioMedia } from './config/media.ts';
 import { chooseDatabase, chooseMachineName, type DatabaseSource } from './config/team.ts';
+import { machineId, MachineIdUnreadable } from './config/machineId.ts';
 import { newOwner } from './engine/owners.ts';
 import { replayReceipts } from './engine/receiptReplay.ts';
 import { Supervisor, type SupervisorDeps } from './engine/supervisor.ts';
@@ -26,8 +28,10 @@ export interface Studio {
   store: Store;
   /** Where the team database's address came from (--db, STUDIO_DATABASE_URL, settings); null for the embedded store. */
   storeFrom: DatabaseSource | null;
-  /** The name this machine goes by: in owner ids, and on the files it saves. */
+  /** The name this machine goes by: in owner ids, and on the files it saves. A label: two computers may share it. */
   machine: string;
+  /** What tells this machine from every other, whatever their names: kept in the data folder (see config/machineId.ts). */
+  machineId: string;
   /** Where the files it is paid for are saved, and found again (see MediaFolder). */
   media: MediaFolder;
   /** Saved results as this machine finds them, or why it cannot. */
@@ -43,7 +47,13 @@ export interface Studio {
   /** Why `studio.db` at its path is no longer the file this process opened (deleted, replaced), or null. */
   databaseMoved(): string | null;
   settings: Settings;
+  /** On a team database, the database's clock as this machine reads it (see DatabaseClock); else this machine's. */
   clock: Clock;
+  /**
+   * Measures this machine's clock against the team database's, and keeps the offset on `owner`'s row when given;
+   * the clock above follows it. The offset (this machine's less the database's), or null with no team database.
+   */
+  checkClock(owner?: string): Promise<number | null>;
   close(): Promise<void>;
 }
 
@@ -76,13 +86,36 @@ export async function openStudio(
   } catch (err) {
     throw new DataFolderRefused(`the data folder ${dataDir} cannot be created (${(err as NodeJS.ErrnoException).code}); choose another with --data or STUDIO_DATA_DIR`);
   }
+  let id: string;
+  try {
+    id = machineId(dataDir);
+  } catch (err) {
+    if (err instanceof MachineIdUnreadable) throw new DataFolderRefused(err.message);
+    throw new DataFolderRefused(`the machine id in the data folder ${dataDir} cannot be kept (${(err as NodeJS.ErrnoException).code}); make the folder writable, or choose another with --data or STUDIO_DATA_DIR`);
+  }
   const store = team ? await openPostgresStore(team.url, { machine }) : openSqliteStore(databasePath(dataDir), { machine });
+  // Times two machines compare come from one clock: a team's are the database's, measured before anything is written.
+  const teamClock = store.kind === 'postgres' ? new DatabaseClock(clock) : null;
+  const checkClock = async (owner?: string) => {
+    const offset = await store.owners.checkClock(() => clock.now(), owner);
+    if (offset !== null) teamClock?.measured(offset);
+    return offset;
+  };
+  if (teamClock) {
+    try {
+      await checkClock();
+    } catch (err) {
+      await store.close();
+      throw err;
+    }
+  }
   const media = studioMedia({ dataDir, configured: chooseMediaDir(options.media, process.env, settings.team), kind: store.kind, space: store.mediaSpace, machine });
   return {
     dataDir,
     store,
     storeFrom: team?.from ?? null,
     machine,
+    machineId: id,
     media,
     files: new OutputLocator(store.tasks, media),
     tasks: store.tasks,
@@ -93,7 +126,8 @@ export async function openStudio(
     receipts: new ReceiptJournal(dataDir),
     databaseMoved: () => store.moved(),
     settings,
-    clock,
+    clock: teamClock ?? clock,
+    checkClock,
     close: () => store.close(),
   };
 }
@@ -128,7 +162,8 @@ export function createSupervisor(
       media: { ffmpegPath: ffmpegPath(studio.settings.media.ffmpegPath), ffprobePath: ffprobePath(studio.settings.media.ffprobePath) },
       prices: () => studio.settings.prices,
       database: studio.store.kind === 'postgres' ? `the team database at ${studio.store.where}` : `the studio database ${studio.store.where}`,
-      owner: newOwner(studio.machine),
+      owner: newOwner(studio.machine, studio.machineId),
+      checkClock: (owner) => studio.checkClock(owner),
       ...extra,
     },
     studio.settings.engine,

@@ -26,11 +26,11 @@ describe('the submit-time budget check and a step of unknown price', () => {
 
   it('is not sent when the budget is used up', async () => {
     const { repo, unpriced, lease } = await setup(40_000);
-    expect(await repo.markSubmitStarted(unpriced, 'k-1', LEASE, lease())).toBeUndefined();
+    expect(await repo.markSubmitStarted(unpriced, 'k-1', LEASE, lease())).toMatchObject({ refused: 'budget', task: { id: unpriced } });
   });
 
   it('is sent while the budget has something left', async () => {
     const { repo, unpriced, lease } = await setup(40_001);
-    expect(await repo.markSubmitStarted(unpriced, 'k-1', LEASE, lease())).toBeDefined();
+    expect(await repo.markSubmitStarted(unpriced, 'k-1', LEASE, lease())).toMatchObject({ marked: { id: unpriced } });
   });
 });

@@ -47,7 +47,8 @@ describe('chaos against fal: unknown outcomes resolved by lookups', () => {
         tickMs: 50,
         concurrency: { image: 6, clip: 0, speech: 0, render: 0 },
         poll: { intervalMs: 100, maxIntervalMs: 300, deadlineMs: 20_000 },
-        lookup: { intervalMs: 1_000, tries: 10 },
+        // A request's time in fal's queue here is seconds: a request never accepted is known as such soon after.
+        lookup: { intervalMs: 1_000, tries: 10, queueMs: 2_000 },
       },
     });
     const env = { STUDIO_FAL_BASE_URL: fake.url, FAL_KEY: 'fal-key-0123456789' };

@@ -145,7 +145,10 @@ describe('studio CLI', () => {
     const dir = await simulatedDir();
     await cli(dir, ...ENQUEUE, '--input', '{"prompt":"first"}');
     await cli(dir, 'worker', '--until-idle');
-    sim!.setFaults({ submit: ['drop-after-accept'] });
+    // Two lost answers to the same input at once: which request is whose cannot be told, so the run's own lookup
+    // leaves them to a person.
+    sim!.setFaults({ submit: ['drop-after-accept', 'drop-after-accept'] });
+    await cli(dir, ...ENQUEUE, '--input', '{"prompt":"second"}');
     await cli(dir, ...ENQUEUE, '--input', '{"prompt":"second"}');
     await cli(dir, 'worker', '--until-idle');
     const [first, second] = await tasksOf(dir);

@@ -95,23 +95,19 @@ describe.each(storeKinds())('on the $kind store', (kind) => {
       }
     });
 
-    it('after an answer lost once the provider accepted: a person adopts the request it has, and the paid result is collected, not bought again', async () => {
+    it('after an answer lost once the provider accepted: the run looks it up before it ends, adopts the request it has, and collects the paid result, not bought again', async () => {
       const { store, machine, whole } = await setup({}, { submit: ['drop-after-accept'] });
       const here = machine('machine-a');
       const [id] = (await enqueue(store)) as [number];
       await workerRun(here);
-      expect((await readTask(store, id)).task.status).toBe('OUTCOME_UNKNOWN');
 
       const [charge] = chargesFor(id);
-      const resolved = await runStudio(here.dataDir, ['resolve', String(id), '--adopt', charge!.requestId], here.env);
-      expect(resolved.stdout).toContain('adopted');
-      await workerRun(here);
-
       const { task, events } = await readTask(store, id);
+      expect(events.map((e) => e.toStatus)).toContain('OUTCOME_UNKNOWN');
       expect(task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: charge!.requestId });
       expect(whole(task.outputPath!, task.outputSha256!)).toBe(true);
       expect(chargesFor(id)).toHaveLength(1);
-      expect(events.filter((e) => e.actor === 'person').map((e) => e.reason)).toContain('adopted a request id found at the provider');
+      expect(events.filter((e) => e.actor === 'engine').map((e) => e.reason)).toContainEqual(expect.stringMatching(/^adopted by the studio after a lookup/));
     });
   });
 

@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { LocalOutputStore } from '../main/adapters/outputStore.ts';
-import { resolveUnknown } from '../main/engine/decisions.ts';
 import { reconcile } from '../main/engine/reconciler.ts';
 import type { Providers } from '../main/providers/registry.ts';
 import type { Faults } from '../main/simulator/faults.ts';
@@ -50,30 +49,25 @@ describe('the engine with the simulator', () => {
     expect(readdirSync(join(task.outputPath!, '..')).filter((f) => f.endsWith('.part'))).toEqual([]);
   });
 
-  it('recovers an accepted request whose answer was lost: unknown, reconciled, adopted, collected, paid once', async () => {
+  it('recovers an accepted request whose answer was lost: unknown, looked up before the run ends, adopted, collected, paid once', async () => {
     const { enqueue, run } = await setup({ submit: ['drop-after-accept'] });
     const id = await enqueue();
     await run();
-    expect(await studio.tasks.get(id)).toMatchObject({ status: 'OUTCOME_UNKNOWN', charged: 'maybe' });
-
-    const { candidates } = await reconcile(studio.tasks, studio.files, providers.get('simulator'), id, Date.now());
-    expect(candidates.map((c) => c.requestId)).toEqual([sim.charges[0]!.requestId]);
-    await resolveUnknown(studio.tasks, id, { adopt: candidates[0]!.requestId }, Date.now());
-    await run();
     expect(await studio.tasks.get(id)).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: sim.charges[0]!.requestId });
+    expect((await studio.tasks.events(id)).map((e) => e.reason)).toContainEqual(expect.stringMatching(/^adopted by the studio after a lookup/));
     expect(sim.charges).toHaveLength(1);
   });
 
-  it('reconciles a clip made from another task’s image, matching the request as it was sent', async () => {
+  it('looks up a clip made from another task’s image by the request as it was sent, and adopts it', async () => {
     const { enqueue, run } = await setup();
     const image = await enqueue();
     await run();
     sim.setFaults({ submit: ['drop-after-accept'] });
     const clip = await enqueue({ kind: 'clip', model: 'sim-clip-1', input: { prompt: 'push in', image_url: { $output: image }, duration: 1 }, dependsOn: [image] });
     await run();
-    expect((await studio.tasks.get(clip))!.status).toBe('OUTCOME_UNKNOWN');
-    const { candidates } = await reconcile(studio.tasks, studio.files, providers.get('simulator'), clip, Date.now());
-    expect(candidates.map((c) => c.requestId)).toEqual([sim.charges[1]!.requestId]);
+    expect((await studio.tasks.events(clip)).map((e) => e.toStatus)).toContain('OUTCOME_UNKNOWN');
+    expect(await studio.tasks.get(clip)).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: sim.charges[1]!.requestId });
+    expect(sim.charges).toHaveLength(2);
   });
 
   it('never offers a request that already belongs to another task', async () => {

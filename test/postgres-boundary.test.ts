@@ -33,7 +33,7 @@ describe.skipIf(!postgresAvailable)('the boundary write of a project without a b
       await tx.query(`SELECT 1 FROM projects WHERE id = $1 FOR SHARE`, [projectId]);
       return tasks.markSubmitStarted(id, 'k', LEASE, { owner: 'a', now: Date.now() });
     });
-    expect(marked).toMatchObject({ id, attempts: 1, charged: 'maybe', idempotencyKey: 'k' });
+    expect(marked).toMatchObject({ marked: { id, attempts: 1, charged: 'maybe', idempotencyKey: 'k' } });
     expect((await tasks.events(id)).map((e) => e.reason)).toEqual(['enqueued', 'claimed', 'submit started']);
   });
 
@@ -48,7 +48,7 @@ describe.skipIf(!postgresAvailable)('the boundary write of a project without a b
       expect(waited).toBe(true);
       return { mark };
     });
-    expect(await refused.mark).toBeUndefined();
+    expect(await refused.mark).toMatchObject({ refused: 'budget', task: { id } });
     expect(await tasks.get(id)).toMatchObject({ status: 'RUNNING', submitStartedAt: null, charged: 'no', attempts: 0 });
     expect((await tasks.events(id)).map((e) => e.reason)).toEqual(['enqueued', 'claimed']);
   });

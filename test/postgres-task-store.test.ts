@@ -120,7 +120,7 @@ describe.skipIf(!postgresAvailable)('the PostgreSQL task store', () => {
     await one.tasks.claim('image', 1, LEASE, as('a'));
     const before = await one.tasks.get(id);
     const stale = as('b');
-    expect(await two.tasks.markSubmitStarted(id, 'k', LEASE, stale)).toBeUndefined();
+    expect(await two.tasks.markSubmitStarted(id, 'k', LEASE, stale)).toEqual({ refused: 'lease' });
     expect(await two.tasks.setEstimate(id, 99, 'other', 'EUR', stale)).toBe(false);
     expect(await two.tasks.saveProgress(id, 0.5, LEASE, stale)).toBe(false);
     expect(await two.tasks.setNote(id, 'hello', stale)).toBe(false);
@@ -134,7 +134,7 @@ describe.skipIf(!postgresAvailable)('the PostgreSQL task store', () => {
     expect((await one.tasks.events(id)).map((e) => e.reason)).toEqual(['enqueued', 'claimed']);
     expect(await one.tasks.outputs(id)).toEqual([]);
     // The owner itself still may.
-    expect(await one.tasks.markSubmitStarted(id, 'k', LEASE, as('a'))).toMatchObject({ attempts: 1, charged: 'maybe' });
+    expect(await one.tasks.markSubmitStarted(id, 'k', LEASE, as('a'))).toMatchObject({ marked: { attempts: 1, charged: 'maybe' } });
   });
 
   it('keeps task_events append-only: a trigger refuses UPDATE, DELETE and TRUNCATE', async () => {
@@ -165,10 +165,11 @@ describe.skipIf(!postgresAvailable)('the PostgreSQL task store', () => {
       await holder.query('COMMIT');
       holder.release();
       const results = await marks;
-      expect(results.filter(Boolean)).toHaveLength(1);
+      expect(results.filter((r) => 'marked' in r)).toHaveLength(1);
+      expect(results.filter((r) => 'refused' in r && r.refused === 'budget')).toHaveLength(1);
       const [spent] = await one.tasks.spend(projectId);
       expect(spent!.possiblyCharged).toBe(60_000);
-      const refused = results[0] ? second.id : first.id;
+      const refused = 'marked' in results[0] ? second.id : first.id;
       expect(await one.tasks.get(refused)).toMatchObject({ status: 'RUNNING', submitStartedAt: null, charged: 'no', attempts: 0 });
       for (const t of [first, second]) await one.tasks.fail(t.id, 'done', 'no', as(t.id === first.id ? 'a' : 'b'));
     }
@@ -194,9 +195,12 @@ describe.skipIf(!postgresAvailable)('the PostgreSQL task store', () => {
     const renewedFrom = await dbNow(one.pool);
     expect(await two.tasks.renewLeases([id], LEASE, as('b', 0))).toEqual(new Set([id]));
     expect((await two.tasks.get(id))!.leaseExpiresAt).toBeGreaterThanOrEqual(renewedFrom + LEASE);
-    const marked = await two.tasks.markSubmitStarted(id, 'k', LEASE, as('b', 5));
-    expect(marked).toMatchObject({ submitStartedAt: 5 });
-    expect(marked!.leaseExpiresAt).toBeGreaterThanOrEqual(renewedFrom + LEASE);
+    const mark = await two.tasks.markSubmitStarted(id, 'k', LEASE, as('b', 5));
+    // So does the send's window, which lookups compare with the provider's times: not the caller's 5.
+    expect('marked' in mark && mark.marked.submitStartedAt).toBeGreaterThanOrEqual(renewedFrom);
+    expect('marked' in mark && mark.marked.leaseExpiresAt).toBeGreaterThanOrEqual(renewedFrom + LEASE);
+    const recorded = await two.tasks.recordSubmitted(id, { requestId: 'r-1', handle: null }, null, as('b', 5));
+    expect(recorded!.submittedAt).toBeGreaterThanOrEqual(renewedFrom);
   });
 
   it('claims nothing of a kind another machine is claiming, at once: a stopped holder of the claim lock holds no one', async () => {
@@ -366,6 +370,9 @@ describe.skipIf(!postgresAvailable)('the PostgreSQL task store', () => {
   });
 });
 
+/** Whether a send's times are set: PostgreSQL takes them from its own clock (the callers' in the embedded store). */
+const dbTimes = (t: Task) => ({ submitStartedAt: t.submitStartedAt === null ? null : 'set', submittedAt: t.submittedAt === null ? null : 'set' });
+
 /** The same calls on both stores; what each returns and logs, without the lease times PostgreSQL takes from its own clock. */
 async function script(tasks: TaskStore, projectId: number, now: number) {
   const t0 = 1_700_000_000_000;
@@ -381,7 +388,8 @@ async function script(tasks: TaskStore, projectId: number, now: number) {
   await tasks.markSubmitStarted(img.id, 'k-img', LEASE, a);
   await tasks.recordSubmitted(img.id, { requestId: 'req-img', handle: { status: 'https://x/status' } }, { cost: 30_000, source: 'quote' }, a);
   await tasks.saveProgress(img.id, 0.5, LEASE, a);
-  await tasks.complete(img.id, { outputs: [output('img')], costActual: 31_000, costSource: 'provider' }, a);
+  // Later than the send by either clock: PostgreSQL's send times are its own, a little after the callers' `now`.
+  await tasks.complete(img.id, { outputs: [output('img')], costActual: 31_000, costSource: 'provider' }, as('a', now + 60_000));
   await tasks.claim('image', 2, LEASE, a);
   await tasks.claim('clip', 2, LEASE, a);
   await tasks.markSubmitStarted(lost.id, 'k-lost', LEASE, a);
@@ -401,7 +409,7 @@ async function script(tasks: TaskStore, projectId: number, now: number) {
   await tasks.cancel(refused.id, now);
   await tasks.note(lost.id, 'looked at', { by: 'test' }, now);
   const ids = [img.id, clip.id, after.id, lost.id, refused.id];
-  const strip = (t: Task) => ({ ...t, leaseExpiresAt: t.leaseExpiresAt === null ? null : 'set', heartbeatAt: t.heartbeatAt === null ? null : 'set', nextAttemptAt: 'set' });
+  const strip = (t: Task) => ({ ...t, ...dbTimes(t), leaseExpiresAt: t.leaseExpiresAt === null ? null : 'set', heartbeatAt: t.heartbeatAt === null ? null : 'set', nextAttemptAt: 'set' });
   return {
     tasks: await Promise.all(ids.map(async (id) => strip((await tasks.get(id))!))),
     events: await Promise.all(ids.map(async (id) => (await tasks.events(id)).map(({ id: _, ...e }) => e))),
@@ -413,7 +421,7 @@ async function script(tasks: TaskStore, projectId: number, now: number) {
     library: await tasks.library({ search: 'FOX' }, 0, 10).then((l) => ({ ...l, items: l.items.map((i) => ({ ...i, task: strip(i.task) })) })),
     counts: (await tasks.counts()).sort((x, y) => x.status.localeCompare(y.status)),
     outstanding: await tasks.hasOutstandingWork(),
-    durations: await tasks.recentDurations('fake', 'fake-image'),
+    durations: (await tasks.recentDurations('fake', 'fake-image')).length,
   };
 }
 
@@ -421,7 +429,7 @@ async function script(tasks: TaskStore, projectId: number, now: number) {
 async function scriptMore(tasks: TaskStore, projectId: number, now: number) {
   const a = as('a', now);
   const strip = (t: Task | undefined) =>
-    t && { ...t, leaseExpiresAt: t.leaseExpiresAt === null ? null : 'set', heartbeatAt: t.heartbeatAt === null ? null : 'set', nextAttemptAt: 'set' };
+    t && { ...t, ...dbTimes(t), leaseExpiresAt: t.leaseExpiresAt === null ? null : 'set', heartbeatAt: t.heartbeatAt === null ? null : 'set', nextAttemptAt: 'set' };
   const sent = async (prompt: string, key: string, owner = a) => {
     const { id } = await tasks.enqueue(image(projectId, prompt), now);
     await tasks.claim('image', 10, LEASE, owner);
@@ -485,7 +493,7 @@ async function scriptMore(tasks: TaskStore, projectId: number, now: number) {
     providers: await tasks.libraryProviders(),
     unknown: await tasks.unknownProviders(),
     holder: (await tasks.requestHolder(late, 'REQ-POLLED'))?.id,
-    overlapping: await tasks.sameInputOverlapping({ id: 0, inputHash: (await tasks.get(late))!.inputHash }, now - 1, now + 1),
+    overlapping: await tasks.sameInputOverlapping({ id: 0, inputHash: (await tasks.get(late))!.inputHash }, now - 1, now + 60_000),
     succeeded: (await tasks.list({ projectId, status: 'SUCCEEDED' })).map((t) => t.id),
     libraryByKind: await tasks.library({ kind: 'render', provider: 'studio', from: now, to: now + 1_000 }, 0, 5).then((l) => ({ total: l.total, ids: l.items.map((i) => i.task.id) })),
   };

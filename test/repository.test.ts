@@ -79,8 +79,8 @@ describe.each(storeKinds())('the $kind task store', (kind) => {
       await pass(LEASE + 1);
       await recoverExpired(sweepOf(store), clock.now(), new Set(), () => undefined);
       await repo.claim('image', 4, LEASE, as('b'));
-      expect(await repo.markSubmitStarted(id, 'k', LEASE, as('a'))).toBeUndefined();
-      expect(await repo.markSubmitStarted(id, 'k', LEASE, as('b'))).toBeDefined();
+      expect(await repo.markSubmitStarted(id, 'k', LEASE, as('a'))).toEqual({ refused: 'lease' });
+      expect(await repo.markSubmitStarted(id, 'k', LEASE, as('b'))).toMatchObject({ marked: { id, idempotencyKey: 'k' } });
       expect(await repo.recordSubmitted(id, { requestId: 'r', handle: null }, null, as('a'))).toBeUndefined();
       expect(await repo.renewLeases([id], LEASE, as('a'))).toEqual(new Set());
       expect(await repo.renewLeases([id], LEASE, as('b'))).toEqual(new Set([id]));
@@ -275,7 +275,7 @@ describe.each(storeKinds())('the $kind task store', (kind) => {
       expect((await repo.events(id)).at(-1)).toMatchObject({ fromStatus: 'OUTCOME_UNKNOWN', toStatus: 'SUBMITTED', reason: 'recorded the request id kept in the receipt journal' });
     });
 
-    it('a receipt of an attempt a person resubmitted is never applied; a cancelled row keeps its status and gets the id', async () => {
+    it('a receipt of an attempt a person resubmitted is collected before the step is bought again; a cancelled row keeps its status and gets the id', async () => {
       const { repo, projectId, clock, as } = await setup();
       const resubmitted = await repo.enqueue(imageTask(projectId, 'a'), clock.now());
       const cancelled = await repo.enqueue(imageTask(projectId, 'b'), clock.now());
@@ -283,12 +283,11 @@ describe.each(storeKinds())('the $kind task store', (kind) => {
       await repo.markSubmitStarted(resubmitted.id, 'k1', LEASE, as('a'));
       await repo.parkUnknown(resubmitted.id, 'lost', as('a'));
       await resolveUnknown(repo, resubmitted.id, { resubmit: true }, clock.now());
-      expect(await repo.applyReceipt(receipt(resubmitted.id, 'k1'), true, clock.now())).toBeUndefined();
-      expect(await repo.get(resubmitted.id)).toMatchObject({ status: 'PENDING', remoteRequestId: null });
+      expect(await repo.applyReceipt(receipt(resubmitted.id, 'k1'), true, clock.now())).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'req-r', idempotencyKey: 'k1' });
 
       await repo.markSubmitStarted(cancelled.id, 'k2', LEASE, as('a'));
       await repo.cancel(cancelled.id, clock.now());
-      expect(await repo.applyReceipt(receipt(cancelled.id, 'k2'), true, clock.now())).toMatchObject({ status: 'CANCELLED', charged: 'maybe', remoteRequestId: 'req-r' });
+      expect(await repo.applyReceipt(receipt(cancelled.id, 'k2', 'req-c'), true, clock.now())).toMatchObject({ status: 'CANCELLED', charged: 'maybe', remoteRequestId: 'req-c' });
     });
 
     it('the sweep records a dead worker\'s journaled id instead of parking the row, and leaves a saved result to be completed', async () => {

@@ -135,21 +135,31 @@ describe.skipIf(!postgresAvailable)('studio team status', () => {
     writeSettings(dataDir, { team: { databaseUrl: url } });
     const empty = await runStudio(dataDir, ['team', 'status']);
     expect(empty).toMatchObject({ code: 0, stderr: '' });
-    expect(empty.stdout).toBe(`team database: ${url}\nschema: ${SCHEMA}\nmachines: none has a studio on it now\n`);
+    const [where, schema, durability, clock, ...rest] = empty.stdout.split('\n');
+    expect([where, schema, durability, ...rest]).toEqual([
+      `team database: ${url}`,
+      `schema: ${SCHEMA}`,
+      "durability: fsync on, full_page_writes on, synchronous_commit on (for the studio's sessions)",
+      'machines: none has a studio on it now',
+      '',
+    ]);
+    // This computer and the database's server are one machine here: their clocks agree within a round trip.
+    expect(clock).toMatch(/^this computer's clock: within 0\.[0-9] s of the database's$/);
 
+    // Each machine's clock as its latest process measured it: one an hour ahead, one not measured yet.
     await queryRows(
       url,
-      `INSERT INTO lease_owners (id, hostname, pid, started_at, seen_at) VALUES
-         ('studio-a:10:aa', 'studio-a', 10, 1767225600000, 1767225600000),
-         ('studio-a:11:bb', 'studio-a', 11, 1767229200000, 1767229200000),
-         ('studio-b:12:cc', 'studio-b', 12, 1767232800000, 1767232800000)`,
+      `INSERT INTO lease_owners (id, hostname, pid, started_at, seen_at, clock_offset_ms, clock_checked_at) VALUES
+         ('studio-a:10:aa', 'studio-a', 10, 1767225600000, 1767225600000, 1200, 1767225600000),
+         ('studio-a:11:bb', 'studio-a', 11, 1767229200000, 1767229200000, 3600000, 1767229200000),
+         ('studio-b:12:cc', 'studio-b', 12, 1767232800000, 1767232800000, NULL, NULL)`,
     );
     const seen = await runStudio(dataDir, ['team', 'status']);
-    expect(seen.stdout.split('\n').slice(2)).toEqual([
-      'machines with a studio on it (running, or stopped without a clean exit):',
-      'machine   processes  since',
-      'studio-a  2          2026-01-01T00:00:00.000Z',
-      'studio-b  1          2026-01-01T02:00:00.000Z',
+    expect(seen.stdout.split('\n').slice(4)).toEqual([
+      "machines with a studio on it (running, or stopped without a clean exit); clock: the machine's less the database's:",
+      'machine   processes  since                     clock',
+      'studio-a  2          2026-01-01T00:00:00.000Z  1 h 0 min ahead (set it right)',
+      'studio-b  1          2026-01-01T02:00:00.000Z  not measured',
       '',
     ]);
   });

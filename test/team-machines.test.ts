@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openRuntime } from '../main/runtime.ts';
 import { openPostgresStore } from '../main/store/postgres/store.ts';
+import { machineId } from '../main/config/machineId.ts';
 import { createSupervisor, openStudio } from '../main/studio.ts';
 import { FAL_MODEL, falQueue, realMedia, type Ledger } from './fakes/providers.ts';
 import { startFake } from './fakes/server.ts';
@@ -17,7 +18,7 @@ function deadPid(): number {
 }
 
 describe.skipIf(!postgresAvailable)('machines of one team database', () => {
-  it("recovers at once the rows of this machine's dead processes, and leaves another machine's dead one to its lease", async () => {
+  it("recovers at once the rows of this machine's dead processes, and leaves another computer's of the same name to its lease", async () => {
     const url = await freshDatabase();
     const store = await openPostgresStore(url);
     onTestFinished(() => store.close());
@@ -25,16 +26,17 @@ describe.skipIf(!postgresAvailable)('machines of one team database', () => {
     const enqueue = (prompt: string) =>
       store.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt } }, Date.now());
     const [mine, theirs] = [await enqueue('mine'), await enqueue('theirs')];
-    // Both machines' processes ended with the same pid: only the machine's name tells them apart.
+    // Two computers go by one name, and their processes ended with the same pid: only the machines' ids, kept in
+    // their data folders, tell them apart.
+    const dataDir = tempDir();
     const pid = deadPid();
-    const here = { id: `studio-a:${pid}:aaaaaaaa`, hostname: 'studio-a', pid };
-    const there = { id: `studio-b:${pid}:bbbbbbbb`, hostname: 'studio-b', pid };
+    const here = { id: `studio-a:${pid}:aaaaaaaa`, hostname: 'studio-a', machine: machineId(dataDir), pid };
+    const there = { id: `studio-a:${pid}:bbbbbbbb`, hostname: 'studio-a', machine: machineId(tempDir()), pid };
     for (const owner of [here, there]) await store.owners.register(owner, Date.now());
     const tenMinutes = 600_000;
     expect((await store.tasks.claim('image', 1, tenMinutes, { owner: here.id, now: Date.now() })).map((t) => t.id)).toEqual([mine.id]);
     expect((await store.tasks.claim('image', 2, tenMinutes, { owner: there.id, now: Date.now() })).map((t) => t.id)).toEqual([theirs.id]);
 
-    const dataDir = tempDir();
     // Nothing is claimed here, so what the start recovers stays as it left it.
     writeSettings(dataDir, { team: { databaseUrl: url, machineName: 'studio-a' }, engine: { concurrency: { image: 0, clip: 0, speech: 0, render: 0 } } });
     const studio = await openStudio(dataDir);
@@ -43,18 +45,19 @@ describe.skipIf(!postgresAvailable)('machines of one team database', () => {
     const logs: string[] = [];
     const supervisor = createSupervisor(studio, () => undefined, { log: (m) => logs.push(m) });
     expect(supervisor.owner.hostname).toBe('studio-a');
+    expect(supervisor.owner.machine).toBe(here.machine);
     expect(supervisor.owner.id).toMatch(new RegExp(`^studio-a:${process.pid}:[0-9a-f]{8}$`));
     await supervisor.start();
     await supervisor.stop();
 
     expect(logs).toContain('recovering 1 task(s) left by 1 stopped process(es)');
     expect(await store.tasks.get(mine.id)).toMatchObject({ status: 'PENDING', leaseOwner: null });
-    // Another machine's process may be alive, whatever this machine's pids say: it waits for its lease to run out.
+    // Another computer's process may be alive, whatever this machine's pids say: it waits for its lease to run out.
     const kept = (await store.tasks.get(theirs.id))!;
     expect(kept).toMatchObject({ status: 'RUNNING', leaseOwner: there.id });
     expect(kept.leaseExpiresAt! - Date.now()).toBeGreaterThan(tenMinutes - 60_000);
-    expect(await store.owners.onHost('studio-b')).toEqual([{ id: there.id, pid }]);
-    expect(await store.owners.onHost('studio-a')).toEqual([]);
+    expect(await store.owners.onMachine(there.machine)).toEqual([{ id: there.id, pid }]);
+    expect(await store.owners.onMachine(here.machine)).toEqual([]);
   });
 
   it('keeps provider keys on this machine: a key saved and used by a studio on the team database is in no table of it', async () => {

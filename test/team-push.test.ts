@@ -119,10 +119,13 @@ describe.skipIf(!postgresAvailable)('studio team push', () => {
     await work(dir);
     const cancelled = (await ok(dir, ...IMAGE, '{"prompt":"a fox not wanted"}')).trim();
     await ok(dir, 'cancel', cancelled);
-    sim!.setFaults({ submit: ['drop-after-accept'] });
-    const unknown = (await ok(dir, ...IMAGE, '{"prompt":"a fox whose answer is lost"}')).trim();
+    // A worker killed after its boundary write leaves an outcome no lookup can settle: a person decides it.
+    const unknown = (await ok(dir, ...IMAGE, '{"prompt":"a fox whose worker died"}')).trim();
+    const crashed = startStudio(dir, ['worker', '--until-idle'], { STUDIO_STOP_AT: 'after-mark' });
+    await crashed.waitFor(/stopped at after-mark/);
+    crashed.child.kill('SIGKILL');
+    await crashed.exited;
     await work(dir);
-    sim!.setFaults({});
 
     const local = localStore(dir);
     const team = await teamStore(url);

@@ -1,6 +1,6 @@
 import { SettingsError, updateSettings } from '../config/settings.ts';
 import { cancelTask, DecisionRefused, resolveUnknown } from '../engine/decisions.ts';
-import { reconcile } from '../engine/reconciler.ts';
+import { LookupFailed, reconcile } from '../engine/reconciler.ts';
 import { GenerateRefused, Pipeline, type GenerateEstimate } from '../pipeline/generate.ts';
 import { parseStoryboard, StoryboardError } from '../pipeline/storyboard.ts';
 import { describeTakes, pickTake, takeAsJson, TakeRefused, type TakeSummary } from '../pipeline/takes.ts';
@@ -295,7 +295,16 @@ export class StudioService implements StudioApi {
     return refusals(async () => {
       await recordJournaledRequests(this.studio);
       const task = await this.studio.tasks.get(taskId);
-      const { candidates } = await reconcile(this.studio.tasks, this.studio.files, task && this.deps.providers.get(task.provider), taskId, this.studio.clock.now());
+      let found;
+      try {
+        found = await reconcile(this.studio.tasks, this.studio.files, task && this.deps.providers.get(task.provider), taskId, this.studio.clock.now(), this.studio.settings.engine.lookup?.queueMs);
+      } catch (err) {
+        if (err instanceof LookupFailed) throw new ApiError(`${err.message}; nothing was changed, try again later`);
+        throw err;
+      }
+      const { candidates, listed } = found;
+      // An empty listing proves nothing yet: said as such, never as "never accepted", so nobody resubmits a running request.
+      if (candidates.length === 0 && listed) throw new ApiError(`no request at ${task!.provider} matches yet, but it is not listed yet: ${listed.why}; look again after then`);
       return candidates.map((c) => ({ requestId: c.requestId, createdAt: iso(c.createdAt)!, status: c.status, why: c.why }));
     });
   }

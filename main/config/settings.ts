@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { DEFAULT_ENGINE_OPTIONS, type EngineOptions } from '../engine/supervisor.ts';
 import { DEFAULT_LOOKUP } from '../engine/unknownLookups.ts';
+import { DEFAULT_QUEUE_MS } from '../engine/listedBy.ts';
 import type { CallTimeouts } from '../http/providerHttp.ts';
 import { parseStoryboard, type StepChoice, type StepKind } from '../pipeline/storyboard.ts';
 import { KINDS } from '../tasks/model.ts';
@@ -97,6 +98,7 @@ export function parseSettings(raw: Record<string, any>): Settings {
     lookup: {
       intervalMs: positive(e.lookup?.intervalMs, 'engine.lookup.intervalMs', DEFAULT_LOOKUP.intervalMs, 100),
       tries: positive(e.lookup?.tries, 'engine.lookup.tries', DEFAULT_LOOKUP.tries, 1),
+      queueMs: positive(e.lookup?.queueMs, 'engine.lookup.queueMs', DEFAULT_QUEUE_MS, 0),
     },
   };
   if (concurrency.render > 1) throw new SettingsError('settings: engine.concurrency.render must be 0 or 1: renders run one at a time');

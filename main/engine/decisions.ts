@@ -70,7 +70,7 @@ export async function cancelTask(repo: TaskStore, provider: ProviderAdapter | un
       throw new DecisionRefused(`task ${id} was not cancelled: ${provider.id} had already finished request ${task.remoteRequestId}; the studio will collect the result you paid for.`);
     }
     if (outcome === 'requested') {
-      const note = `asked ${provider.id} to cancel request ${task.remoteRequestId}; it was already running, so it may still finish and be charged, and then its result is collected`;
+      const note = `asked ${provider.id} to cancel request ${task.remoteRequestId}; it may be running already, so it may still finish and be charged, and then its result is collected`;
       await repo.note(id, note, { requestId: task.remoteRequestId }, now);
       return { task, cancelled: false, providerNote: note };
     }

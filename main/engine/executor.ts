@@ -8,6 +8,8 @@ import type { LearnedDurations } from './durations.ts';
 import { estimateCost, type OwnPrices } from './estimator.ts';
 import type { EngineHealth } from './health.ts';
 import { prepareRequest } from './prepare.ts';
+import { UploadFailed } from './inputUploads.ts';
+import { backoffDelay, SUBMIT_BACKOFF } from './backoff.ts';
 import { pollUntilDone, type PollOptions } from './poller.ts';
 import { interruptedReason, recoveryFor } from './recovery.ts';
 import { RequestIdKeeper } from './requestIdKeeper.ts';
@@ -31,8 +33,9 @@ export type ExecutorStore = Pick<
   | 'requeue'
   | 'parkUnknown'
   | 'note'
+  | 'events'
   | 'retryLater'
-  | 'renewLeases'
+  | 'renewMarked'
 >;
 
 export interface ExecutorPorts {
@@ -113,8 +116,13 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
 
   let request;
   try {
-    request = await prepareRequest(task, provider, ports.files);
+    request = await prepareRequest(task, provider, ports.files, { repo, now: () => clock.now() });
   } catch (err) {
+    // Nothing was sent: an input file the provider's storage did not take is tried again later.
+    if (err instanceof UploadFailed) {
+      await durably(() => repo.requeue(task.id, clock.now() + backoffDelay(SUBMIT_BACKOFF, task.attempts + 1, ports.random()), err.message, lease()));
+      return;
+    }
     await repo.fail(task.id, err instanceof InvalidInput ? `invalid input: ${err.message}` : (err as Error).message, 'no', lease());
     return;
   }
@@ -124,14 +132,18 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
 
   stopPoint('before-mark', task.id);
   const key = idempotencyKey(task.id, task.attempts + 1);
-  const marked = await repo.markSubmitStarted(task.id, key, options.leaseMs, lease());
-  if (!marked) {
-    const now = await repo.get(task.id);
-    if (now?.leaseOwner !== options.owner || now.status !== 'RUNNING' || now.submitStartedAt !== null) return lost('the boundary mark');
-    await repo.fail(task.id, overBudget(now), 'no', lease());
+  // Counted from before the write leaves: an answer held up (a link gone silent after the write committed) is time
+  // in which the lease may have run out and the row been parked, resubmitted and bought elsewhere.
+  const fresh = leaseFreshness(clock, options.leaseMs);
+  const mark = await repo.markSubmitStarted(task.id, key, options.leaseMs, lease());
+  if ('refused' in mark) {
+    if (mark.refused !== 'budget') return lost('the boundary mark');
+    await repo.fail(task.id, overBudget(mark.task), 'no', lease());
     return;
   }
-  const fresh = leaseFreshness(clock, options.leaseMs);
+  const marked = mark.marked;
+  // Every write of this attempt from here names it: the row may since be another attempt under the same owner.
+  const attempt = () => ({ ...lease(), attempt: key });
   stopPoint('after-mark', task.id);
 
   const ids = new RequestIdKeeper(marked, key, ports, options.owner);
@@ -141,10 +153,8 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
   for (let resends = 0; !accepted; resends++) {
     // A process stopped or asleep since its lease was last written may have lost the row to another machine, which
     // then parked it as unknown, nothing sent; sending now could pay a second time for a step a person resubmits.
-    if (!fresh.surely()) {
-      if (!(await repo.renewLeases([task.id], options.leaseMs, lease())).has(task.id)) return lost('sending');
-      fresh.renewed();
-    }
+    // A renewal whose answer was itself held up is no proof either: renewed again until one answers in time.
+    while (!fresh.surely()) if (!(await fresh.renew(() => repo.renewMarked(task.id, options.leaseMs, attempt())))) return lost('sending');
     try {
       // Not cut when the run is asked to stop, only when the stop's grace runs out: cutting a request that has
       // left turns a known outcome into an unknown one.
@@ -168,13 +178,13 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
           ports.log(`task ${task.id}: ${decision.reason}`);
           continue;
         case 'requeue':
-          await durably(() => repo.requeue(task.id, clock.now() + decision.delayMs, decision.reason, lease()));
+          await durably(() => repo.requeue(task.id, clock.now() + decision.delayMs, decision.reason, attempt()));
           return;
         case 'fail':
-          await durably(() => repo.fail(task.id, decision.reason, 'no', lease()));
+          await durably(() => repo.fail(task.id, decision.reason, 'no', attempt()));
           return;
         case 'unknown':
-          await durably(() => repo.parkUnknown(task.id, decision.reason, lease()));
+          await durably(() => repo.parkUnknown(task.id, decision.reason, attempt()));
           return;
       }
     }
@@ -193,24 +203,27 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
       ports.log(`task ${task.id}: ${why}; asking the provider for its outcome`);
       return pollAndFinish(submitted, ports, options, signal);
     }
-    await durably(() => repo.parkUnknown(task.id, `${why}; the provider may have charged it, and it cannot be asked`, lease()));
+    await durably(() => repo.parkUnknown(task.id, `${why}; the provider may have charged it, and it cannot be asked`, attempt()));
     return;
   }
   return pollAndFinish(submitted, ports, options, signal);
 }
 
 /**
- * Whether the lease written last is surely still this worker's: less than half of it has passed since, by the wall
- * clock (which counts a system sleep) and the monotonic one (which no clock change moves).
+ * Whether the lease written last is surely still this worker's: less than half of it has passed since that write
+ * left, by the wall clock (which counts a system sleep) and the monotonic one (which no clock change moves). A
+ * renewal counts from before it leaves too: a stall while its answer is on the way is time the lease may run out in.
  */
 function leaseFreshness(clock: Clock, leaseMs: number) {
   let wall = clock.now();
   let mono = clock.monotonic();
   return {
     surely: () => Math.max(clock.now() - wall, clock.monotonic() - mono) < leaseMs / 2,
-    renewed: () => {
-      wall = clock.now();
-      mono = clock.monotonic();
+    async renew(write: () => Promise<boolean>): Promise<boolean> {
+      const [leftWall, leftMono] = [clock.now(), clock.monotonic()];
+      if (!(await write())) return false;
+      [wall, mono] = [leftWall, leftMono];
+      return true;
     },
   };
 }

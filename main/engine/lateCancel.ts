@@ -22,7 +22,7 @@ export async function cancelLateRequest(
   let done: string;
   try {
     const outcome = await provider.cancel({ requestId, model: task.model, handle: task.remoteHandle });
-    const said = { cancelled: 'it was cancelled', requested: 'it was already running, so it may still finish', finished: 'it had already finished' }[outcome];
+    const said = { cancelled: 'it was cancelled', requested: 'it may be running already, so it may still finish', finished: 'it had already finished' }[outcome];
     done = `asked ${name} to cancel it: ${said} (it may still be charged)`;
   } catch (err) {
     done = `${name} could not be asked to cancel it (${(err as Error).message})`;

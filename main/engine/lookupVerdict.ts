@@ -1,4 +1,5 @@
 import type { Candidate } from '../providers/port.ts';
+import type { ListedBy } from './listedBy.ts';
 
 /** Clocks differ between this machine and the provider; a request is looked for a little either side of the send window. */
 export const SKEW_MS = 2 * 60_000;
@@ -18,15 +19,21 @@ export interface LookupFacts {
    * where that is inside this one's window with its margin: their request has this same input.
    */
   earlierAttempts?: number[];
-  /** This lookup's number (from 1), and how many are made before the person is asked. */
+  /** This lookup's number (from 1), and how many are made at least before the person is asked. */
   tries: number;
   maxTries: number;
+  /**
+   * For a provider whose listing shows a request only once it has ended (fal's): when one sent in this window
+   * is surely listed. Until then a listing with nothing in it proves nothing, so nobody is told "never accepted".
+   */
+  listed?: ListedBy | null;
+  now?: number;
 }
 
 export type LookupVerdict =
   /** Exactly the request that was sent: the studio adopts it and says so. */
   | { action: 'adopt'; requestId: string; why: string }
-  /** Nothing yet: a queued request may be listed only once it starts or ends, so look again later. */
+  /** Nothing yet: a queued request may be listed only once it ends, so look again later. */
   | { action: 'again'; why: string }
   /** Anything less than certain: the person decides. */
   | { action: 'ask'; why: string };
@@ -78,6 +85,7 @@ export function lookupVerdict(f: LookupFacts): LookupVerdict {
       why: `the only request with this exact input, made ${seconds(match.createdAt - f.window.from)} after the send started and belonging to no other task`,
     };
   }
+  if (f.listed && (f.now ?? 0) < f.listed.at) return { action: 'again', why: `not listed yet: ${f.listed.why} (lookup ${f.tries})` };
   if (f.tries < f.maxTries) return { action: 'again', why: `nothing with this input is listed yet (lookup ${f.tries} of ${f.maxTries})` };
   return { action: 'ask', why: `no request with this input was listed after ${f.tries} lookups: it was most likely never accepted` };
 }

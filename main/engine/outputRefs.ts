@@ -25,8 +25,17 @@ export async function replaceOutputRefs(value: unknown, to: (id: number) => Prom
   return value;
 }
 
-/** A saved output as a data: URI, the form generative APIs take an input image in. */
+/** The media type of a saved output, by its extension. */
+export function mimeOf(path: string): string {
+  return MIME[path.split('.').pop() ?? ''] ?? 'application/octet-stream';
+}
+
+/** A file's bytes as a data: URI, the form generative APIs take an input image in. */
+export function dataUri(path: string, bytes: Uint8Array): string {
+  return `data:${mimeOf(path)};base64,${Buffer.from(bytes).toString('base64')}`;
+}
+
+/** A saved output as a data: URI. */
 export async function asDataUri(path: string): Promise<string> {
-  const ext = path.split('.').pop() ?? '';
-  return `data:${MIME[ext] ?? 'application/octet-stream'};base64,${(await readFile(path)).toString('base64')}`;
+  return dataUri(path, await readFile(path));
 }

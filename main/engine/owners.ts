@@ -3,16 +3,20 @@ import { randomBytes } from 'node:crypto';
 
 export interface OwnerIdentity {
   id: string;
+  /** The machine's name: a label for people (the computer's, unless the person chose one for team mode). */
   hostname: string;
+  /** The machine's id, kept in its data folder (see config/machineId.ts): two computers may share a name, never this. */
+  machine: string;
   pid: number;
 }
 
 /**
- * This process as a lease owner: `host` is the machine's name (the computer's, unless the person chose one for
- * team mode). Only owners of this machine's name are judged by their pid; see Supervisor.register.
+ * This process as a lease owner on the machine `machine`. Only owners registered with this same machine id are
+ * judged by their pid; see Supervisor.register. Without a kept id the process is a machine of its own: it judges
+ * no other process by pid, only by its leases.
  */
-export function newOwner(host: string = hostname()): OwnerIdentity {
-  return { id: `${host}:${process.pid}:${randomBytes(4).toString('hex')}`, hostname: host, pid: process.pid };
+export function newOwner(name: string = hostname(), machine: string = randomBytes(16).toString('hex')): OwnerIdentity {
+  return { id: `${name}:${process.pid}:${randomBytes(4).toString('hex')}`, hostname: name, machine, pid: process.pid };
 }
 
 /** True unless the process is certainly gone. A reused pid only delays recovery to the lease's end. */

@@ -3,6 +3,8 @@ import type { Candidate, ProviderAdapter } from '../providers/port.ts';
 import type { Task } from '../tasks/model.ts';
 import type { TaskStore } from '../store/port.ts';
 import { DecisionRefused } from './decisions.ts';
+import { learnDurations } from './durations.ts';
+import { DEFAULT_QUEUE_MS, listedBy, type ListedBy } from './listedBy.ts';
 import { SKEW_MS, type LookupFacts } from './lookupVerdict.ts';
 import { prepareRequest } from './prepare.ts';
 
@@ -11,9 +13,14 @@ export interface Reconciliation {
   candidates: (Candidate & { why: string })[];
   /** Which requests the provider's listing shows, in words from its docs, or null where it says nothing. */
   lists: string | null;
+  /** Set while the listing may not show the request yet (it shows one only once it has ended): until when, and why. */
+  listed: ListedBy | null;
 }
 
-type LookupRepo = Pick<TaskStore, 'get' | 'events' | 'requestIdsInUse'>;
+type LookupRepo = Pick<TaskStore, 'get' | 'events' | 'requestIdsInUse' | 'recentDurations'>;
+
+/** A lookup could not be made (the provider did not answer, or not in a form the studio reads): ask again later. */
+export class LookupFailed extends Error {}
 
 /** Request ids saved on the task, or reported in its history by a worker that received one after it lost the task. */
 async function reportedIds(repo: LookupRepo, task: Task): Promise<{ requestId: string; createdAt: number; status: string; inputMatches: true; why: string }[]> {
@@ -35,9 +42,21 @@ export function sendWindow(task: Task, now: number): { from: number; to: number 
 }
 
 /**
+ * For a provider whose listing shows a request only once it has ended: when a request of this task's send would
+ * surely be listed, from the model's stated run time or the slowest run learned here, and the queue allowance.
+ */
+async function whenListed(repo: LookupRepo, provider: ProviderAdapter, task: Task, queueMs: number): Promise<ListedBy | null> {
+  if (!provider.capabilities.lookupListsOnceEnded) return null;
+  const stated = provider.capabilities.models.find((m) => m.id === task.model)?.runMs;
+  const learned = learnDurations(await repo.recentDurations(task.provider, task.model));
+  return listedBy(task.provider, task.submitStartedAt ?? task.createdAt, stated, learned, queueMs);
+}
+
+/**
  * Asks the provider for the requests of the task's endpoint or model from the start of its send until now (a
  * request still queued may be listed by its end), each marked when it already belongs to another task, by
- * any of the ids the provider gives it. Only looks; nothing here sends anything.
+ * any of the ids the provider gives it. Only looks; nothing here sends anything. Whatever keeps the lookup
+ * from being made is a LookupFailed, in words.
  */
 export async function lookUp(
   repo: LookupRepo,
@@ -45,16 +64,23 @@ export async function lookUp(
   provider: ProviderAdapter & Required<Pick<ProviderAdapter, 'lookup'>>,
   task: Task,
   now: number,
+  queueMs: number,
   signal?: AbortSignal,
-): Promise<Pick<LookupFacts, 'window' | 'found' | 'known'>> {
+): Promise<Pick<LookupFacts, 'window' | 'found' | 'known' | 'listed'>> {
   const window = sendWindow(task, now);
-  const request = await prepareRequest(task, provider, files);
-  const found = await provider.lookup({ from: window.from - SKEW_MS, to: Math.max(now, window.to) + SKEW_MS }, request, signal);
+  let found;
+  try {
+    const request = await prepareRequest(task, provider, files, { repo });
+    found = await provider.lookup({ from: window.from - SKEW_MS, to: Math.max(now, window.to) + SKEW_MS }, request, signal);
+  } catch (err) {
+    throw new LookupFailed(`the lookup at ${task.provider} could not be made (${(err as Error).message})`);
+  }
   const taken = await repo.requestIdsInUse(task.provider, found.flatMap((c) => [c.requestId, ...(c.aliases ?? [])]), task.id);
   return {
     window,
     found: found.map((c) => ({ ...c, taken: [c.requestId, ...(c.aliases ?? [])].some((id) => taken.has(id)) })),
     known: (await reportedIds(repo, task)).map((r) => r.requestId),
+    listed: await whenListed(repo, provider, task, queueMs),
   };
 }
 
@@ -63,19 +89,26 @@ export async function lookUp(
  * person: made in its send window with the same input and not already another task's, and those of the same
  * model whose input the provider no longer keeps, each with its time and why it is offered.
  */
-export async function reconcile(repo: LookupRepo, files: InputFiles, provider: ProviderAdapter | undefined, id: number, now: number): Promise<Reconciliation> {
+export async function reconcile(
+  repo: LookupRepo,
+  files: InputFiles,
+  provider: ProviderAdapter | undefined,
+  id: number,
+  now: number,
+  queueMs = DEFAULT_QUEUE_MS,
+): Promise<Reconciliation> {
   const task = await repo.get(id);
   if (!task) throw new DecisionRefused(`there is no task ${id}`);
   if (task.status !== 'OUTCOME_UNKNOWN') throw new DecisionRefused(`task ${id} is ${task.status}; only an unknown outcome is reconciled`);
 
   const reported = await reportedIds(repo, task);
   if (!provider?.lookup) {
-    if (reported.length > 0) return { task, candidates: reported, lists: null };
+    if (reported.length > 0) return { task, candidates: reported, lists: null, listed: null };
     throw new DecisionRefused(
       `${task.provider} cannot list past requests; look for a request made at ${new Date(task.submitStartedAt ?? task.createdAt).toISOString()} in its dashboard`,
     );
   }
-  const { window, found } = await lookUp(repo, files, provider as ProviderAdapter & Required<Pick<ProviderAdapter, 'lookup'>>, task, now);
+  const { window, found, listed } = await lookUp(repo, files, provider as ProviderAdapter & Required<Pick<ProviderAdapter, 'lookup'>>, task, now, queueMs);
   const after = (c: Candidate) => `made ${Math.round((c.createdAt - window.from) / 1000)} s after the send started`;
   const inWindow = (c: Candidate) => c.createdAt >= window.from - SKEW_MS && c.createdAt <= window.to + SKEW_MS;
   const offered = found
@@ -86,5 +119,5 @@ export async function reconcile(repo: LookupRepo, files: InputFiles, provider: P
       ...c,
       why: c.inputMatches ? `same input, ${after(c)}` : `same model, ${after(c)}; its input could not be compared: ${c.inputGone}`,
     }));
-  return { task, candidates: [...reported, ...offered], lists: provider.capabilities.lookupLists ?? null };
+  return { task, candidates: [...reported, ...offered], lists: provider.capabilities.lookupLists ?? null, listed: listed && now < listed.at ? listed : null };
 }

@@ -94,8 +94,9 @@ export class RequestIdKeeper {
     );
   }
 
+  /** Fenced by the attempt too: the row may since be another attempt of the same owner (see Lease.attempt). */
   private lease() {
-    return { owner: this.owner, now: this.ports.clock.now() };
+    return { owner: this.owner, now: this.ports.clock.now(), attempt: this.idempotencyKey };
   }
 
   private async write(signal: AbortSignal, write: () => Promise<Task | undefined>, handle: Record<string, string> | null = null): Promise<Kept> {
@@ -106,13 +107,19 @@ export class RequestIdKeeper {
     return 'elsewhere';
   }
 
-  /** The row moved on while the request was out: it gets the id all the same. */
+  /**
+   * The row moved on while the request was out: it gets the id all the same. A row at another attempt by now (parked
+   * and resubmitted meanwhile) takes it where that buys nothing twice, else keeps it in its history (see applyReceipt).
+   */
   private async late(signal: AbortSignal, handle: Record<string, string> | null): Promise<void> {
     const { repo, provider, clock } = this.ports;
     const requestId = this.requestId!;
     const receipt = { taskId: this.task.id, idempotencyKey: this.idempotencyKey, requestId, handle, at: clock.now() };
     await untilWritten(() => repo.applyReceipt(receipt, provider.capabilities.pollById, clock.now()), this.ports, signal);
     const now = await repo.get(this.task.id);
+    if (now && now.idempotencyKey !== this.idempotencyKey) {
+      this.ports.log(`task ${this.task.id}: request ${requestId} of attempt ${this.idempotencyKey} was named after the task had moved on; kept in its history`);
+    }
     // Cancelled while the request was being sent: stop the paid work where the provider allows it.
     if (now?.status === 'CANCELLED') await cancelLateRequest(repo, provider, now, requestId, () => clock.now());
   }

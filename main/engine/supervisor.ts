@@ -11,6 +11,7 @@ import type { OwnPrices } from './estimator.ts';
 import { databaseUnavailable, EngineHealth } from './health.ts';
 import { Heartbeat } from './heartbeat.ts';
 import { cancelLateRequest } from './lateCancel.ts';
+import { clockWarning } from './clockOffset.ts';
 import { coalesced } from './coalesced.ts';
 import { replayReceipts, settleReceipts } from './receiptReplay.ts';
 import { newOwner, processAlive, type OwnerIdentity } from './owners.ts';
@@ -55,6 +56,9 @@ const DURATIONS_FOR_MS = 30_000;
 /** How often journal files whose receipts are all in the table are dropped. */
 const SETTLE_EVERY_MS = 60_000;
 
+/** How often this machine's clock is measured again against the team database's (a clock may be set meanwhile). */
+const CLOCK_CHECK_MS = 60_000;
+
 export interface SupervisorDeps {
   repo: TaskStore;
   owners: OwnerStore;
@@ -80,6 +84,8 @@ export interface SupervisorDeps {
   owner?: OwnerIdentity;
   /** Prices the person set for models with no documented one (settings "prices"). */
   prices?: () => OwnPrices;
+  /** Measures this machine's clock against the team database's, kept on the owner's row; the clock follows it. */
+  checkClock?: (owner: string) => Promise<number | null>;
 }
 
 /**
@@ -108,6 +114,7 @@ export class Supervisor {
   private registered = false;
   private nextProbe = 0;
   private lastSettle = 0;
+  private nextClockCheck = 0;
   private stopping: Promise<void> | null = null;
   /** Until this wall time nobody else's lease is judged: after a sleep, every owner gets a beat to renew. */
   private graceUntil = 0;
@@ -203,7 +210,9 @@ export class Supervisor {
     const { repo, owners, clock } = this.deps;
     const now = clock.now();
     await owners.register(this.owner, now);
-    const dead = (await owners.onHost(this.owner.hostname)).filter((o) => o.id !== this.owner.id && !processAlive(o.pid)).map((o) => o.id);
+    await this.checkClock(true);
+    // By the machine's id, not its name: a pid means nothing on another computer that goes by the same name.
+    const dead = (await owners.onMachine(this.owner.machine)).filter((o) => o.id !== this.owner.id && !processAlive(o.pid)).map((o) => o.id);
     if (dead.length > 0) {
       const n = await repo.expireLeasesOf(dead, now);
       for (const id of dead) await owners.remove(id);
@@ -217,6 +226,15 @@ export class Supervisor {
       this.trouble(err);
     }
     this.registered = true;
+  }
+
+  /** Measures this machine's clock against the team database's; at start, one far off is said, with what to do. */
+  private async checkClock(atStart: boolean): Promise<void> {
+    if (!this.deps.checkClock) return;
+    this.nextClockCheck = this.deps.clock.monotonic() + CLOCK_CHECK_MS;
+    const offset = await this.deps.checkClock(this.owner.id);
+    const warning = atStart && offset !== null ? clockWarning(offset) : null;
+    if (warning) this.log(warning);
   }
 
   /** Journaled request ids go into the table; a task cancelled meanwhile has its request cancelled at the provider. */
@@ -281,6 +299,7 @@ export class Supervisor {
     // Off the path of any task's run: a bounded pass in the background, awaited by stop.
     const lookups = this.lookups.tick();
     if (lookups) this.inBackground(lookups);
+    if (clock.monotonic() >= this.nextClockCheck) await this.checkClock(false);
     if (clock.now() - this.lastSettle > SETTLE_EVERY_MS) {
       await settleReceipts(repo, this.deps.receipts);
       this.lastSettle = clock.now();
@@ -411,10 +430,23 @@ export class Supervisor {
   /** Runs until no work is left that can move without a person, or until stopped. */
   async runUntilIdle(): Promise<void> {
     await this.start();
-    while (!this.stopping && (this.inFlight.size > 0 || (await this.outstanding()))) {
-      await this.deps.clock.sleep(this.options.tickMs);
-    }
+    do {
+      while (!this.stopping && (this.inFlight.size > 0 || (await this.outstanding()))) {
+        await this.deps.clock.sleep(this.options.tickMs);
+      }
+      // Before it ends, each unknown outcome is looked up once, due or not: what is adopted is collected here
+      // rather than left for the next run, which might be a minute or a week away.
+    } while (!this.stopping && (await this.settleLookups()) > 0);
     await this.stop();
+  }
+
+  /** One lookup of each unknown outcome still looked for; how many it adopted (0 when it could not run). */
+  private async settleLookups(): Promise<number> {
+    let adopted = 0;
+    await this.guarded(async () => {
+      adopted = await this.lookups.settle();
+    });
+    return adopted;
   }
 
   /** Whether work is left; while the database cannot be read, what it holds is unknown, so work is taken to be left. */

@@ -3,14 +3,17 @@ import type { Clock } from '../ports.ts';
 import type { ProviderAdapter } from '../providers/port.ts';
 import type { Task, TaskEvent } from '../tasks/model.ts';
 import type { TaskStore } from '../store/port.ts';
+import { DEFAULT_QUEUE_MS } from './listedBy.ts';
 import { lookupVerdict, SKEW_MS } from './lookupVerdict.ts';
 import { lookUp } from './reconciler.ts';
 
 export interface LookupOptions {
   /** Time from the parking, then between lookups of one task. */
   intervalMs: number;
-  /** Lookups that find nothing before the person is asked. */
+  /** Lookups that find nothing before the person is asked (more while the listing could not show the request yet). */
   tries: number;
+  /** How long a request may wait in the provider's queue (DEFAULT_QUEUE_MS when absent); see listedBy.ts. */
+  queueMs?: number;
 }
 
 /**
@@ -25,8 +28,17 @@ const PER_PASS = 8;
 /** How often the engine asks the database whether a lookup is due. */
 const CHECK_EVERY_MS = 1_000;
 
+/**
+ * The verdict, not a count, ends the lookups of a task: past its tries, a request the listing could not show
+ * yet is still looked for, until it could.
+ */
+const NO_LIMIT = Number.MAX_SAFE_INTEGER;
+
+/** Unknown outcomes looked up by a run about to end, at most. */
+const SETTLE_AT_MOST = 500;
+
 export interface LookupPorts {
-  repo: Pick<TaskStore, 'get' | 'events' | 'requestIdsInUse' | 'unknownProviders' | 'dueForLookup' | 'lookupNoted' | 'sameInputOverlapping' | 'adoptFound'>;
+  repo: Pick<TaskStore, 'get' | 'list' | 'events' | 'requestIdsInUse' | 'recentDurations' | 'unknownProviders' | 'dueForLookup' | 'lookupNoted' | 'sameInputOverlapping' | 'adoptFound'>;
   providers: (id: string) => ProviderAdapter | undefined;
   /** Where the results a looked-up task was made from are, to rebuild the request it sent. */
   files: InputFiles;
@@ -41,6 +53,12 @@ function earlierParkings(events: TaskEvent[], attempt: string | null): number[] 
   return events.slice(0, Math.max(0, started - 1)).filter((e) => e.toStatus === 'OUTCOME_UNKNOWN' && e.fromStatus !== 'OUTCOME_UNKNOWN').map((e) => e.at);
 }
 
+/** The lookups made since the task was parked, as TaskStore.dueForLookup counts them, and whether one asked the person. */
+function lookupsOf(events: TaskEvent[], task: Task): { tries: number; asked: boolean } {
+  const since = events.filter((e) => e.at >= (task.finishedAt ?? 0)).map((e) => e.detail as { lookup?: unknown; verdict?: unknown } | null);
+  return { tries: since.filter((d) => d?.lookup !== undefined && d.lookup !== null).length, asked: since.some((d) => d?.verdict === 'ask') };
+}
+
 type Lookable = ProviderAdapter & Required<Pick<ProviderAdapter, 'lookup'>>;
 
 const lookable = (p: ProviderAdapter | undefined): p is Lookable => !!p?.capabilities.lookup && typeof p.lookup === 'function';
@@ -52,9 +70,11 @@ const lookable = (p: ProviderAdapter | undefined): p is Lookable => !!p?.capabil
  * again until the tries run out; anything less than certain is left to the person, saying why.
  */
 export class UnknownLookups {
-  private running = false;
+  private running: Promise<void> | null = null;
   private nextCheck = 0;
   private readonly stopped = new AbortController();
+  /** Tasks a settling pass has looked up already: each once. */
+  private readonly settled = new Set<number>();
 
   constructor(
     private readonly ports: LookupPorts,
@@ -62,45 +82,77 @@ export class UnknownLookups {
   ) {}
 
   /**
-   * Starts a pass when a check is due and no pass is running: it asks the database what is due, then looks
-   * each of those up. The promise, for a stop to wait on, settles when the pass ends; null when none starts.
+   * Starts a pass when a check is due and no pass is running: it takes from the database one due lookup at a
+   * time and makes it, a few in all. Taking one moves the task's next lookup an interval on for every process and
+   * machine (see TaskStore.dueForLookup), so each is taken just before it is made, never a batch whose last ones
+   * would wait their turn while the interval runs out. The promise, for a stop to wait on, settles when the pass
+   * ends; null when none starts.
    */
   tick(): Promise<void> | null {
     const now = this.ports.clock.now();
     if (this.running || this.stopped.signal.aborted || now < this.nextCheck) return null;
     this.nextCheck = now + Math.min(CHECK_EVERY_MS, this.options.intervalMs);
-    this.running = true;
-    return (async () => {
-      try {
-        const providers = (await this.ports.repo.unknownProviders()).filter((id) => lookable(this.ports.providers(id)));
-        if (providers.length === 0) return;
-        const due = await this.ports.repo.dueForLookup(providers, this.options.tries, this.options.intervalMs, now, PER_PASS);
-        for (const { task, tries } of due) {
-          if (this.stopped.signal.aborted) return;
-          await this.lookFor(task, tries + 1);
-        }
-      } finally {
-        this.running = false;
+    return this.exclusively(async () => {
+      const providers = (await this.ports.repo.unknownProviders()).filter((id) => lookable(this.ports.providers(id)));
+      if (providers.length === 0) return;
+      for (let n = 0; n < PER_PASS && !this.stopped.signal.aborted; n++) {
+        const [due] = await this.ports.repo.dueForLookup(providers, NO_LIMIT, this.options.intervalMs, this.ports.clock.now(), 1);
+        if (!due) return;
+        await this.lookFor(due.task, due.tries + 1);
       }
-    })();
+    });
+  }
+
+  /**
+   * For a run about to end: one lookup now of every unknown outcome still being looked for, due by the interval
+   * or not, each once, after any pass under way. What it adopts goes on to be collected; the rest keeps its
+   * schedule for the next run. Resolves to how many it adopted.
+   */
+  async settle(): Promise<number> {
+    while (this.running) await this.running;
+    let adopted = 0;
+    await this.exclusively(async () => {
+      // Read, not taken from the schedule: a lookup made here moves nobody's next one, due or not.
+      const unknown = (await this.ports.repo.list({ status: 'OUTCOME_UNKNOWN' }))
+        .filter((t) => t.remoteRequestId === null && lookable(this.ports.providers(t.provider)) && !this.settled.has(t.id))
+        .slice(0, SETTLE_AT_MOST);
+      for (const task of unknown) {
+        if (this.stopped.signal.aborted) return;
+        this.settled.add(task.id);
+        const made = lookupsOf(await this.ports.repo.events(task.id), task);
+        if (made.asked) continue;
+        if (await this.lookFor(task, made.tries + 1)) adopted++;
+      }
+    });
+    return adopted;
+  }
+
+  /** One pass at a time; the promise settles when it ends. */
+  private exclusively(pass: () => Promise<void>): Promise<void> {
+    const running = pass().finally(() => {
+      this.running = null;
+    });
+    this.running = running;
+    return running;
   }
 
   stop(): void {
     this.stopped.abort();
   }
 
-  private async lookFor(task: Task, n: number): Promise<void> {
+  /** Looks for one task's request; true when it adopted it. */
+  private async lookFor(task: Task, n: number): Promise<boolean> {
     const { repo, clock, log } = this.ports;
     const provider = this.ports.providers(task.provider) as Lookable;
     const last = n >= this.options.tries;
     let facts;
     try {
-      facts = await lookUp(repo, this.ports.files, provider, task, clock.now(), this.stopped.signal);
+      facts = await lookUp(repo, this.ports.files, provider, task, clock.now(), this.options.queueMs ?? DEFAULT_QUEUE_MS, this.stopped.signal);
     } catch (err) {
-      if (this.stopped.signal.aborted) return;
-      const why = `the lookup at ${task.provider} failed (${(err as Error).message}); lookup ${n} of ${this.options.tries}`;
+      if (this.stopped.signal.aborted) return false;
+      const why = `${(err as Error).message}; lookup ${n} of ${this.options.tries}`;
       await repo.lookupNoted(task.id, task.idempotencyKey, last ? `${why}; it needs your decision` : why, { lookup: n, verdict: last ? 'ask' : 'again' }, clock.now());
-      return;
+      return false;
     }
     const { window } = facts;
     const verdict = lookupVerdict({
@@ -109,6 +161,7 @@ export class UnknownLookups {
       earlierAttempts: earlierParkings(await repo.events(task.id), task.idempotencyKey).filter((at) => at >= window.from - SKEW_MS),
       tries: n,
       maxTries: this.options.tries,
+      now: clock.now(),
     });
     // The history keeps the requests that could have been this one (a few), and how many were listed in all.
     const close = facts.found
@@ -125,11 +178,13 @@ export class UnknownLookups {
       };
       if (await repo.adoptFound(task.id, task.idempotencyKey, verdict.requestId, verdict.why, evidence, clock.now())) {
         log(`task ${task.id}: adopted request ${verdict.requestId} found at ${task.provider} (${verdict.why})`);
+        return true;
       }
-      return;
+      return false;
     }
     const reason = `looked for the request at ${task.provider}: ${verdict.why}${verdict.action === 'ask' ? '; it needs your decision' : ''}`;
     await repo.lookupNoted(task.id, task.idempotencyKey, reason, { lookup: n, verdict: verdict.action, listed: facts.found.length, close }, clock.now());
     if (verdict.action === 'ask') log(`task ${task.id}: ${reason}`);
+    return false;
   }
 }

@@ -70,6 +70,9 @@ export async function send(
   }
 }
 
+/** An answer over the size the studio reads: asking again for the same gets the same, so ask for less. */
+export class AnswerTooLarge extends Error {}
+
 /** Reads a JSON body up to a size limit: a provider's garbage is an error on the task, never a crash. */
 export async function readJson(res: HttpResponse, limitBytes = 1 << 20): Promise<unknown> {
   const chunks: Uint8Array[] = [];
@@ -78,7 +81,7 @@ export async function readJson(res: HttpResponse, limitBytes = 1 << 20): Promise
     size += chunk.byteLength;
     if (size > limitBytes) {
       await res.body.dump().catch(() => undefined);
-      throw new Error(`the provider's answer was larger than ${limitBytes} bytes`);
+      throw new AnswerTooLarge(`the provider's answer was larger than ${limitBytes} bytes`);
     }
     chunks.push(chunk);
   }

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { SubmitFailure } from '../engine/submitOutcome.ts';
-import { PollError, SubmitError, type ProviderOutput, type SubmitOptions } from '../providers/port.ts';
-import { classifySubmitStatus, readJson, retryAfterMs, send, TransportError, type HttpResponse, type HttpTimeouts } from './client.ts';
+import { PollError, SubmitError, TooLargeAnswer, type ProviderOutput, type SubmitOptions } from '../providers/port.ts';
+import { AnswerTooLarge, classifySubmitStatus, readJson, retryAfterMs, send, TransportError, type HttpResponse, type HttpTimeouts } from './client.ts';
 import { eventData } from './sse.ts';
 
 export interface CallTimeouts {
@@ -23,6 +23,13 @@ export const DEFAULT_TIMEOUTS: CallTimeouts = {
  */
 const STREAM_TIMEOUTS: HttpTimeouts = { headersMs: 15_000, bodyMs: 45_000, totalMs: 24 * 60 * 60_000 };
 
+/** An answer to a status, result, cancel or listing call. */
+export interface Answer {
+  status: number;
+  json: unknown;
+  headers: HttpResponse['headers'];
+}
+
 export interface ProviderHttpConfig {
   /** The provider's name as a person knows it, for messages. */
   name: string;
@@ -30,8 +37,6 @@ export interface ProviderHttpConfig {
   /** Headers on every call, the credentials among them; their values never reach a message. */
   headers: Record<string, string>;
   timeouts?: Partial<CallTimeouts>;
-  /** Extra headers on a submit, such as a provider's own no-retry switch. */
-  submitHeaders?: Record<string, string>;
   /** Whether the provider documents a failure with this status as never billed. */
   neverBilled?: (status: number) => boolean;
   /** The response header in which the provider names the request, read before the body. */
@@ -100,9 +105,12 @@ export class ProviderHttp {
 
   /** A refusal the person must act on, when the provider's body says so, else the answer in plain words. */
   private async problem(res: HttpResponse): Promise<{ message: string; refusal: boolean }> {
-    const body = await readJson(res).catch(() => null);
-    const refusal = this.config.accountRefusal?.(res.status, body) ?? null;
-    return { message: this.scrub(refusal ?? plainProblem(this.config.name, res.status, errorDetail(body), this.config.keyVariable)), refusal: refusal !== null };
+    return this.described(res.status, await readJson(res).catch(() => null));
+  }
+
+  private described(status: number, body: unknown): { message: string; refusal: boolean } {
+    const refusal = this.config.accountRefusal?.(status, body) ?? null;
+    return { message: this.scrub(refusal ?? plainProblem(this.config.name, status, errorDetail(body), this.config.keyVariable)), refusal: refusal !== null };
   }
 
   /**
@@ -120,7 +128,7 @@ export class ProviderHttp {
     let res: HttpResponse;
     try {
       res = await send('POST', this.url(path), {
-        headers: { ...this.config.headers, ...this.config.submitHeaders, ...headers },
+        headers: { ...this.config.headers, ...headers },
         body,
         timeouts: this.timeouts.submit,
         signal,
@@ -157,19 +165,11 @@ export class ProviderHttp {
   }
 
   /**
-   * A status, result, cancel or listing call: the JSON of a 2xx answer, or a PollError carrying any
-   * Retry-After. A 401, 403, 404 or 410 here is no proof that a paid result is gone (a key being changed,
-   * an account briefly locked, a record not visible yet), so it is asked again later like a 5xx; an
-   * adapter reads what its provider documents as gone from the answer itself. `answered` lists statuses
-   * the caller reads itself (such as a 404 that means "try the other way").
+   * A status, result, cancel or listing call whose error answers the caller reads itself (a provider's own
+   * markers in them): an answer of any status comes back with its JSON (null when it has none). No answer
+   * at all, or a 2xx that is not JSON, is a PollError; `failure` makes the usual one of an error answer.
    */
-  async get(
-    path: string,
-    signal?: AbortSignal,
-    method: 'GET' | 'PUT' | 'POST' = 'GET',
-    body?: string,
-    answered: readonly number[] = [],
-  ): Promise<{ status: number; json: unknown; headers: HttpResponse['headers'] }> {
+  async answer(path: string, signal?: AbortSignal, method: 'GET' | 'PUT' | 'POST' = 'GET', body?: string): Promise<Answer> {
     let res: HttpResponse;
     try {
       res = await send(method, this.url(path), {
@@ -182,13 +182,30 @@ export class ProviderHttp {
       if (err instanceof TransportError) throw new PollError(this.scrub(`${this.config.name}: ${err.message}`));
       throw err;
     }
-    if (answered.includes(res.status)) return { status: res.status, json: await readJson(res).catch(() => null), headers: res.headers };
-    if (res.status < 200 || res.status >= 300) throw new PollError((await this.problem(res)).message, retryAfterMs(res.headers, Date.now()));
+    if (res.status < 200 || res.status >= 300) return { status: res.status, json: await readJson(res).catch(() => null), headers: res.headers };
     try {
       return { status: res.status, json: await readJson(res), headers: res.headers };
     } catch (err) {
-      throw new PollError(`${this.config.name}: ${(err as Error).message}`);
+      throw new (err instanceof AnswerTooLarge ? TooLargeAnswer : PollError)(`${this.config.name}: ${(err as Error).message}`);
     }
+  }
+
+  /** The PollError of an error answer: its problem in plain words, with any Retry-After. */
+  failure(answer: Answer): PollError {
+    return new PollError(this.described(answer.status, answer.json).message, retryAfterMs(answer.headers, Date.now()));
+  }
+
+  /**
+   * A status, result, cancel or listing call: the JSON of a 2xx answer, or a PollError carrying any
+   * Retry-After. A 401, 403, 404 or 410 here is no proof that a paid result is gone (a key being changed,
+   * an account briefly locked, a record not visible yet), so it is asked again later like a 5xx; an
+   * adapter reads what its provider documents as gone from the answer itself. `answered` lists statuses
+   * the caller reads itself (such as a 404 that means "try the other way").
+   */
+  async get(path: string, signal?: AbortSignal, method: 'GET' | 'PUT' | 'POST' = 'GET', body?: string, answered: readonly number[] = []): Promise<Answer> {
+    const answer = await this.answer(path, signal, method, body);
+    if ((answer.status >= 200 && answer.status < 300) || answered.includes(answer.status)) return answer;
+    throw this.failure(answer);
   }
 
   /**

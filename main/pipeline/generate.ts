@@ -7,7 +7,7 @@ import type { Stores } from '../store/port.ts';
 import type { Studio } from '../studio.ts';
 import { inputHash } from '../tasks/inputHash.ts';
 import type { Task } from '../tasks/model.ts';
-import { bindStepRefs, planRender, planScenes, RENDER_PROVIDER, sceneSeed, stepRefsAs, type PlannedStep } from './planner.ts';
+import { bindStepRefs, inputOrigin, planRender, planScenes, RENDER_PROVIDER, sceneSeed, stepRefsAs, type PlannedStep } from './planner.ts';
 import { decidePlan, judgeStep, type Decided, type Verdict } from './reuse.ts';
 import { sceneById, type StepChoice, type StepKind, type Storyboard } from './storyboard.ts';
 import type { TakeRecord } from './takeRecord.ts';
@@ -225,14 +225,17 @@ export class Pipeline {
   private async walk(project: Project, board: Storyboard, options: GenerateOptions): Promise<GenerateEstimate> {
     const steps: StepEstimate[] = [];
     const requests = new Map<string, PreparedRequest[]>();
-    for (const { step, verdict } of await this.decide(project, board, options, this.deps.studio)) {
+    const decided = await this.decide(project, board, options, this.deps.studio);
+    // Every new step is checked before any provider is asked for a quote: a refused Generate sends nothing.
+    const checked = decided.map(({ step, verdict }) => (verdict.action === 'reuse' ? null : this.check(step, board)));
+    for (const [i, { step, verdict }] of decided.entries()) {
       if (verdict.action === 'reuse') {
         steps.push(stepEstimate(step, verdict, reusedPrice(verdict.task, verdict.why, project.currency)));
         continue;
       }
-      const { price, request } = await this.price(step);
-      steps.push(stepEstimate(step, verdict, price));
-      if (request) requests.set(step.provider, [...(requests.get(step.provider) ?? []), request]);
+      const request = checked[i]!;
+      steps.push(stepEstimate(step, verdict, await this.price(step, request)));
+      if (request !== 'local') requests.set(step.provider, [...(requests.get(step.provider) ?? []), request]);
     }
     return { ...(await this.summed(project, steps, this.deps.studio)), balances: await this.balances(requests) };
   }
@@ -262,22 +265,30 @@ export class Pipeline {
     return notes;
   }
 
-  /** Validates a step's input as its adapter will, and prices it: the provider's quote, else the catalogue. */
-  private async price(step: PlannedStep): Promise<{ price: Price; request: PreparedRequest | null }> {
-    if (step.provider === RENDER_PROVIDER) return { price: { cost: 0, currency: 'USD', source: 'made on this machine: no charge' }, request: null };
+  /**
+   * Builds a step's request as its adapter will, which checks its input. An input the provider would refuse is
+   * refused here, before anything is asked of the provider or saved, naming the field, its limit and where in
+   * the storyboard (or settings) it was written. 'local' for a step made on this machine.
+   */
+  private check(step: PlannedStep, board: Storyboard): PreparedRequest | 'local' {
+    if (step.provider === RENDER_PROVIDER) return 'local';
     const adapter = this.deps.provider(step.provider);
     if (!adapter) throw new GenerateRefused(`step ${step.key}: there is no provider "${step.provider}"`);
-    let request;
     try {
       // The step's inputs from other steps do not exist yet; a stand-in lets the rest be checked.
-      request = adapter.prepare({ kind: step.kind, model: step.model, input: stepRefsAs(step.input, 'data:image/png;base64,') });
+      return adapter.prepare({ kind: step.kind, model: step.model, input: stepRefsAs(step.input, 'data:image/png;base64,') });
     } catch (err) {
-      if (err instanceof InvalidInput) throw new GenerateRefused(`step ${step.key} (${step.provider} ${step.model}): ${err.message}`);
-      throw err;
+      if (!(err instanceof InvalidInput)) throw err;
+      const origin = err.field === undefined ? null : inputOrigin(board, this.deps.defaults, step, err.field);
+      throw new GenerateRefused(`step ${step.key} (${step.provider} ${step.model}): ${err.message}${origin ? `; change ${origin}` : ''}. Nothing was enqueued.`);
     }
-    const estimate = await estimateCost(adapter, request, this.deps.prices?.());
-    const price = estimate ?? { cost: null, currency: 'USD', source: `price unknown: no documented price for ${step.provider} ${step.model}; set one in settings ("prices")` };
-    return { price, request };
+  }
+
+  /** A checked step's price: the provider's quote, else the catalogue. */
+  private async price(step: PlannedStep, request: PreparedRequest | 'local'): Promise<Price> {
+    if (request === 'local') return { cost: 0, currency: 'USD', source: 'made on this machine: no charge' };
+    const estimate = await estimateCost(this.deps.provider(step.provider)!, request, this.deps.prices?.());
+    return estimate ?? { cost: null, currency: 'USD', source: `price unknown: no documented price for ${step.provider} ${step.model}; set one in settings ("prices")` };
   }
 
   /** The storyboard's steps, each judged by the tasks the project has now, as a Generate would; reads only, no network. */

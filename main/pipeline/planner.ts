@@ -83,6 +83,29 @@ export function planScenes(board: Storyboard, defaults: Record<StepKind, StepCho
   return steps;
 }
 
+/** The scene field each step's own input field is written from (see planScenes). */
+const SCENE_FIELDS: Partial<Record<Kind, Record<string, keyof Scene>>> = {
+  image: { prompt: 'imagePrompt' },
+  clip: { prompt: 'motionPrompt', duration: 'duration' },
+  speech: { text: 'narration' },
+};
+
+/**
+ * Where a field of a planned step's input was written, in the words of the storyboard (or of the settings'
+ * defaults), so a refusal of that field says what to change; null for what the studio fills in itself.
+ */
+export function inputOrigin(board: Storyboard, defaults: Record<StepKind, StepChoice>, step: PlannedStep, field: string): string | null {
+  const index = board.scenes.findIndex((s) => s.id === step.scene);
+  const scene = board.scenes[index];
+  if (!scene || step.kind === 'render') return null;
+  const where = `scene ${index + 1} ("${scene.id}")`;
+  const own = SCENE_FIELDS[step.kind]?.[field];
+  if (own) return `${where} ${own}${own === 'motionPrompt' && scene.motionPrompt === scene.imagePrompt ? ' (its imagePrompt, when it has no motionPrompt)' : ''}`;
+  const kind = step.kind as StepKind;
+  const [choice, place] = scene.steps[kind] ? [scene.steps[kind], `${where} steps`] : board.steps[kind] ? [board.steps[kind], 'the storyboard\'s steps'] : [defaults[kind], 'the settings\' defaults'];
+  return choice.options && Object.hasOwn(choice.options, field) ? `${place}.${kind}.options.${field}` : null;
+}
+
 /** The render of every scene: a scene in `made` by the tasks of that earlier take, any other by its planned steps. */
 export function planRender(board: Storyboard, made: ReadonlyMap<string, TakeSource>): PlannedStep {
   const output = (id: number) => ({ $output: id });

@@ -1,15 +1,17 @@
 import { ProviderHttp } from '../http/providerHttp.ts';
 import { unitsOf, type PriceUnit } from '../pricing/catalogue.ts';
 import { FAL_IMAGE_SIZES, FAL_SIZE_SIDE_MAX } from '../pricing/imageSizes.ts';
-import { canonicalJson } from '../tasks/inputHash.ts';
 import { toMicros, type RemoteRef, type Task } from '../tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
 import { InvalidInput, PollError, SubmitError, type CancelOutcome, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
 import { modelFor, type ModelSpec } from './models.ts';
 import { checkInput, type InputSchema } from './schema.ts';
 import { collectOutputs, obj, requireKey } from './shared.ts';
+import { falLookup } from './falListing.ts';
+import { falUpload, FAL_REST_URL } from './falStorage.ts';
+import { falFailure } from './falErrors.ts';
+import { FAL_QUEUE_URL, falRequestUrls, type FalRequestUrls } from './falUrls.ts';
 
-export const FAL_QUEUE_URL = 'https://queue.fal.run';
 export const FAL_API_URL = 'https://api.fal.ai';
 
 const PROMPT = { type: 'string', required: true, maxLength: 5000, hint: 'what to make, in words' } as const;
@@ -28,43 +30,42 @@ const IMAGE: InputSchema = {
   acceleration: { type: 'string', oneOf: ['none', 'regular', 'high'] },
   enable_safety_checker: { type: 'boolean' },
 };
+/**
+ * FLUX.1 [schnell]'s own ranges, from fal's input schema for fal-ai/flux/schnell
+ * (fal.ai/docs/model-api-reference/image-generation-api/flux-schnell): num_inference_steps "Default value: 4,
+ * Range: 1 to 12"; guidance_scale "Range: 1 to 20".
+ */
+const SCHNELL: InputSchema = {
+  ...IMAGE,
+  num_inference_steps: { type: 'integer', min: 1, max: 12 },
+  guidance_scale: { type: 'number', min: 1, max: 20 },
+};
 /** Kling's durations, as strings (fal-js KlingVideoV2MasterImageToVideoInput, which v2.1 standard's input is). */
 const KLING_DURATIONS = ['5', '10'] as const;
+/**
+ * Kling's text limits, from fal's OpenAPI schema for fal-ai/kling-video/v2.1/standard/image-to-video: `prompt`
+ * and `negative_prompt` have maxLength 2500 (fal-js endpoints.ts repeats "Max 2500 characters" for its other
+ * Kling inputs, which the generated types otherwise drop).
+ */
+const KLING_TEXT_MAX = 2500;
 /** The studio asks for a clip in seconds; Kling's own `"5"` or `"10"` is taken as given. */
 const CLIP: InputSchema = {
-  prompt: PROMPT,
+  prompt: { ...PROMPT, maxLength: KLING_TEXT_MAX },
   image_url: { type: 'string', required: true, hint: 'the picture the clip starts from' },
   duration: { type: 'either', of: [{ type: 'number', min: 0.1, max: 3600 }, { type: 'string', oneOf: KLING_DURATIONS }] },
-  negative_prompt: { type: 'string' },
-  cfg_scale: { type: 'number' },
+  negative_prompt: { type: 'string', maxLength: KLING_TEXT_MAX },
+  // "Range: 0 to 1" (fal's schema for the endpoint, as fal.ai/models/fal-ai/kling-video/v2.1/standard/image-to-video/llms.txt lists it).
+  cfg_scale: { type: 'number', min: 0, max: 1 },
 };
 
 /** fal endpoint ids, as on each model's page at fal.ai/models. */
 const MODELS: ModelSpec[] = [
   { id: 'fal-ai/flux/dev', kind: 'image', title: 'FLUX.1 [dev]', inputs: IMAGE },
-  { id: 'fal-ai/flux/schnell', kind: 'image', title: 'FLUX.1 [schnell]', inputs: IMAGE },
-  { id: 'fal-ai/kling-video/v2.1/standard/image-to-video', kind: 'clip', title: 'Kling 2.1 Standard, image to video', inputs: CLIP },
+  { id: 'fal-ai/flux/schnell', kind: 'image', title: 'FLUX.1 [schnell]', inputs: SCHNELL },
+  // "This generation takes approximately 5m" (fal.ai/models/fal-ai/kling-video/v2.1/pro/image-to-video; the
+  // standard endpoint's page states no time, and runs the same model).
+  { id: 'fal-ai/kling-video/v2.1/standard/image-to-video', kind: 'clip', title: 'Kling 2.1 Standard, image to video', inputs: CLIP, runMs: 5 * 60_000 },
 ];
-
-/**
- * The request error types whose typical status is 500 or above (fal.ai/docs/documentation/model-apis/request-errors):
- * "Server errors (HTTP 500+) are never charged" (fal.ai/docs/model-apis/faq). Any other failure (a model's own
- * error, such as a 422 on its input or content, `client_cancelled`, `bad_request`, or no type) "may still be
- * charged if a runner spent GPU time processing the request before the error was detected" (same FAQ), which
- * fal's status answer does not say.
- */
-const NEVER_CHARGED_ERRORS = new Set([
-  'request_timeout',
-  'startup_timeout',
-  'runner_scheduling_failure',
-  'runner_connection_timeout',
-  'runner_disconnected',
-  'runner_connection_refused',
-  'runner_connection_error',
-  'runner_incomplete_response',
-  'runner_server_error',
-  'internal_error',
-]);
 
 /**
  * A locked account: "When your credit balance drops below your account's lock threshold, your account is
@@ -97,9 +98,12 @@ function klingInput(input: Record<string, unknown>): Record<string, unknown> {
 const UNITS: Record<string, PriceUnit> = { image: 'image', images: 'image', megapixel: 'megapixel', megapixels: 'megapixel', second: 'second', seconds: 'second', video_second: 'second', video_seconds: 'second' };
 
 /**
- * fal's queue API. Submits go to queue.fal.run with `x-fal-no-retry: 1`, so fal's own queue never resends
- * them either; the status and response URLs that the submit returns are kept with the request id and
- * followed, as fal asks.
+ * fal's queue API. Submits go to queue.fal.run once; the status and response URLs that the submit returns
+ * are kept with the request id and followed, as fal asks. No `x-fal-no-retry` is sent: it only stops fal's
+ * queue from retrying, under the same request id, a request that failed on a server error (a 503, a 504, a
+ * lost connection; "up to 10 times", and "Failed requests that return 5xx status codes are not billed":
+ * docs.fal.ai/model-apis/model-endpoints/reliability), so it protects no money and turns a passing fault
+ * into a failed task.
  *
  * fal says failed requests that end in a 5xx are not billed (docs.fal.ai/model-apis/model-endpoints/reliability),
  * not that a 5xx answer to the submit means nothing was queued: a gateway 502/504 or a 500 can follow the
@@ -116,8 +120,9 @@ export class FalAdapter implements ProviderAdapter {
     idempotencyHeader: null,
     lookup: true,
     lookupLists:
-      'fal lists requests by endpoint with the status success, error or user_error, sorted by when they ended; its documentation ' +
-      'does not say whether a request still queued or running is listed, so one that has not ended may not show yet',
+      'fal lists requests by endpoint once they have ended, with the status success, error or user_error, sorted by when they ended; ' +
+      'a request still queued or running is not listed yet',
+    lookupListsOnceEnded: true,
     pollById: true,
     cancel: true,
     quote: 'endpoint',
@@ -126,23 +131,26 @@ export class FalAdapter implements ProviderAdapter {
     models: MODELS,
   };
   private readonly queue: ProviderHttp;
+  private readonly queueBase: string;
   private readonly api: ProviderHttp;
+  private readonly rest: ProviderHttp;
 
   constructor(private readonly config: AdapterConfig) {
     const headers: Record<string, string> = config.key ? { authorization: `Key ${config.key}` } : {};
     const base = config.baseUrl ?? FAL_QUEUE_URL;
+    this.queueBase = base;
     this.queue = new ProviderHttp({
       name: 'fal',
       baseUrl: base,
       headers,
       timeouts: config.timeouts,
-      submitHeaders: { 'x-fal-no-retry': '1' },
       requestIdHeader: 'x-fal-request-id',
       keyVariable: 'FAL_KEY',
       accountRefusal: lockedAccount,
     });
     // An overridden base URL (a local stand-in) serves the platform API too.
     this.api = new ProviderHttp({ name: 'fal', baseUrl: config.baseUrl ?? FAL_API_URL, headers, timeouts: config.timeouts, keyVariable: 'FAL_KEY', accountRefusal: lockedAccount });
+    this.rest = new ProviderHttp({ name: 'fal', baseUrl: config.baseUrl ?? FAL_REST_URL, headers, timeouts: config.timeouts, keyVariable: 'FAL_KEY', accountRefusal: lockedAccount });
   }
 
   prepare(task: Pick<Task, 'kind' | 'model' | 'input'>): PreparedRequest {
@@ -175,25 +183,25 @@ export class FalAdapter implements ProviderAdapter {
     return { requestId, handle, quote: null, result: null };
   }
 
-  /** fal's documented URLs name only owner/app, for a request adopted without the URLs its submit gave. */
   private urls(remote: RemoteRef) {
-    const [owner, app] = remote.model.split('/');
-    const base = `/${owner}/${app}/requests/${encodeURIComponent(remote.requestId)}`;
-    return {
-      status: remote.handle?.status_url ?? `${base}/status`,
-      response: remote.handle?.response_url ?? base,
-      cancel: remote.handle?.cancel_url ?? `${base}/cancel`,
-    };
+    return falRequestUrls(remote, this.queueBase);
   }
 
   /**
-   * Any failed status or result call, a 404 included, is asked again later: fal keeps a result for 1 hour
-   * after the request completes, 6 minutes when it is 10 KB or larger (fal.ai/docs/inference-api/queue/result),
-   * but documents no answer that says a result has expired, so none is taken as one.
+   * A failed status or result call, a 404 included, is asked again later, unless the result answer carries
+   * fal's own error markers (falErrors.ts): fal keeps a result for 1 hour after the request completes, 6 minutes
+   * when it is 10 KB or larger (fal.ai/docs/inference-api/queue/result), but documents no answer that says a
+   * result has expired, so none is taken as one.
    */
   async poll(remote: RemoteRef, signal?: AbortSignal): Promise<PollResult> {
-    const urls = this.urls(remote);
-    return this.outcome(obj((await this.queue.get(urls.status, signal)).json), urls, signal);
+    const { alternate, ...first } = this.urls(remote);
+    let urls: FalRequestUrls = first;
+    let status = await this.queue.get(urls.status, signal, 'GET', undefined, alternate ? [404] : []);
+    if (status.status === 404 && alternate) {
+      urls = alternate;
+      status = await this.queue.get(urls.status, signal);
+    }
+    return this.outcome(obj(status.json), urls, signal);
   }
 
   /**
@@ -218,12 +226,14 @@ export class FalAdapter implements ProviderAdapter {
   private async outcome(body: Record<string, any>, urls: { response: string }, signal?: AbortSignal): Promise<PollResult> {
     if (body.status === 'IN_QUEUE' || body.status === 'IN_PROGRESS') return { state: 'pending', progress: null };
     if (body.status !== 'COMPLETED') throw new PollError(`fal reported an unknown status ${JSON.stringify(body.status)}`);
-    // fal has no FAILED status: a failure is COMPLETED with an error, fal's own definitive answer.
-    if (body.error) {
-      const charged = NEVER_CHARGED_ERRORS.has(String(body.error_type)) ? 'no' : 'maybe';
-      return { state: 'failed', error: `fal: ${String(body.error)}${body.error_type ? ` (${String(body.error_type)})` : ''}`, costActual: null, charged };
+    // COMPLETED says only that the request ended: whether it failed, the result URL's answer says (falErrors.ts).
+    const result = await this.queue.answer(urls.response, signal);
+    if (result.status < 200 || result.status >= 300) {
+      const type = result.headers['x-fal-error-type'];
+      const failed = falFailure(result.status, result.json, Array.isArray(type) ? type[0] : type);
+      if (failed) return { state: 'failed', ...failed, costActual: null };
+      throw this.queue.failure(result);
     }
-    const result = await this.queue.get(urls.response, signal);
     const outputs = collectOutputs(result.json);
     if (outputs.length === 0) throw new PollError('fal sent a result with no file in it');
     // fal reports no cost per request: its usage endpoint (GET /v1/models/usage) needs an admin key and sums
@@ -238,53 +248,33 @@ export class FalAdapter implements ProviderAdapter {
   }
 
   /**
-   * fal removes a queued request (OK); for one in progress it only signals the runner
-   * (CANCELLATION_REQUESTED), and the app may still finish it; ALREADY_COMPLETED means it ended
-   * (fal.ai/docs/inference-api/queue/cancel).
+   * fal's cancel. Its per-endpoint OpenAPI documents answer it with `{"success": boolean}` ("Whether the request
+   * was cancelled successfully"); its queue reference names the outcomes OK (removed from the queue),
+   * CANCELLATION_REQUESTED (it was running: the runner is only signalled, and may still finish), ALREADY_COMPLETED
+   * and NOT_FOUND (fal.ai/docs/inference-api/queue/cancel), an already completed request answered with a 400.
+   * `success: true` does not say whether the request was removed or only signalled, so it is taken as asked to
+   * stop: it is still followed, and collected if it finishes.
    */
   async cancel(remote: RemoteRef): Promise<CancelOutcome> {
-    const { json } = await this.queue.get(this.urls(remote).cancel, undefined, 'PUT');
-    const status = obj(json).status;
-    if (status === 'OK') return 'cancelled';
-    if (status === 'CANCELLATION_REQUESTED') return 'requested';
-    if (status === 'ALREADY_COMPLETED') return 'finished';
-    throw new PollError(`fal answered the cancel with ${JSON.stringify(status)}`);
+    const urls = this.urls(remote);
+    let answer = await this.queue.answer(urls.cancel, undefined, 'PUT');
+    if (answer.status === 404 && urls.alternate) answer = await this.queue.answer(urls.alternate.cancel, undefined, 'PUT');
+    const body: Record<string, unknown> = answer.json && typeof answer.json === 'object' && !Array.isArray(answer.json) ? (answer.json as Record<string, unknown>) : {};
+    if (body.status === 'ALREADY_COMPLETED') return 'finished';
+    if (answer.status < 200 || answer.status >= 300) throw this.queue.failure(answer);
+    if (body.status === 'OK') return 'cancelled';
+    if (body.status === 'CANCELLATION_REQUESTED' || body.success === true) return 'requested';
+    if (body.success === false) throw new PollError(`fal did not cancel request ${remote.requestId} (it answered success: false); it may have ended already`);
+    throw new PollError(`fal answered the cancel with ${JSON.stringify(answer.json)?.slice(0, 200)}`);
   }
 
-  /**
-   * fal's request history (fal.ai/docs/platform-apis/v1/models/requests/by-endpoint.md): filtered by a time range,
-   * by status `success`, `error` or `user_error` only, and sorted by end time. The docs name no queued or running
-   * status and do not say whether such a request is listed: read plainly, only a request that has ended is sure
-   * to be, so a lookup that finds nothing is asked again later before anyone is told it was never accepted.
-   * `sent_at` is when the request reached fal (before `started_at` in the docs' example).
-   */
-  async lookup(window: { from: number; to: number }, request: PreparedRequest, signal?: AbortSignal): Promise<Candidate[]> {
-    const wanted = canonicalJson(request.input);
-    const found: Candidate[] = [];
-    let cursor: string | null = null;
-    do {
-      const q = new URLSearchParams({
-        endpoint_id: request.model,
-        start: new Date(window.from).toISOString(),
-        end: new Date(window.to).toISOString(),
-        expand: 'payloads',
-        limit: '100',
-      });
-      if (cursor) q.set('cursor', cursor);
-      const page = obj((await this.api.get(`/v1/models/requests/by-endpoint?${q}`, signal)).json);
-      for (const item of (page.items as unknown[] | undefined) ?? []) {
-        const r = obj(item);
-        found.push({
-          requestId: String(r.request_id),
-          createdAt: Date.parse(String(r.sent_at ?? r.started_at)),
-          status: r.status_code ? `HTTP ${r.status_code}` : 'unknown',
-          inputMatches: r.json_input !== undefined && canonicalJson(r.json_input) === wanted,
-          // Payloads are not kept when storage is off for the account or the request (X-Fal-Store-IO: 0).
-          ...(r.json_input === undefined ? { inputGone: 'fal kept no copy of its input (payload storage is off for this account)' } : {}),
-        });
-      }
-      cursor = page.has_more && typeof page.next_cursor === 'string' ? page.next_cursor : null;
-    } while (cursor && found.length < 1_000);
-    return found;
+  /** A start image goes to fal's storage, and the request names its URL (see falStorage.ts). */
+  upload(file: { bytes: Uint8Array; contentType: string; name: string }, signal?: AbortSignal): Promise<string> {
+    return falUpload(this.rest, file, signal);
+  }
+
+  /** fal's request history, which lists a request once it has ended (see falListing.ts). */
+  lookup(window: { from: number; to: number }, request: PreparedRequest, signal?: AbortSignal): Promise<Candidate[]> {
+    return falLookup(this.api, window, request, signal);
   }
 }

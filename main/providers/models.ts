@@ -9,6 +9,8 @@ export interface ModelSpec {
   kind: Kind;
   title: string;
   inputs: InputSchema;
+  /** About how long one request runs, as the provider's page for the model states it, where it does. */
+  runMs?: number;
 }
 
 const KIND_WORDS: Record<Kind, string> = { image: 'images', clip: 'clips', speech: 'speech', render: 'renders' };

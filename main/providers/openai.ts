@@ -60,7 +60,8 @@ const TTS: InputSchema = {
   voice: { type: 'string', oneOf: VOICES },
   speed: { type: 'number', min: 0.25, max: 4 },
 };
-const SPEECH: InputSchema = { ...TTS, instructions: { type: 'string' } };
+/** `instructions` has maxLength 4096 (openai/openai-openapi openapi.yaml, CreateSpeechRequest.instructions). */
+const SPEECH: InputSchema = { ...TTS, instructions: { type: 'string', maxLength: 4096 } };
 const SPEECH_FIELDS = ['speed', 'instructions'];
 
 /** Model ids as in openai-node's ImageModel and SpeechModel types. */
@@ -167,12 +168,12 @@ export class OpenAiAdapter implements ProviderAdapter {
     if (task.kind === 'image') {
       const dallE = task.model === 'dall-e-3';
       // "When using `transparent`, set the output format to `png` or `webp`" (images.ts).
-      if (input.background === 'transparent' && input.output_format === 'jpeg') throw new InvalidInput('a transparent background needs "output_format" png or webp, not jpeg');
+      if (input.background === 'transparent' && input.output_format === 'jpeg') throw new InvalidInput('a transparent background needs "output_format" png or webp, not jpeg', 'output_format');
       const sent = { prompt: input.prompt, ...IMAGE_DEFAULTS[dallE ? 'dall-e-3' : 'gpt'], ...picked(input, IMAGE_FIELDS) };
       const body = { model: task.model, ...sent, ...(dallE ? { response_format: 'b64_json' } : {}) };
       return { kind: task.kind, model: task.model, input: sent, body: { path: '/v1/images/generations', json: JSON.stringify(body) } };
     }
-    if (input.instructions !== undefined && model.inputs !== SPEECH) throw new InvalidInput(`"instructions" works only with gpt-4o-mini-tts, not ${task.model}`);
+    if (input.instructions !== undefined && model.inputs !== SPEECH) throw new InvalidInput(`"instructions" works only with gpt-4o-mini-tts, not ${task.model}`, 'instructions');
     const sent = { text: input.text, voice: input.voice ?? 'alloy', ...picked(input, SPEECH_FIELDS) };
     const body = { model: task.model, input: sent.text, voice: sent.voice, ...picked(input, SPEECH_FIELDS), response_format: 'mp3' };
     return { kind: task.kind, model: task.model, input: sent, body: { path: '/v1/audio/speech', json: JSON.stringify(body) } };

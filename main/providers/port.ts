@@ -19,6 +19,8 @@ export interface ProviderCapabilities {
   lookup: boolean;
   /** Which requests that listing shows, and what it cannot show, in words from the provider's docs, for the person. */
   lookupLists?: string;
+  /** The listing shows a request only once it has ended: before its longest run and queue time, absence proves nothing. */
+  lookupListsOnceEnded?: boolean;
   /**
    * A request id alone is enough to ask for the request's outcome and collect its result later (a queue's
    * status URL, a history entry). When true, an id heard before the answer is whole is recorded as
@@ -126,6 +128,11 @@ export interface ProviderAdapter {
   download(output: ProviderOutput, signal?: AbortSignal): Promise<AsyncIterable<Uint8Array>>;
   /** Throws when the provider could not be asked or refused; otherwise says what became of the request. */
   cancel?(remote: RemoteRef): Promise<CancelOutcome>;
+  /**
+   * Puts an input file in the provider's own storage and returns the URL a request names it by, where the provider
+   * takes files that way (no charge: nothing is generated). Throws when it could not.
+   */
+  upload?(file: { bytes: Uint8Array; contentType: string; name: string }, signal?: AbortSignal): Promise<string>;
   /** Requests created in a time window (ms since the epoch), compared with the request that was sent. */
   lookup?(window: { from: number; to: number }, request: PreparedRequest, signal?: AbortSignal): Promise<Candidate[]>;
   /** What the account has used and may use this period, and what these requests need, where the provider tells an API key. */
@@ -144,12 +151,21 @@ export interface Allowance {
 }
 
 /**
- * cancelled: the provider stopped it (removed from its queue); requested: it was running, and the provider
- * only passed the cancel on, so it may still finish and charge; finished: it had already ended.
+ * cancelled: the provider stopped it (removed from its queue); requested: the provider took the cancel but
+ * does not say it stopped the request (it may only pass it on to one running), so it may still finish and
+ * charge; finished: it had already ended.
  */
 export type CancelOutcome = 'cancelled' | 'requested' | 'finished';
 
-export class InvalidInput extends Error {}
+/** An input the provider would refuse; `field` names the input field at fault, where one is (so a caller can say where it came from). */
+export class InvalidInput extends Error {
+  constructor(
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
 
 export class SubmitError extends Error {
   constructor(readonly failure: SubmitFailure) {
@@ -166,6 +182,9 @@ export class PollError extends Error {
     super(message);
   }
 }
+
+/** An answer larger than the studio reads: the same question gets the same answer, so a smaller one is asked. */
+export class TooLargeAnswer extends PollError {}
 
 /** A result the provider no longer has (expired or deleted): paid for, and gone. */
 export class ResultGone extends Error {}

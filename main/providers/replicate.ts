@@ -12,10 +12,15 @@ export const REPLICATE_URL = 'https://api.replicate.com';
 
 const PROMPT = { type: 'string', required: true, maxLength: 5000, hint: 'what to make, in words' } as const;
 const IMAGE: InputSchema = { prompt: PROMPT, seed: { type: 'integer', min: 0 }, num_outputs: { type: 'integer', min: 1, max: 4 } };
+/**
+ * black-forest-labs/flux-schnell's input schema as Replicate publishes it (replicate.com/black-forest-labs/flux-schnell/api,
+ * version c846a699): num_inference_steps "Min: 1 Max: 4", output_quality "Max: 100".
+ */
+const SCHNELL: InputSchema = { ...IMAGE, num_inference_steps: { type: 'integer', min: 1, max: 4 }, output_quality: { type: 'integer', min: 0, max: 100 } };
 
 /** Official models, run by owner/name (replicate.com/collections/official); a version may be pinned with ":<64 hex>". */
 const MODELS: ModelSpec[] = [
-  { id: 'black-forest-labs/flux-schnell', kind: 'image', title: 'FLUX.1 [schnell]', inputs: IMAGE },
+  { id: 'black-forest-labs/flux-schnell', kind: 'image', title: 'FLUX.1 [schnell]', inputs: SCHNELL },
   { id: 'black-forest-labs/flux-dev', kind: 'image', title: 'FLUX.1 [dev]', inputs: IMAGE },
 ];
 

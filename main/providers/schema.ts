@@ -30,17 +30,27 @@ function expected(f: Field): string {
   }
 }
 
+/**
+ * Characters as a JSON Schema `maxLength` counts them: code points (JSON Schema 2020-12, "the number of
+ * characters"), so an emoji counts once, not as the two UTF-16 units of `String.length`.
+ */
+function characters(text: string): number {
+  return [...text].length;
+}
+
 /** What is wrong with one value, or null when it fits the field. */
 function problem(name: string, f: Field, v: unknown): string | null {
   switch (f.type) {
-    case 'string':
-      if (typeof v === 'string' && f.maxLength !== undefined && v.length > f.maxLength) return `"${name}" is too long (at most ${f.maxLength} characters)`;
+    case 'string': {
+      const length = typeof v === 'string' && f.maxLength !== undefined ? characters(v) : 0;
+      if (f.maxLength !== undefined && length > f.maxLength) return `"${name}" is too long (at most ${f.maxLength} characters): it has ${length}, so shorten it by ${length - f.maxLength}`;
       return typeof v === 'string' && v.trim() !== '' && (!f.oneOf || f.oneOf.includes(v)) ? null : `"${name}" must be ${expected(f)}`;
+    }
     case 'boolean':
       return typeof v === 'boolean' ? null : `"${name}" must be ${expected(f)}`;
     case 'object':
       if (!v || typeof v !== 'object' || Array.isArray(v)) return `"${name}" must be ${expected(f)}`;
-      return fieldsProblem(f.fields, v as Record<string, unknown>, `${name}.`);
+      return fieldsProblem(f.fields, v as Record<string, unknown>, `${name}.`)?.text ?? null;
     case 'either': {
       if (f.of.some((alt) => problem(name, alt, v) === null)) return null;
       // An object given where an object is one of the shapes: say which of its fields is wrong.
@@ -54,20 +64,21 @@ function problem(name: string, f: Field, v: unknown): string | null {
         (f.type === 'number' || Number.isInteger(v)) &&
         (f.min === undefined || v >= f.min) &&
         (f.max === undefined || v <= f.max);
-      return ok ? null : `"${name}" must be ${expected(f)}`;
+      return ok ? null : `"${name}" must be ${expected(f)}${typeof v === 'number' ? `, not ${v}` : ''}`;
     }
   }
 }
 
-function fieldsProblem(schema: InputSchema, obj: Record<string, unknown>, prefix = ''): string | null {
+/** The first field that is wrong: its top-level name and what is wrong with it. */
+function fieldsProblem(schema: InputSchema, obj: Record<string, unknown>, prefix = ''): { field: string; text: string } | null {
   for (const [name, f] of Object.entries(schema)) {
     const v = obj[name];
     if (v === undefined || v === null) {
-      if (f.required) return `"${prefix}${name}" is required${f.hint ? ` (${f.hint})` : ''}`;
+      if (f.required) return { field: name, text: `"${prefix}${name}" is required${f.hint ? ` (${f.hint})` : ''}` };
       continue;
     }
     const wrong = problem(`${prefix}${name}`, f, v);
-    if (wrong) return wrong;
+    if (wrong) return { field: name, text: wrong };
   }
   return null;
 }
@@ -79,6 +90,6 @@ export function checkInput(schema: InputSchema, input: unknown): Record<string, 
   }
   const obj = input as Record<string, unknown>;
   const wrong = fieldsProblem(schema, obj);
-  if (wrong) throw new InvalidInput(wrong);
+  if (wrong) throw new InvalidInput(wrong.text, wrong.field);
   return obj;
 }

@@ -45,7 +45,20 @@ export interface CompletedResult {
 export interface Lease {
   owner: string;
   now: number;
+  /**
+   * The idempotency key of the attempt the writer marked, on its writes after the boundary mark: they change the row
+   * only while it is still at that attempt. A person's resubmit starts another, and a claim after it may come from
+   * the very same process (the same owner), whose stalled executor must then neither send nor write its old attempt.
+   */
+  attempt?: string;
 }
+
+/**
+ * What a boundary write did: marked the row, or why it did not. Only 'budget' means the request would take the
+ * project past its budget (the row is then as the write found it, still this owner's and unsent); 'lease' means
+ * the row is no longer this owner's to send (lease lost, moved on, cancelled).
+ */
+export type BoundaryMark = { marked: Task } | { refused: 'budget'; task: Task } | { refused: 'lease' };
 
 /** Money in micro-units of the project's currency. */
 export interface SpendRow {
@@ -80,10 +93,13 @@ export interface TaskStore {
   get(id: number): Promise<Task | undefined>;
   list(filter?: { projectId?: number; status?: Status }): Promise<Task[]>;
   events(taskId: number): Promise<TaskEvent[]>;
-  /** One statement per kind; a SUBMITTED row stays SUBMITTED; `concurrency` counts every owner's leased rows. */
+  /**
+   * One round trip per kind, holding nothing across a wait on the caller; a SUBMITTED row stays SUBMITTED;
+   * `concurrency` counts every owner's leased rows.
+   */
   claim(kind: Kind, concurrency: number, leaseMs: number, lease: Lease, reclaimExpired?: boolean): Promise<Task[]>;
   /** The boundary write before a paid request leaves: fenced by the lease and checked against the budget. */
-  markSubmitStarted(id: number, idempotencyKey: string, leaseMs: number, lease: Lease): Promise<Task | undefined>;
+  markSubmitStarted(id: number, idempotencyKey: string, leaseMs: number, lease: Lease): Promise<BoundaryMark>;
   recordSubmitted(id: number, remote: Omit<RemoteRef, 'model'>, estimate: { cost: number; source: string } | null, lease: Lease): Promise<Task | undefined>;
   noteRequestId(id: number, requestId: string, lease: Lease): Promise<Task | undefined>;
   applyReceipt(receipt: Receipt, pollable: boolean, now: number): Promise<Task | undefined>;
@@ -99,6 +115,8 @@ export interface TaskStore {
   parkUnknown(id: number, reason: string, lease: Lease, from?: 'RUNNING' | 'SUBMITTED'): Promise<Task | undefined>;
   note(id: number, reason: string, detail: unknown, now: number): Promise<void>;
   renewLeases(ids: readonly number[], leaseMs: number, lease: Lease): Promise<Set<number>>;
+  /** The renewal before a send: only a row still RUNNING, this owner's, at the attempt `lease.attempt` marked. */
+  renewMarked(id: number, leaseMs: number, lease: Lease & { attempt: string }): Promise<boolean>;
   expiredLeases(now: number): Promise<Task[]>;
   expireLease(id: number, lease: Lease): Promise<boolean>;
   retryLater(id: number, notBefore: number, note: string, lease: Lease): Promise<boolean>;
@@ -123,6 +141,10 @@ export interface TaskStore {
   claimedAt(ids: readonly number[]): Promise<Map<number, number>>;
   finishedRenders(): Promise<number>;
   counts(): Promise<{ projectId: number; status: Status; n: number }[]>;
+  /**
+   * Takes up to `limit` lookups due of unknown outcomes: each taken moves its task's next lookup `intervalMs` on, for
+   * every process and machine (by the database's clock in team mode), so one is made per task per interval.
+   */
   dueForLookup(providers: readonly string[], maxTries: number, intervalMs: number, now: number, limit: number): Promise<{ task: Task; tries: number }[]>;
   unknownProviders(): Promise<string[]>;
   lookupNoted(id: number, attempt: string | null, reason: string, detail: { lookup: number; verdict: 'again' | 'ask' } & Record<string, unknown>, now: number): Promise<void>;
@@ -166,9 +188,16 @@ export interface TakeStore {
 }
 
 export interface OwnerStore {
-  register(owner: { id: string; hostname: string; pid: number }, now: number): Promise<void>;
-  onHost(hostname: string): Promise<{ id: string; pid: number }[]>;
+  /** `hostname` is the machine's name, a label; `machine` its id, which no other computer has (see OwnerIdentity). */
+  register(owner: { id: string; hostname: string; machine: string; pid: number }, now: number): Promise<void>;
+  /** The processes registered by the machine with this id: the only ones whose pids mean anything to it. */
+  onMachine(machine: string): Promise<{ id: string; pid: number }[]>;
   remove(id: string): Promise<void>;
+  /**
+   * This machine's clock (`local`) less the database's, in ms, measured now, and kept on the row of `owner` when
+   * given (for `studio team status`). Null where the store has no clock but this machine's (the embedded one).
+   */
+  checkClock(local: () => number, owner?: string): Promise<number | null>;
 }
 
 export interface Stores {

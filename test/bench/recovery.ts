@@ -50,7 +50,7 @@ export async function benchRecovery(finished: number, inFlight: number) {
   const start = performance.now();
   const studio = await openStudio(dataDir);
   studio.settings.engine.concurrency = { image: 0, clip: 0, speech: 0, render: 0 };
-  const supervisor = createSupervisor(studio, () => undefined, { owner: { id: 'bench', hostname: 'bench-host', pid: process.pid } });
+  const supervisor = createSupervisor(studio, () => undefined, { owner: { id: 'bench', hostname: 'bench-host', machine: 'bench-machine', pid: process.pid } });
   await supervisor.start();
   const ms = performance.now() - start;
   const by: Record<string, number> = {};

@@ -98,7 +98,7 @@ export async function ourSide(url: string, workers: number, batch: number, cycle
         const claimed = await tasks.claim('image', workers * batch, LEASE_MS, lease());
         for (const { id } of claimed) {
           if (cycle === 'paid') {
-            if (!(await tasks.markSubmitStarted(id, `k${id}`, LEASE_MS, lease()))) throw new Error(`task ${id}: the boundary write was refused`);
+            if ('refused' in (await tasks.markSubmitStarted(id, `k${id}`, LEASE_MS, lease()))) throw new Error(`task ${id}: the boundary write was refused`);
             if (!(await tasks.recordSubmitted(id, { requestId: `r${id}`, handle: null }, { cost: 40_000, source: 'quote' }, lease()))) {
               throw new Error(`task ${id}: the request id was not recorded`);
             }

@@ -52,6 +52,23 @@ export interface FalOptions {
   badFile?: number;
   /** fal's answer to a cancel: its HTTP status and the status in its body (fal.ai/docs/inference-api/queue/cancel). */
   cancelAnswer?: [number, 'OK' | 'CANCELLATION_REQUESTED' | 'ALREADY_COMPLETED' | 'NOT_FOUND'];
+  /** The cancel answered with this body and 200 instead, such as `{success: true}`, the answer of fal's per-endpoint OpenAPI documents. */
+  cancelBody?: Record<string, unknown>;
+  /**
+   * How a request's result URL answers once it is COMPLETED, when not with its images: `request`, fal's request error
+   * (a 504 `{detail, error_type: "request_timeout"}` with X-Fal-Error-Type: fal.ai/docs/documentation/model-apis/request-errors);
+   * `model`, a model error (a 422 with a `detail` array: fal.ai/docs/documentation/model-apis/errors); `gateway`, a bare 502
+   * with none of fal's markers on the first ask, then the images.
+   */
+  resultError?: 'request' | 'model' | 'gateway';
+  /** The origin the submit answer's status, response and cancel URLs point at, instead of this stand-in's. */
+  urlsOn?: string;
+  /**
+   * Each request's first run fails on its runner (a 503). fal's queue retries it under the same request id, unbilled,
+   * unless the submit carried `x-fal-no-retry` set to 1, true or yes; then the request ends with that request error,
+   * `runner_disconnected` (docs.fal.ai/model-apis/model-endpoints/reliability).
+   */
+  runnerFailsOnce?: boolean;
   /** Result and file GETs that answer 401 first (a key being changed), per path. */
   resultUnauthorizedOnce?: boolean;
   images?: number;
@@ -77,7 +94,7 @@ export function falQueue(ledger: Ledger, png: Media, opts: FalOptions = {}): Rou
   let next = 0;
   const polls = new Map<string, number>();
   const refused = new Set<string>();
-  const queued = new Map<string, { at: number; input: unknown; endedAt: number | null; jobMs: number | undefined }>();
+  const queued = new Map<string, { at: number; input: unknown; endedAt: number | null; jobMs: number | undefined; noRetry?: boolean }>();
   const ended = (id: string) => {
     const q = queued.get(id)!;
     if (q.endedAt === null && q.jobMs !== undefined && Date.now() >= q.at + q.jobMs) q.endedAt = q.at + q.jobMs;
@@ -112,10 +129,11 @@ export function falQueue(ledger: Ledger, png: Media, opts: FalOptions = {}): Rou
     if (req.method === 'POST' && req.path === `/${FAL_MODEL}`) {
       const id = `fal-req-${++next}`;
       ledger.charged.push(id);
-      queued.set(id, { at: Date.now(), input: JSON.parse(req.body), endedAt: null, jobMs: opts.jobMsOf?.(next) ?? opts.jobMs });
+      const noRetry = ['1', 'true', 'yes'].includes(String(req.headers['x-fal-no-retry']).toLowerCase());
+      queued.set(id, { at: Date.now(), input: JSON.parse(req.body), endedAt: null, jobMs: opts.jobMsOf?.(next) ?? opts.jobMs, noRetry });
       if (opts.submitDelayMs) await new Promise((r) => setTimeout(r, opts.submitDelayMs));
       if (opts.dropAnswer?.()) return void res.socket?.destroy();
-      const base = `${host}/fal-ai/flux/requests/${id}`;
+      const base = `${opts.urlsOn ?? host}/fal-ai/flux/requests/${id}`;
       if (opts.submitStatus && opts.submitStatus >= 500) return send(res, opts.submitStatus, { detail: 'upstream timed out' }, { 'x-fal-request-id': id });
       const accepted = { request_id: id, status: 'IN_QUEUE', status_url: `${base}/status`, response_url: base, cancel_url: `${base}/cancel` };
       if (opts.drip) return drip(res, JSON.stringify(accepted), opts.drip.named ? { 'x-fal-request-id': id } : {});
@@ -127,6 +145,7 @@ export function falQueue(ledger: Ledger, png: Media, opts: FalOptions = {}): Rou
       const [, id, tail] = match as unknown as [string, string, string | undefined];
       if (!ledger.charged.includes(id!)) return send(res, 404, { detail: 'request not found' });
       if (tail === '/cancel') {
+        if (opts.cancelBody) return send(res, 200, opts.cancelBody);
         // By default a queued request, which fal removes from its queue: OK.
         const [code, status] = opts.cancelAnswer ?? [200, 'OK'];
         return send(res, code, { status });
@@ -144,6 +163,18 @@ export function falQueue(ledger: Ledger, png: Media, opts: FalOptions = {}): Rou
       if (opts.resultUnauthorizedOnce && !refused.has(req.path)) {
         refused.add(req.path);
         return send(res, 401, { detail: 'Unauthorized' });
+      }
+      if (opts.runnerFailsOnce && queued.get(id!)!.noRetry) {
+        return send(res, 503, { detail: 'Runner disconnected', error_type: 'runner_disconnected' }, { 'x-fal-error-type': 'runner_disconnected' });
+      }
+      if (opts.resultError === 'request') return send(res, 504, { detail: 'Request timed out', error_type: 'request_timeout' }, { 'x-fal-error-type': 'request_timeout' });
+      if (opts.resultError === 'model') {
+        const detail = [{ loc: ['body', 'prompt'], msg: 'The content could not be processed because it contained material flagged by a content checker.', type: 'content_policy_violation', url: 'https://docs.fal.ai/errors#content_policy_violation' }];
+        return send(res, 422, { detail });
+      }
+      if (opts.resultError === 'gateway' && !refused.has(req.path)) {
+        refused.add(req.path);
+        return send(res, 502, '<html><body>502 Bad Gateway</body></html>', { 'content-type': 'text/html' });
       }
       const images = Array.from({ length: opts.images ?? 1 }, (_, i) => ({ url: `${host}/files/${id}-${i}.png`, content_type: 'image/png' }));
       return send(res, 200, { images, seed: 7 });

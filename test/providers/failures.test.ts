@@ -142,28 +142,32 @@ describe('fal errors and failed requests', () => {
   });
 
   it('counts a request that failed on a server error as not charged, and any other failure as possibly charged', async () => {
-    // A failure is COMPLETED with `error` and `error_type` (fal-js queue status; providers' reference). The
-    // error types and their typical statuses: fal.ai/docs/documentation/model-apis/request-errors. "Server
-    // errors (HTTP 500+) are never charged ... Client-side errors like invalid inputs (HTTP 422) may still be
-    // charged if a runner spent GPU time" (fal.ai/docs/model-apis/faq).
-    const cases: [string | undefined, 'no' | 'maybe'][] = [
-      ['request_timeout', 'no'],
-      ['runner_disconnected', 'no'],
-      ['runner_incomplete_response', 'no'],
-      ['runner_server_error', 'no'],
-      ['internal_error', 'no'],
-      ['client_cancelled', 'maybe'],
-      ['bad_request', 'maybe'],
-      [undefined, 'maybe'],
+    // A finished request is COMPLETED with logs and metrics only (fal-js CompletedQueueStatus); its result URL answers
+    // with the error. Request errors, their types and typical statuses: fal.ai/docs/documentation/model-apis/request-errors;
+    // model errors, a `detail` array: fal.ai/docs/documentation/model-apis/errors. "Server errors (HTTP 500+) are never
+    // charged ... Client-side errors like invalid inputs (HTTP 422) may still be charged if a runner spent GPU time"
+    // (fal.ai/docs/model-apis/faq).
+    const modelError = { detail: [{ loc: ['body', 'prompt'], msg: 'flagged by a content checker', type: 'content_policy_violation' }] };
+    const cases: [number, string | undefined, unknown, 'no' | 'maybe'][] = [
+      [504, 'request_timeout', undefined, 'no'],
+      [504, 'startup_timeout', undefined, 'no'],
+      [503, 'runner_scheduling_failure', undefined, 'no'],
+      [503, 'runner_disconnected', undefined, 'no'],
+      [502, 'runner_incomplete_response', undefined, 'no'],
+      [500, 'runner_server_error', undefined, 'no'],
+      [500, 'internal_error', undefined, 'no'],
+      [499, 'client_cancelled', undefined, 'maybe'],
+      [400, 'bad_request', undefined, 'maybe'],
+      [422, undefined, modelError, 'maybe'],
+      [500, undefined, modelError, 'no'],
     ];
-    for (const [errorType, charged] of cases) {
-      const fake = await startFake((req, res) =>
-        req.path.endsWith('/status')
-          ? send(res, 200, { status: 'COMPLETED', request_id: 'req-1', logs: [], error: 'the request failed', ...(errorType ? { error_type: errorType } : {}) }, errorType ? { 'x-fal-error-type': errorType } : {})
-          : undefined,
-      );
+    for (const [status, errorType, body, charged] of cases) {
+      const fake = await startFake((req, res) => {
+        if (req.path.endsWith('/status')) return send(res, 200, { status: 'COMPLETED', request_id: 'req-1', logs: [], metrics: {} });
+        if (req.path.endsWith('/requests/req-1')) return send(res, status, body ?? { detail: 'the request failed', error_type: errorType }, errorType ? { 'x-fal-error-type': errorType } : {});
+      });
       const failed = await fal(fake.url).poll({ requestId: 'req-1', model: MODEL, handle: null });
-      expect(failed, String(errorType)).toMatchObject({ state: 'failed', charged, costActual: null });
+      expect(failed, `${status} ${errorType}`).toMatchObject({ state: 'failed', charged, costActual: null });
     }
   });
 });

@@ -8,11 +8,19 @@ const MODEL = 'fal-ai/flux/dev';
 
 /**
  * fal's queue API as its docs describe it: submit answers with request_id and the status, response and
- * cancel URLs to follow; status is 202 while queued or running and 200 when COMPLETED; a failure is
- * COMPLETED with an error; results expire.
+ * cancel URLs to follow; status is 202 while queued or running and 200 when COMPLETED, with logs and metrics
+ * only; a failed request's result URL answers with its error (`failWith`: the status, body and headers).
  */
 function falQueue(
-  opts: { polls?: number; failWith?: string; submitStatus?: number; submitBody?: unknown; submitHeaders?: Record<string, string>; images?: number } = {},
+  opts: {
+    polls?: number;
+    failWith?: [number, unknown, Record<string, string>?];
+    cancelWith?: [number, unknown];
+    submitStatus?: number;
+    submitBody?: unknown;
+    submitHeaders?: Record<string, string>;
+    images?: number;
+  } = {},
 ): Route {
   let polls = 0;
   return (req, res) => {
@@ -28,13 +36,14 @@ function falQueue(
     }
     if (req.path === '/fal-ai/flux/requests/req-1/status') {
       if (polls++ < (opts.polls ?? 1)) return send(res, 202, { status: 'IN_QUEUE', queue_position: 2, request_id: 'req-1' });
-      return send(res, 200, { status: 'COMPLETED', request_id: 'req-1', logs: [], metrics: { inference_time: 1.2 }, ...(opts.failWith ? { error: opts.failWith, error_type: 'runtime_error' } : {}) });
+      return send(res, 200, { status: 'COMPLETED', request_id: 'req-1', logs: [], metrics: { inference_time: 1.2 } });
     }
     if (req.path === '/fal-ai/flux/requests/req-1') {
+      if (opts.failWith) return send(res, opts.failWith[0], opts.failWith[1], opts.failWith[2]);
       const images = Array.from({ length: opts.images ?? 1 }, (_, i) => ({ url: `http://${req.headers.host}/files/out-${i}.png`, content_type: 'image/png', width: 1024, height: 1024 }));
       return send(res, 200, { images, seed: 7 });
     }
-    if (req.path === '/fal-ai/flux/requests/req-1/cancel') return send(res, 202, { status: 'CANCELLATION_REQUESTED' });
+    if (req.path === '/fal-ai/flux/requests/req-1/cancel') return send(res, ...(opts.cancelWith ?? [202, { status: 'CANCELLATION_REQUESTED' }]));
     if (req.path.startsWith('/files/out-')) return send(res, 200, Buffer.from(`png ${req.path}`), { 'content-type': 'image/png' });
     if (req.path.startsWith('/v1/models/pricing')) return send(res, 200, { prices: [{ endpoint_id: MODEL, unit_price: 0.025, unit: 'megapixels', currency: 'USD' }] });
     if (req.path.startsWith('/v1/models/requests/by-endpoint')) {
@@ -64,13 +73,15 @@ async function adapterFor(route: Route) {
 }
 
 describe('fal adapter', () => {
-  it('submits once with x-fal-no-retry, keeps the URLs fal returned, follows them to the result', async () => {
+  it('submits once without x-fal-no-retry, keeps the URLs fal returned, follows them to the result', async () => {
     const { fake, fal } = await adapterFor(falQueue({ polls: 2 }));
     const sent = await fal.submit(fal.prepare(task), { idempotencyKey: 'k' });
     expect(sent.requestId).toBe('req-1');
     expect(sent.handle?.status_url).toMatch(/requests\/req-1\/status$/);
     const post = fake.seen.find((r) => r.method === 'POST')!;
-    expect(post.headers['x-fal-no-retry']).toBe('1');
+    // fal retries a request that failed on its side, under the same id and never billed; the header would stop it
+    // (docs.fal.ai/model-apis/model-endpoints/reliability).
+    expect(post.headers).not.toHaveProperty('x-fal-no-retry');
     expect(post.headers.authorization).toBe(`Key ${KEY}`);
     expect(JSON.parse(post.body)).toEqual({ prompt: 'a fox' });
 
@@ -82,13 +93,35 @@ describe('fal adapter', () => {
     expect(fake.count('POST', /./)).toBe(1);
   });
 
-  it('reports a COMPLETED request with an error as failed', async () => {
-    const { fal } = await adapterFor(falQueue({ polls: 0, failWith: 'NSFW content detected' }));
-    const sent = await fal.submit(fal.prepare(task), { idempotencyKey: 'k' });
-    expect(await fal.poll({ requestId: sent.requestId, model: MODEL, handle: sent.handle })).toMatchObject({
+  it('reads a failure from the result answer of a COMPLETED request: a request error is not charged, a model error may be', async () => {
+    // fal.ai/docs/documentation/model-apis/request-errors and .../model-apis/errors; charges: fal.ai/docs/model-apis/faq.
+    const requestError = await adapterFor(falQueue({ polls: 0, failWith: [503, { detail: 'Runner disconnected', error_type: 'runner_disconnected' }, { 'x-fal-error-type': 'runner_disconnected' }] }));
+    const remote = { requestId: 'req-1', model: MODEL, handle: null };
+    expect(await requestError.fal.poll(remote)).toEqual({ state: 'failed', error: 'fal: Runner disconnected (runner_disconnected, HTTP 503)', charged: 'no', costActual: null });
+
+    const detail = [{ loc: ['body', 'image_size', 'width'], msg: 'Input should be less than or equal to 14142', type: 'less_than_equal', url: 'https://docs.fal.ai/errors#less_than_equal' }];
+    const modelError = await adapterFor(falQueue({ polls: 0, failWith: [422, { detail }] }));
+    expect(await modelError.fal.poll(remote)).toEqual({
       state: 'failed',
-      error: expect.stringContaining('NSFW content detected'),
+      error: 'fal: the model refused the request: image_size.width: Input should be less than or equal to 14142 (HTTP 422)',
+      charged: 'maybe',
+      costActual: null,
     });
+
+    // Only the header: a body that is not JSON still carries fal's marker.
+    const headerOnly = await adapterFor(falQueue({ polls: 0, failWith: [504, 'upstream request timeout', { 'x-fal-error-type': 'startup_timeout' }] }));
+    expect(await headerOnly.fal.poll(remote)).toMatchObject({ state: 'failed', charged: 'no', error: expect.stringContaining('startup_timeout') });
+  });
+
+  it('takes a 5xx or a flat detail without fal\'s markers as a passing failure, asked again later', async () => {
+    for (const [status, body] of [
+      [502, '<html>502 Bad Gateway</html>'],
+      [500, { detail: 'Internal Server Error' }],
+      [404, { detail: 'Request not found' }],
+    ] as const) {
+      const { fal } = await adapterFor(falQueue({ polls: 0, failWith: [status, body] }));
+      await expect(fal.poll({ requestId: 'req-1', model: MODEL, handle: null }), String(status)).rejects.toThrow(PollError);
+    }
   });
 
   it('asks again after a 404 on status, a 401 on the result and a 403 on the file, then collects the paid result', async () => {
@@ -192,6 +225,51 @@ describe('fal adapter', () => {
     expect(await fal.poll({ requestId: 'req-1', model: MODEL, handle: null })).toMatchObject({ state: 'succeeded' });
     await fal.cancel({ requestId: 'req-1', model: MODEL, handle: null });
     expect(fake.count('PUT', /req-1\/cancel$/)).toBe(1);
+  });
+
+  it('reaches an adopted request under its whole endpoint id, the form of fal\'s per-endpoint OpenAPI, when owner/app answers 404', async () => {
+    const inner = falQueue({ polls: 0 });
+    const wholeIdOnly: Route = (req, res) =>
+      req.path.startsWith('/fal-ai/flux/requests/') ? send(res, 404, { detail: 'Not Found' }) : inner({ ...req, path: req.path.replace('/fal-ai/flux/dev/requests/', '/fal-ai/flux/requests/') }, res);
+    const { fake, fal } = await adapterFor(wholeIdOnly);
+    const remote = { requestId: 'req-1', model: MODEL, handle: null };
+    expect(await fal.poll(remote)).toMatchObject({ state: 'succeeded' });
+    expect(await fal.cancel(remote)).toBe('requested');
+    expect(fake.seen.map((s) => `${s.method} ${s.path}`).filter((s) => !s.includes('/files/'))).toEqual([
+      'GET /fal-ai/flux/requests/req-1/status',
+      'GET /fal-ai/flux/dev/requests/req-1/status',
+      'GET /fal-ai/flux/dev/requests/req-1',
+      'PUT /fal-ai/flux/requests/req-1/cancel',
+      'PUT /fal-ai/flux/dev/requests/req-1/cancel',
+    ]);
+  });
+
+  it('reads the cancel answers fal documents', async () => {
+    const remote = { requestId: 'req-1', model: MODEL, handle: null };
+    const outcome = async (answer: [number, unknown]) => (await adapterFor(falQueue({ cancelWith: answer }))).fal.cancel(remote).catch((e: Error) => e);
+    // {"success": boolean}: the per-endpoint OpenAPI documents (fal.ai/api/openapi/queue/openapi.json?endpoint_id=...);
+    // it does not say whether the request was removed or only signalled, so it is still followed.
+    expect(await outcome([200, { success: true }])).toBe('requested');
+    // OK, CANCELLATION_REQUESTED, ALREADY_COMPLETED, NOT_FOUND: fal.ai/docs/inference-api/queue/cancel.
+    expect(await outcome([200, { status: 'OK' }])).toBe('cancelled');
+    expect(await outcome([202, { status: 'CANCELLATION_REQUESTED' }])).toBe('requested');
+    expect(await outcome([400, { status: 'ALREADY_COMPLETED' }])).toBe('finished');
+    const refused = await outcome([200, { success: false }]);
+    expect(refused).toBeInstanceOf(PollError);
+    expect((refused as Error).message).toBe('fal did not cancel request req-1 (it answered success: false); it may have ended already');
+    expect(await outcome([404, { status: 'NOT_FOUND' }])).toBeInstanceOf(PollError);
+  });
+
+  it('follows no URL of a submit answer that is off fal\'s queue host and the configured base: the request is reached by its id', async () => {
+    const elsewhere = await startFake(() => undefined);
+    const { fake, fal } = await adapterFor(falQueue({ polls: 0 }));
+    const on = (origin: string) => `${origin}/fal-ai/flux/requests/req-1`;
+    const handle = { status_url: `${on(elsewhere.url)}/status`, response_url: on(elsewhere.url), cancel_url: `${on(elsewhere.url)}/cancel` };
+    expect(await fal.poll({ requestId: 'req-1', model: MODEL, handle })).toMatchObject({ state: 'succeeded' });
+    await fal.cancel({ requestId: 'req-1', model: MODEL, handle });
+    expect(elsewhere.seen).toEqual([]);
+    expect(fake.count('GET', /^\/fal-ai\/flux\/requests\/req-1\/status/)).toBe(1);
+    expect(fake.count('PUT', /^\/fal-ai\/flux\/requests\/req-1\/cancel$/)).toBe(1);
   });
 
   it('refuses bad input and a missing key before anything is sent', () => {

@@ -1,5 +1,5 @@
 import { cancelTask, RequestTaken, resolveUnknown, type Decision } from '../../engine/decisions.ts';
-import { reconcile } from '../../engine/reconciler.ts';
+import { LookupFailed, reconcile } from '../../engine/reconciler.ts';
 import { openProviders } from '../../providers/registry.ts';
 import { openStudio, recordJournaledRequests } from '../../studio.ts';
 import { parse, taskId } from '../args.ts';
@@ -63,12 +63,26 @@ export async function reconcileCommand(argv: string[], ctx: CliContext) {
   try {
     await recordJournaledRequests(studio);
     const task = await studio.tasks.get(id);
-    const { candidates, lists } = await reconcile(studio.tasks, studio.files, task && providers.get(task.provider), id, studio.clock.now());
+    let found;
+    try {
+      found = await reconcile(studio.tasks, studio.files, task && providers.get(task.provider), id, studio.clock.now(), studio.settings.engine.lookup?.queueMs);
+    } catch (err) {
+      if (!(err instanceof LookupFailed)) throw err;
+      ctx.err(`studio: ${err.message}; nothing was changed. Try again later: studio reconcile ${id}`);
+      return 1;
+    }
+    const { candidates, lists, listed } = found;
     if (values.json) {
       ctx.out(JSON.stringify(candidates.map((c) => ({ ...c, createdAt: iso(c.createdAt) })), null, 2));
       return;
     }
     if (lists) ctx.out(`What the lookup sees: ${lists}.`);
+    if (candidates.length === 0 && listed) {
+      // Resubmitting now could buy a request that is still queued or running: a second charge.
+      ctx.out(`No request at ${task!.provider} matches task ${id}, but it is not listed yet: ${listed.why}.`);
+      ctx.out(`Look again after then: studio reconcile ${id}`);
+      return;
+    }
     if (candidates.length === 0) {
       ctx.out(`No request at ${task!.provider} matches task ${id}: it was probably never accepted.`);
       ctx.out(`Decide: studio resolve ${id} --resubmit (or --give-up)`);

@@ -77,7 +77,7 @@ usage: studio [--data DIR] [--db URL] [--media DIR] <command> [options]
 --data DIR defaults to the desktop app's data folder; STUDIO_DATA_DIR overrides it.
 --db postgres://user:password@host:5432/studio keeps the tasks in a team database shared by several
 machines; else STUDIO_DATABASE_URL, else settings team.databaseUrl; without any, the data folder's own.
-Each machine needs a name of its own there: STUDIO_MACHINE_NAME or settings team.machineName (default:
-the computer's name).
+Each machine goes by a name there: STUDIO_MACHINE_NAME or settings team.machineName (default: the
+computer's name); machines are told apart by the id kept in their data folders (machine-id).
 --media DIR is the media folder the team shares, where this machine mounts it (else STUDIO_MEDIA_DIR, else
 settings team.mediaDir): saved files go there, and a file another machine saved is found there.`;

@@ -78,11 +78,14 @@ export async function unknown(argv: string[], ctx: CliContext) {
       return;
     }
     for (const t of list) {
+      // What the studio's own lookups found last: "not listed yet" is no reason to resubmit.
+      const lookup = (await studio.tasks.events(t.id)).filter((e) => e.at >= (t.finishedAt ?? 0) && (e.detail as { lookup?: unknown } | null)?.lookup !== undefined).at(-1);
       ctx.out(
         [
           `task ${t.id} (${names.get(t.projectId)}, ${t.kind} on ${t.provider} ${t.model})`,
           `  sent:     ${iso(t.submitStartedAt) ?? 'unknown time'}  ${JSON.stringify(t.input)}`,
           `  why:      ${t.unknownReason}`,
+          ...(lookup ? [`  lookup:   ${lookup.reason}`] : []),
           `  may cost: ${money(t.costEstimated, t.currency)}`,
           `  decide:   studio resolve ${t.id} --adopt REQUEST_ID | --resubmit | --give-up`,
         ].join('\n'),

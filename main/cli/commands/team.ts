@@ -1,6 +1,7 @@
 import { loadSettings } from '../../config/settings.ts';
 import { chooseDatabase } from '../../config/team.ts';
 import { initTeamDatabase } from '../../store/postgres/migrator.ts';
+import { clockWarning, comparedWith, describeOffset } from '../../engine/clockOffset.ts';
 import { teamStatus } from '../../store/postgres/teamStatus.ts';
 import { parse } from '../args.ts';
 import { UsageError } from '../errors.ts';
@@ -28,12 +29,17 @@ async function status(argv: string[], ctx: CliContext) {
   const s = await teamStatus(teamUrl(ctx));
   ctx.out(`team database: ${s.where}`);
   ctx.out(`schema: ${s.version}${s.version < s.known ? ` (this studio knows ${s.known}; the first studio to join brings it up to date)` : ''}`);
+  ctx.out(`durability: fsync ${s.durability.fsync}, full_page_writes ${s.durability.fullPageWrites}, synchronous_commit ${s.durability.synchronousCommit} (for the studio's sessions)`);
+  ctx.out(`this computer's clock: ${comparedWith(s.clockOffset, "the database's")}`);
+  const here = clockWarning(s.clockOffset);
+  if (here) ctx.err(`studio: ${here}`);
   if (s.machines.length === 0) {
     ctx.out('machines: none has a studio on it now');
     return;
   }
-  ctx.out('machines with a studio on it (running, or stopped without a clean exit):');
-  ctx.out(table([['machine', 'processes', 'since'], ...s.machines.map((m) => [m.name, String(m.processes), iso(m.since)!])]));
+  ctx.out("machines with a studio on it (running, or stopped without a clean exit); clock: the machine's less the database's:");
+  const clock = (offset: number | null) => (offset === null ? 'not measured' : `${describeOffset(offset)}${clockWarning(offset) ? ' (set it right)' : ''}`);
+  ctx.out(table([['machine', 'processes', 'since', 'clock'], ...s.machines.map((m) => [m.name, String(m.processes), iso(m.since)!, clock(m.clockOffset)])]));
 }
 
 const SUBCOMMANDS: Record<string, Command> = { init, status, push: teamPush };

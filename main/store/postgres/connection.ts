@@ -70,6 +70,9 @@ export function connect(url: string, options: { max?: number } = {}): TeamPool {
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
     lock_timeout: LOCK_TIMEOUT_MS,
+    // A boundary write must be on disk before the studio sends what it marks: a server tuned with
+    // synchronous_commit=off would report it done first and lose it in a crash (see durability.ts).
+    options: '-c synchronous_commit=on',
     keepAlive: true,
     fallback_application_name: 'studio',
   });
@@ -169,7 +172,9 @@ async function take(pool: pg.Pool, context?: PoolContext): Promise<pg.PoolClient
 async function run<R>(client: pg.ClientBase, text: string, params: readonly unknown[] | undefined, context?: PoolContext, inTransaction = false): Promise<R[]> {
   try {
     const statement = context && params && params.length > 0 ? context.prepared.statement(text, params) : { text, values: params as unknown[] };
-    return (await client.query(statement)).rows as R[];
+    // A text of several statements (no parameters) answers with each one's result: the last one's rows are its answer.
+    const result = (await client.query(statement)) as pg.QueryResult | pg.QueryResult[];
+    return (Array.isArray(result) ? result[result.length - 1]! : result).rows as R[];
   } catch (err) {
     if (context && stalePlan(err)) {
       context.prepared.changedUnder(client);

@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { type Migration, readMigrationFiles } from '../../db/migrationFiles.ts';
 import { connect, type TeamPool } from './connection.ts';
+import { requireDurable } from './durability.ts';
 import { TeamDatabaseRefused } from './errors.ts';
 import type { Sql } from './sql.ts';
 
@@ -118,11 +119,15 @@ export interface TeamInit extends Migrated {
   message: string;
 }
 
-/** `studio team init`: creates the studio's tables in an empty database, or brings a studio one up to date. */
+/**
+ * `studio team init`: creates the studio's tables in an empty database, or brings a studio one up to date. A server
+ * that cannot keep a committed write through a crash is refused first, untouched.
+ */
 export async function initTeamDatabase(url: string, migrationsDir?: string): Promise<TeamInit> {
   const migrations = loadMigrations(migrationsDir);
   const team = connect(url, { max: 1 });
   try {
+    await requireDurable(team.sql, team.where);
     const done = await migrate(team.sql, migrations, team.where, 'init');
     const message = done.created
       ? `Created the studio's tables in ${team.where} (schema ${done.to}). Point each studio at it with --db or STUDIO_DATABASE_URL.`
@@ -143,6 +148,7 @@ export async function openTeamDatabase(url: string, migrationsDir?: string): Pro
   const migrations = loadMigrations(migrationsDir);
   const team = connect(url);
   try {
+    await requireDurable(team.sql, team.where);
     return { ...team, migrated: await migrate(team.sql, migrations, team.where, 'open') };
   } catch (err) {
     await team.end();

@@ -5,7 +5,8 @@ import type { Actor, Charged, Kind, NewTask, RemoteRef, Status, Task, TaskEvent,
 import { inputHash } from '../../tasks/inputHash.ts';
 import { REQUEST_HELD_NOTE } from '../../tasks/requestHeld.ts';
 import { rowToEvent, rowToOutput, rowToTask, type EventRow, type OutputRow, type TaskRow } from '../../tasks/rows.ts';
-import type { CompletedResult, DaySpend, Lease, LibraryFilter, ModelSpend, SpendRow, TaskStore } from '../port.ts';
+import type { BoundaryMark, CompletedResult, DaySpend, Lease, LibraryFilter, ModelSpend, SpendRow, TaskStore } from '../port.ts';
+import { inlined } from './inlined.ts';
 import { named } from './named.ts';
 import type { Sql } from './sql.ts';
 
@@ -31,9 +32,10 @@ interface Transition {
  * The database's clock in milliseconds. Lease times (lease_expires_at, heartbeat_at), next_attempt_at, and every
  * comparison with them use it, so a machine whose clock runs ahead cannot take a lease early, and one whose clock
  * runs behind still claims what others enqueued. A caller's time for next_attempt_at is kept as its delay from
- * the caller's now, applied to the database's clock (see DUE_AT). Every other time (created_at, updated_at,
- * submit_started_at, events' `at`) is the caller's, as in the embedded store: they are compared with the caller's
- * own clock and with the provider's times.
+ * the caller's now, applied to the database's clock (see DUE_AT). So are a send's window (submit_started_at,
+ * submitted_at): lookups compare it with the provider's times, and a machine whose clock is wrong must not move it
+ * out of where the provider lists the request. Every other time (created_at, updated_at, events' `at`) is the
+ * caller's, which in team mode is the database's clock as the caller measured it (see DatabaseClock).
  */
 const CLOCK = `clock AS (SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS ms)`;
 const DB_NOW = `(SELECT ms FROM clock)`;
@@ -60,6 +62,18 @@ const WITHIN_BUDGET = `(SELECT CASE WHEN p.budget IS NULL THEN true
 // Ownership is the fence: a takeover or a recovery changes lease_owner, and recovery writes are themselves
 // conditioned on the exact lease they saw, so an owner that was only asleep may renew and carry on.
 const FENCE = `lease_owner = @owner::text`;
+
+/** A write after the boundary mark also names the attempt it marked (see Lease.attempt). */
+const fence = (lease: Lease) => (lease.attempt === undefined ? FENCE : `${FENCE} AND idempotency_key = @attempt::text`);
+
+/** @key is an attempt this task marked (its boundary event names it), not a stray key. */
+const MARKED_BEFORE = `EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tasks.id AND e.reason = 'submit started'
+                                 AND e.detail_json::json ->> 'idempotencyKey' = @key::text)`;
+
+/** The history of a row that moved on keeps the request of an earlier attempt named after it (see applyReceipt). */
+const LATE_REQUEST = 'the request of an earlier attempt was named after the task had moved on; that attempt may have been charged';
+const LATE_NOTED = `EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tasks.id AND e.reason = '${LATE_REQUEST}'
+                              AND e.detail_json::json ->> 'requestId' = @requestId::text)`;
 
 /**
  * Another task of the same provider already holds @requestId. Compared without case: providers print their
@@ -88,14 +102,19 @@ const TAKEN_DETAIL = `(SELECT json_build_object('requestId', @requestId::text, '
 const requestTaken = (err: unknown) => err instanceof pg.DatabaseError && err.code === '23505' && err.constraint === 'tasks_remote_request';
 
 /**
- * Taken before a claim, in its transaction. The claim counts the kind's leased rows and takes that many fewer,
- * but a statement counts what had committed when it began: two machines claiming at once would each see the
- * other's slots free and together run more than the concurrency. With this lock only one counts at a time.
- * SKIP LOCKED alone cannot do it: it keeps claims from waiting on each other's rows, not from each counting the
- * same free slots. Tried, never waited for: a holder that stopped (suspended) would otherwise hold every other
- * machine's claim until the lock wait ran out, and that error ends the whole supervisor tick.
+ * Taken by a claim just before it counts. The claim counts the kind's leased rows and takes that many fewer, but a
+ * statement counts what had committed when it began: two machines claiming at once would each see the other's
+ * slots free and together run more than the concurrency. With this lock only one counts at a time, and the count
+ * is a statement after it, so it reads every claim committed before the lock was granted. SKIP LOCKED alone cannot
+ * do it: it keeps claims from waiting on each other's rows, not from each counting the same free slots.
+ *
+ * The lock and the claim go to the server as one script (see claim), which runs to its end and commits whatever the
+ * sender does meanwhile: a machine that stops (suspended, its link stalled) right after sending it holds the lock
+ * for no longer than the claim takes on the server. The lock is tried, never waited for, and what it gave is kept for
+ * the transaction (set_config local), for the claim to read: a claim that finds it held claims nothing this time.
  */
-const LOCK_CLAIM = `SELECT pg_try_advisory_xact_lock(hashtext('studio.task.claim'), hashtext(@kind::text)) AS granted`;
+const LOCK_CLAIM = `SELECT set_config('studio.claim_granted', pg_try_advisory_xact_lock(hashtext('studio.task.claim'), hashtext(@kind::text))::text, true)`;
+const CLAIM_GRANTED = `current_setting('studio.claim_granted', true) = 'true'`;
 
 /** One provider's model's spend, per group of tasks (see spendByModel). */
 const MODEL_SPEND = `count(*) AS tasks,
@@ -240,7 +259,8 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   /**
-   * Claims up to the free slots of one kind in one statement: fresh work whose dependencies all succeeded,
+   * Claims up to the free slots of one kind in one statement, sent with the kind's claim lock in one round trip
+   * (see LOCK_CLAIM): fresh work whose dependencies all succeeded,
    * submitted work nobody holds (an adopted request), and rows whose lease ran out under another owner (unless
    * `reclaimExpired` is off, as it is just after a system sleep, while the other owners renew). A SUBMITTED row
    * stays SUBMITTED, so its saved request id sends it to polling, never back through submit. The free slots are
@@ -251,15 +271,14 @@ export class PostgresTaskStore implements TaskStore {
    * of them checks its foreign key without waiting, and such a row is not skipped for it.
    */
   async claim(kind: Kind, concurrency: number, leaseMs: number, lease: Lease, reclaimExpired = true): Promise<Task[]> {
-    const rows = await this.sql.tx(async (tx) => {
-      const [lock] = await this.run<{ granted: boolean }>(tx, LOCK_CLAIM, { kind });
-      // Another machine is claiming this kind right now: nothing for it this tick, the next one tries again.
-      if (!lock?.granted) return [];
-      return this.run(
-        tx,
-        `WITH ${CLOCK},
+    // Lock and claim in one round trip (see LOCK_CLAIM); only the ids come back, so the server's answer is small
+    // enough never to wait on a stopped reader while the lock is held. The rows are read after, with no lock.
+    const claimed = await this.sql.query<{ id: number }>(
+      inlined(
+        `${LOCK_CLAIM};
+         WITH ${CLOCK},
          slots AS (
-           SELECT greatest(0, @concurrency::bigint - count(*)) AS n FROM tasks
+           SELECT CASE WHEN ${CLAIM_GRANTED} THEN greatest(0, @concurrency::bigint - count(*)) ELSE 0 END AS n FROM tasks
             WHERE kind = @kind::text AND ${LEASED} AND (lease_expires_at >= ${DB_NOW} OR lease_owner = @owner::text)),
          held AS (
            SELECT id FROM tasks
@@ -285,10 +304,15 @@ export class PostgresTaskStore implements TaskStore {
            SELECT id, @now::bigint, CASE WHEN status = 'SUBMITTED' THEN 'SUBMITTED' ELSE 'PENDING' END, status, 'engine',
                   CASE WHEN status = 'SUBMITTED' THEN 'reclaimed to poll its saved request' ELSE 'claimed' END, @detail::text
              FROM claimed)
-         SELECT * FROM claimed ORDER BY id`,
+         SELECT id FROM claimed ORDER BY id`,
         // The recovery sweep requeues expired RUNNING rows before each claim, so a RUNNING row came from PENDING.
         { kind, concurrency, owner: lease.owner, now: lease.now, leaseMs, reclaim: reclaimExpired, detail: JSON.stringify({ owner: lease.owner }) },
-      );
+      ),
+    );
+    if (claimed.length === 0) return [];
+    const rows = await this.run(this.sql, `SELECT * FROM tasks WHERE id = ANY(@ids::bigint[]) AND lease_owner = @owner::text ORDER BY id`, {
+      ids: claimed.map((r) => r.id),
+      owner: lease.owner,
     });
     return rows.map(rowToTask);
   }
@@ -304,11 +328,13 @@ export class PostgresTaskStore implements TaskStore {
    * A project with a budget is checked in a transaction of its own: the project's row is held first (FOR NO KEY
    * UPDATE: the boundary writes of one project, from every machine, wait for each other, while enqueues, whose
    * foreign key only shares the row, do not), and the write is a statement after it, so its check reads what the
-   * boundary write before it committed and two machines cannot both spend the last of the budget.
+   * boundary write before it committed and two machines cannot both spend the last of the budget. There the task's
+   * row is held too before the write, so a refusal is told apart exactly: the budget refused it only when the row
+   * was still this owner's to send. A stalled worker that lost the row is never told "budget".
    */
-  async markSubmitStarted(id: number, idempotencyKey: string, leaseMs: number, lease: Lease): Promise<Task | undefined> {
+  async markSubmitStarted(id: number, idempotencyKey: string, leaseMs: number, lease: Lease): Promise<BoundaryMark> {
     const where = `${FENCE} AND status = 'RUNNING' AND submit_started_at IS NULL`;
-    const set = `submit_started_at = @now::bigint, attempts = attempts + 1, idempotency_key = @key::text, charged = 'maybe',
+    const set = `submit_started_at = ${DB_NOW}, attempts = attempts + 1, idempotency_key = @key::text, charged = 'maybe',
          lease_expires_at = ${DB_NOW} + @leaseMs::bigint, heartbeat_at = ${DB_NOW}`;
     const params = { ...lease, key: idempotencyKey, leaseMs };
     const t: Transition = { actor: 'engine', reason: 'submit started', detail: { idempotencyKey } };
@@ -322,13 +348,15 @@ export class PostgresTaskStore implements TaskStore {
        SELECT changed.*, coalesce((SELECT budgeted FROM project), false) AS budgeted FROM (SELECT) one LEFT JOIN changed ON true`,
       this.transitionParams(id, params, 'RUNNING', t),
     );
-    if (first?.id != null) return this.wake(rowToTask(first as TaskRow));
-    if (!first?.budgeted) return undefined;
-    const task = await this.sql.tx(async (tx) => {
+    if (first?.id != null) return { marked: this.wake(rowToTask(first as TaskRow)) };
+    if (!first?.budgeted) return { refused: 'lease' };
+    return this.sql.tx(async (tx): Promise<BoundaryMark> => {
       await this.run(tx, `SELECT 1 FROM projects WHERE id = (SELECT project_id FROM tasks WHERE id = @id::bigint) FOR NO KEY UPDATE`, { id });
-      return this.transition(tx, id, `${where} AND ${WITHIN_BUDGET}`, set, params, 'RUNNING', t);
+      const [held] = await this.run(tx, `SELECT * FROM tasks WHERE id = @id::bigint AND ${where} FOR NO KEY UPDATE`, { id, owner: lease.owner });
+      if (!held) return { refused: 'lease' };
+      const marked = await this.transition(tx, id, `${where} AND ${WITHIN_BUDGET}`, set, params, 'RUNNING', t);
+      return marked ? { marked: this.wake(marked) } : { refused: 'budget', task: rowToTask(held) };
     });
-    return this.wake(task);
   }
 
   /**
@@ -343,9 +371,9 @@ export class PostgresTaskStore implements TaskStore {
   private submitted(id: number, remote: Omit<RemoteRef, 'model'>, estimate: { cost: number; source: string } | null, lease: Lease, from: 'RUNNING' | 'SUBMITTED') {
     return this.change(
       id,
-      `${FENCE} AND submit_started_at IS NOT NULL AND status = '${from}'${from === 'SUBMITTED' ? ' AND remote_request_id = @requestId::text' : ''}`,
+      `${fence(lease)} AND submit_started_at IS NOT NULL AND status = '${from}'${from === 'SUBMITTED' ? ' AND remote_request_id = @requestId::text' : ''}`,
       `status = 'SUBMITTED', remote_request_id = @requestId::text, remote_handle = coalesce(@handle::text, remote_handle),
-       submitted_at = coalesce(submitted_at, @now::bigint), charged = 'yes',
+       submitted_at = coalesce(submitted_at, ${DB_NOW}), charged = 'yes',
        cost_estimated = coalesce(@cost::bigint, cost_estimated), cost_estimate_source = coalesce(@source::text, cost_estimate_source)`,
       {
         ...lease,
@@ -365,7 +393,7 @@ export class PostgresTaskStore implements TaskStore {
   async noteRequestId(id: number, requestId: string, lease: Lease) {
     return this.change(
       id,
-      `${FENCE} AND status = 'RUNNING' AND submit_started_at IS NOT NULL`,
+      `${fence(lease)} AND status = 'RUNNING' AND submit_started_at IS NOT NULL`,
       `remote_request_id = @requestId::text`,
       { ...lease, requestId },
       { from: 'RUNNING', actor: 'engine', reason: 'the provider named the request; its answer is still arriving', detail: { requestId } },
@@ -376,6 +404,8 @@ export class PostgresTaskStore implements TaskStore {
    * Records a journaled request id the row lacks (its write failed, or its process died first), for the
    * attempt it belongs to only. A row that can be polled by its id goes to SUBMITTED, from RUNNING or from an
    * unknown outcome the engine parked; any other row (cancelled, decided by a person) just keeps the id.
+   * A receipt of an earlier attempt of the task (the row moved on while its id was on the way) is never dropped:
+   * see lateReceipt.
    */
   async applyReceipt(receipt: Receipt, pollable: boolean, now: number) {
     const params = {
@@ -388,7 +418,7 @@ export class PostgresTaskStore implements TaskStore {
     };
     const task = await this.sql.tx(async (tx) => {
       await this.run(tx, LOCK_REQUEST, params);
-      return this.changeIn(
+      return (await this.changeIn(
         tx,
         receipt.taskId,
         `idempotency_key = @key::text AND remote_request_id IS NULL AND NOT ${HELD_ELSEWHERE}`,
@@ -400,19 +430,59 @@ export class PostgresTaskStore implements TaskStore {
          status = CASE WHEN @pollable::boolean AND status IN ('RUNNING', 'OUTCOME_UNKNOWN') THEN 'SUBMITTED' ELSE status END`,
         params,
         { actor: 'engine', reason: 'recorded the request id kept in the receipt journal', detail: { requestId: receipt.requestId } },
-      );
+      )) ?? this.lateReceipt(tx, receipt, params);
     });
     return this.wake(task);
   }
 
-  /** Whether the table already holds what a receipt says, or the receipt's attempt is over. */
-  async receiptSettled(receipt: Receipt): Promise<boolean> {
-    const [row] = await this.run<{ key: string | null; request_id: string | null }>(
-      this.sql,
-      `SELECT idempotency_key AS key, remote_request_id AS request_id FROM tasks WHERE id = @id::bigint`,
-      { id: receipt.taskId },
+  /**
+   * The request of an earlier attempt, named after the row moved on (parked and resubmitted meanwhile): that attempt
+   * was paid. A row whose own attempt has not left yet, or whose outcome is unknown, takes that request and is
+   * polled for its result instead of buying the step again (what the resubmit counted as abandoned is that request,
+   * unless another unknown attempt stands for it now). Any other row keeps it in its history, with its attempt.
+   */
+  private async lateReceipt(tx: Sql, receipt: Receipt, params: Record<string, unknown>): Promise<Task | undefined> {
+    const earlier = `idempotency_key IS DISTINCT FROM @key::text AND ${MARKED_BEFORE}`;
+    const detail = { requestId: receipt.requestId, attempt: receipt.idempotencyKey };
+    const taken =
+      params.pollable === true
+        ? await this.changeIn(
+            tx,
+            receipt.taskId,
+            `${earlier} AND remote_request_id IS NULL AND NOT ${HELD_ELSEWHERE}
+             AND (status IN ('PENDING', 'OUTCOME_UNKNOWN') OR (status = 'RUNNING' AND submit_started_at IS NULL))`,
+            `cost_abandoned = CASE WHEN status = 'OUTCOME_UNKNOWN' THEN cost_abandoned ELSE greatest(0, cost_abandoned - coalesce(cost_estimated, 0)) END,
+             status = 'SUBMITTED', idempotency_key = @key::text, remote_request_id = @requestId::text, remote_handle = @handle::text,
+             submit_started_at = coalesce(submit_started_at, @at::bigint), submitted_at = @at::bigint, charged = 'yes', progress = NULL,
+             unknown_reason = NULL, finished_at = NULL, note = NULL, lease_owner = NULL, lease_expires_at = NULL, next_attempt_at = ${DB_NOW}`,
+            params,
+            { actor: 'engine', reason: 'the request of an earlier attempt was named after the task had moved on; its result is collected', detail },
+          )
+        : undefined;
+    if (taken) return taken;
+    await this.run(
+      tx,
+      `INSERT INTO task_events (task_id, at, from_status, to_status, actor, reason, detail_json)
+       SELECT id, @now::bigint, status, status, 'engine', '${LATE_REQUEST}', @detail::text FROM tasks
+        WHERE id = @id::bigint AND ${earlier} AND remote_request_id IS DISTINCT FROM @requestId::text AND NOT ${LATE_NOTED}`,
+      { ...params, id: receipt.taskId, detail: JSON.stringify(detail) },
     );
-    return !row || row.key !== receipt.idempotencyKey || row.request_id !== null;
+    return undefined;
+  }
+
+  /**
+   * Whether the table already holds what a receipt says, or the receipt's attempt is over. A receipt of an earlier
+   * attempt of the task is settled once the row took it or its history notes it.
+   */
+  async receiptSettled(receipt: Receipt): Promise<boolean> {
+    const [row] = await this.run<{ own: boolean; named: boolean; noted: boolean }>(
+      this.sql,
+      `SELECT idempotency_key IS NOT DISTINCT FROM @key::text AS own, remote_request_id IS NOT NULL AS named,
+              remote_request_id IS NOT DISTINCT FROM @requestId::text OR NOT ${MARKED_BEFORE} OR ${LATE_NOTED} AS noted
+         FROM tasks WHERE id = @id::bigint`,
+      { id: receipt.taskId, key: receipt.idempotencyKey, requestId: receipt.requestId },
+    );
+    return !row || (row.own ? row.named : row.noted);
   }
 
   /** The catalogue's estimate, set before the boundary so spend is known even if the provider never answers. */
@@ -536,7 +606,7 @@ export class PostgresTaskStore implements TaskStore {
       const failed = await this.changeIn(
         tx,
         id,
-        `${FENCE} AND ${LEASED}`,
+        `${fence(lease)} AND ${LEASED}`,
         `status = 'FAILED', error = @error::text, charged = @charged::text, note = NULL,
          cost_actual_source = CASE WHEN @costActual::bigint IS NULL THEN cost_actual_source ELSE @costSource::text END,
          cost_actual = coalesce(@costActual::bigint, cost_actual), lease_owner = NULL, lease_expires_at = NULL, finished_at = @now::bigint`,
@@ -553,7 +623,7 @@ export class PostgresTaskStore implements TaskStore {
   async requeue(id: number, nextAttemptAt: number, reason: string, lease: Lease) {
     return this.change(
       id,
-      `${FENCE} AND status = 'RUNNING'`,
+      `${fence(lease)} AND status = 'RUNNING'`,
       `status = 'PENDING', next_attempt_at = ${DUE_AT('nextAttemptAt')}, submit_started_at = NULL, idempotency_key = NULL,
        charged = 'no', lease_owner = NULL, lease_expires_at = NULL, heartbeat_at = NULL`,
       { ...lease, nextAttemptAt },
@@ -565,7 +635,7 @@ export class PostgresTaskStore implements TaskStore {
   async parkUnknown(id: number, reason: string, lease: Lease, from: 'RUNNING' | 'SUBMITTED' = 'RUNNING') {
     return this.change(
       id,
-      `${FENCE} AND status = @from::text`,
+      `${fence(lease)} AND status = @from::text`,
       `status = 'OUTCOME_UNKNOWN', unknown_reason = @reason::text, charged = 'maybe', note = NULL,
        lease_owner = NULL, lease_expires_at = NULL, finished_at = @now::bigint`,
       { ...lease, reason, from },
@@ -597,6 +667,18 @@ export class PostgresTaskStore implements TaskStore {
       { ids, leaseMs, owner: lease.owner },
     );
     return new Set(rows.map((r) => r.id));
+  }
+
+  /** The renewal before a send: only a row still RUNNING at the attempt this owner marked. */
+  async renewMarked(id: number, leaseMs: number, lease: Lease & { attempt: string }): Promise<boolean> {
+    const rows = await this.run(
+      this.sql,
+      `WITH ${CLOCK}
+       UPDATE tasks SET lease_expires_at = ${DB_NOW} + @leaseMs::bigint, heartbeat_at = ${DB_NOW}
+        WHERE id = @id::bigint AND ${fence(lease)} AND status = 'RUNNING' RETURNING id`,
+      { id, leaseMs, owner: lease.owner, attempt: lease.attempt },
+    );
+    return rows.length === 1;
   }
 
   /** Leased rows whose lease ran out by the database's clock (or whose owner is known dead), for the recovery sweep. */
@@ -868,26 +950,38 @@ export class PostgresTaskStore implements TaskStore {
   // ---- Lookups the engine makes on its own -------------------------------------------------
 
   /**
-   * Unknown outcomes of these providers due for a lookup: fewer than `maxTries` made since the task was parked,
-   * none of them ending in a question for the person, the last one (or the parking) at least `intervalMs` ago.
-   * Lookups are events whose detail has `lookup` (see lookupNoted); `tries` counts those of this parking.
+   * Takes the lookups due of these providers' unknown outcomes: fewer than `maxTries` made since the task was
+   * parked, none of them ending in a question for the person, the last one (or the parking) at least `intervalMs`
+   * ago. Lookups are events whose detail has `lookup` (see lookupNoted); `tries` counts those of this parking.
    * A task whose request id is known is not looked up: it was parked because the provider stopped answering
    * about that request, and adopting it again would only start the same polling over, without end.
+   *
+   * Taking one moves its lookup_due_at an interval on, by the database's clock, in this statement: the machines of
+   * a team (each with its own clock) make one lookup per task per interval between them, and each counts as one try.
+   * Rows another machine is taking are skipped, and the update checks the latest version of each row again.
    */
   async dueForLookup(providers: readonly string[], maxTries: number, intervalMs: number, now: number, limit: number): Promise<{ task: Task; tries: number }[]> {
     const rows = await this.run<TaskRow & { lookup_tries: number }>(
       this.sql,
-      `SELECT * FROM (
-         SELECT t.*, l.tries AS lookup_tries, l.last AS lookup_last, l.asked AS lookup_asked
+      `WITH ${CLOCK},
+       due AS MATERIALIZED (
+         SELECT t.id, l.tries, coalesce(l.last, t.finished_at) AS since
            FROM tasks t,
                 LATERAL (SELECT count(*) FILTER (WHERE d.detail ->> 'lookup' IS NOT NULL) AS tries,
                                 max(e.at) FILTER (WHERE d.detail ->> 'lookup' IS NOT NULL) AS last,
                                 count(*) FILTER (WHERE d.detail ->> 'verdict' = 'ask') AS asked
                            FROM task_events e, LATERAL (SELECT e.detail_json::json AS detail) d
                           WHERE e.task_id = t.id AND e.at >= t.finished_at AND e.detail_json IS NOT NULL) l
-          WHERE t.status = 'OUTCOME_UNKNOWN' AND t.remote_request_id IS NULL AND t.provider = ANY(@providers::text[])) due
-        WHERE lookup_asked = 0 AND lookup_tries < @maxTries::bigint AND coalesce(lookup_last, finished_at) + @intervalMs::bigint <= @now::bigint
-        ORDER BY coalesce(lookup_last, finished_at) LIMIT @limit::bigint`,
+          WHERE t.status = 'OUTCOME_UNKNOWN' AND t.remote_request_id IS NULL AND t.provider = ANY(@providers::text[])
+            AND (t.lookup_due_at IS NULL OR t.lookup_due_at <= ${DB_NOW})
+            AND l.asked = 0 AND l.tries < @maxTries::bigint AND coalesce(l.last, t.finished_at) + @intervalMs::bigint <= @now::bigint
+          ORDER BY 3 LIMIT @limit::bigint
+            FOR NO KEY UPDATE OF t SKIP LOCKED),
+       taken AS (
+         UPDATE tasks SET lookup_due_at = ${DB_NOW} + @intervalMs::bigint FROM due
+          WHERE tasks.id = due.id AND tasks.status = 'OUTCOME_UNKNOWN' AND (tasks.lookup_due_at IS NULL OR tasks.lookup_due_at <= ${DB_NOW})
+         RETURNING tasks.*, due.tries AS lookup_tries, due.since AS lookup_since)
+       SELECT * FROM taken ORDER BY lookup_since, id`,
       { providers, maxTries, intervalMs, now, limit },
     );
     return rows.map((r) => ({ task: rowToTask(r), tries: r.lookup_tries }));

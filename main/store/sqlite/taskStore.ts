@@ -8,7 +8,7 @@ import { inputHash } from '../../tasks/inputHash.ts';
 import { requestHeldDetail } from '../../tasks/requestHeld.ts';
 import { rowToEvent, rowToOutput, rowToTask, type EventRow, type OutputRow, type TaskRow } from '../../tasks/rows.ts';
 import { refuseIfMoved, refuseIfTaskMoved } from './projectMoves.ts';
-import type { CompletedResult, DaySpend, Lease, LibraryFilter, ModelSpend, SpendRow, TaskStore } from '../port.ts';
+import type { BoundaryMark, CompletedResult, DaySpend, Lease, LibraryFilter, ModelSpend, SpendRow, TaskStore } from '../port.ts';
 
 interface Transition {
   /** The status the write's condition already pins, which spares reading it first. */
@@ -47,6 +47,18 @@ const MODEL_SPEND = `count(*) AS tasks,
 // Ownership is the fence: a takeover or a recovery changes lease_owner, and recovery writes are themselves
 // conditioned on the exact lease they saw, so an owner that was only asleep may renew and carry on.
 const FENCE = `lease_owner = @owner`;
+
+/** A write after the boundary mark also names the attempt it marked (see Lease.attempt). */
+const fence = (lease: Lease) => (lease.attempt === undefined ? FENCE : `${FENCE} AND idempotency_key = @attempt`);
+
+/** @key is an attempt this task marked (its boundary event names it), not a stray key. */
+const MARKED_BEFORE = `EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tasks.id AND e.reason = 'submit started'
+                                 AND json_extract(e.detail_json, '$.idempotencyKey') = @key)`;
+
+/** The history of a row that moved on keeps the request of an earlier attempt named after it (see applyReceipt). */
+const LATE_REQUEST = 'the request of an earlier attempt was named after the task had moved on; that attempt may have been charged';
+const LATE_NOTED = `EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tasks.id AND e.reason = '${LATE_REQUEST}'
+                              AND json_extract(e.detail_json, '$.requestId') = @requestId)`;
 
 /**
  * Another task of the same provider already holds @requestId. Compared without case: providers print their
@@ -223,17 +235,24 @@ export class SqliteTaskStore implements TaskStore {
   /**
    * The boundary: written, and durable, before the paid request leaves. No row changed means do not send:
    * the lease is gone, or this request would take the project past its budget (see withinBudget). The
-   * budget is checked in the same write, so two workers cannot both spend the last of it.
+   * budget is checked in the same write, so two workers cannot both spend the last of it. Which of the two
+   * refused it is told apart in the same transaction: a stalled worker that lost the row is never told "budget".
    */
-  async markSubmitStarted(id: number, idempotencyKey: string, leaseMs: number, lease: Lease): Promise<Task | undefined> {
-    return this.change(
-      id,
-      `${FENCE} AND status = 'RUNNING' AND submit_started_at IS NULL AND ${WITHIN_BUDGET}`,
-      `submit_started_at = @now, attempts = attempts + 1, idempotency_key = @key, charged = 'maybe',
-       lease_expires_at = @now + @leaseMs, heartbeat_at = @now`,
-      { ...lease, key: idempotencyKey, leaseMs },
-      { from: 'RUNNING', actor: 'engine', reason: 'submit started', detail: { idempotencyKey } },
-    );
+  async markSubmitStarted(id: number, idempotencyKey: string, leaseMs: number, lease: Lease): Promise<BoundaryMark> {
+    const sendable = `${FENCE} AND status = 'RUNNING' AND submit_started_at IS NULL`;
+    return this.tx((): BoundaryMark => {
+      const marked = this.change(
+        id,
+        `${sendable} AND ${WITHIN_BUDGET}`,
+        `submit_started_at = @now, attempts = attempts + 1, idempotency_key = @key, charged = 'maybe',
+         lease_expires_at = @now + @leaseMs, heartbeat_at = @now`,
+        { ...lease, key: idempotencyKey, leaseMs },
+        { from: 'RUNNING', actor: 'engine', reason: 'submit started', detail: { idempotencyKey } },
+      );
+      if (marked) return { marked };
+      const held = this.stmt(`SELECT * FROM tasks WHERE id = @id AND ${sendable}`).get({ id, ...lease }) as TaskRow | undefined;
+      return held ? { refused: 'budget', task: rowToTask(held) } : { refused: 'lease' };
+    });
   }
 
   /**
@@ -248,7 +267,7 @@ export class SqliteTaskStore implements TaskStore {
   private submitted(id: number, remote: Omit<RemoteRef, 'model'>, estimate: { cost: number; source: string } | null, lease: Lease, from: Status) {
     return this.change(
       id,
-      `${FENCE} AND submit_started_at IS NOT NULL AND status = @from AND (@from = 'RUNNING' OR remote_request_id = @requestId)`,
+      `${fence(lease)} AND submit_started_at IS NOT NULL AND status = @from AND (@from = 'RUNNING' OR remote_request_id = @requestId)`,
       `status = 'SUBMITTED', remote_request_id = @requestId, remote_handle = coalesce(@handle, remote_handle),
        submitted_at = coalesce(submitted_at, @now), charged = 'yes',
        cost_estimated = coalesce(@cost, cost_estimated), cost_estimate_source = coalesce(@source, cost_estimate_source)`,
@@ -271,7 +290,7 @@ export class SqliteTaskStore implements TaskStore {
   async noteRequestId(id: number, requestId: string, lease: Lease) {
     return this.change(
       id,
-      `${FENCE} AND status = 'RUNNING' AND submit_started_at IS NOT NULL`,
+      `${fence(lease)} AND status = 'RUNNING' AND submit_started_at IS NOT NULL`,
       `remote_request_id = @requestId`,
       { ...lease, requestId },
       { from: 'RUNNING', actor: 'engine', reason: 'the provider named the request; its answer is still arriving', detail: { requestId } },
@@ -282,8 +301,22 @@ export class SqliteTaskStore implements TaskStore {
    * Records a journaled request id the row lacks (its write failed, or its process died first), for the
    * attempt it belongs to only. A row that can be polled by its id goes to SUBMITTED, from RUNNING or from an
    * unknown outcome the engine parked; any other row (cancelled, decided by a person) just keeps the id.
+   * A receipt of an earlier attempt of the task (the row moved on while its id was on the way) is never dropped:
+   * see lateReceipt.
    */
   async applyReceipt(receipt: Receipt, pollable: boolean, now: number) {
+    const params = {
+      now,
+      key: receipt.idempotencyKey,
+      requestId: receipt.requestId,
+      handle: receipt.handle ? JSON.stringify(receipt.handle) : null,
+      at: receipt.at,
+      pollable: pollable ? 1 : 0,
+    };
+    return this.tx(() => this.ownReceipt(receipt, params) ?? this.lateReceipt(receipt, params));
+  }
+
+  private ownReceipt(receipt: Receipt, params: Record<string, unknown>) {
     return this.change(
       receipt.taskId,
       `idempotency_key = @key AND remote_request_id IS NULL AND NOT ${HELD_ELSEWHERE}`,
@@ -293,24 +326,54 @@ export class SqliteTaskStore implements TaskStore {
        finished_at = CASE WHEN @pollable AND status = 'OUTCOME_UNKNOWN' THEN NULL ELSE finished_at END,
        next_attempt_at = CASE WHEN @pollable AND status = 'OUTCOME_UNKNOWN' THEN @now ELSE next_attempt_at END,
        status = CASE WHEN @pollable AND status IN ('RUNNING', 'OUTCOME_UNKNOWN') THEN 'SUBMITTED' ELSE status END`,
-      {
-        now,
-        key: receipt.idempotencyKey,
-        requestId: receipt.requestId,
-        handle: receipt.handle ? JSON.stringify(receipt.handle) : null,
-        at: receipt.at,
-        pollable: pollable ? 1 : 0,
-      },
+      params,
       { actor: 'engine', reason: 'recorded the request id kept in the receipt journal', detail: { requestId: receipt.requestId } },
     );
   }
 
-  /** Whether the table already holds what a receipt says, or the receipt's attempt is over. */
+  /**
+   * The request of an earlier attempt, named after the row moved on (parked and resubmitted meanwhile): that attempt
+   * was paid. A row whose own attempt has not left yet, or whose outcome is unknown, takes that request and is
+   * polled for its result instead of buying the step again (what the resubmit counted as abandoned is that request,
+   * unless another unknown attempt stands for it now). Any other row keeps it in its history, with its attempt.
+   */
+  private lateReceipt(receipt: Receipt, params: Record<string, unknown>): Task | undefined {
+    const earlier = `idempotency_key IS NOT @key AND ${MARKED_BEFORE}`;
+    const detail = { requestId: receipt.requestId, attempt: receipt.idempotencyKey };
+    const taken =
+      params.pollable === 1
+        ? this.change(
+            receipt.taskId,
+            `${earlier} AND remote_request_id IS NULL AND NOT ${HELD_ELSEWHERE}
+             AND (status IN ('PENDING', 'OUTCOME_UNKNOWN') OR (status = 'RUNNING' AND submit_started_at IS NULL))`,
+            `cost_abandoned = CASE WHEN status = 'OUTCOME_UNKNOWN' THEN cost_abandoned ELSE max(0, cost_abandoned - coalesce(cost_estimated, 0)) END,
+             status = 'SUBMITTED', idempotency_key = @key, remote_request_id = @requestId, remote_handle = @handle,
+             submit_started_at = coalesce(submit_started_at, @at), submitted_at = @at, charged = 'yes', progress = NULL,
+             unknown_reason = NULL, finished_at = NULL, note = NULL, lease_owner = NULL, lease_expires_at = NULL, next_attempt_at = @now`,
+            params,
+            { actor: 'engine', reason: 'the request of an earlier attempt was named after the task had moved on; its result is collected', detail },
+          )
+        : undefined;
+    if (taken) return taken;
+    this.stmt(
+      `INSERT INTO task_events (task_id, at, from_status, to_status, actor, reason, detail_json)
+       SELECT id, @now, status, status, 'engine', '${LATE_REQUEST}', @detail FROM tasks
+        WHERE id = @id AND ${earlier} AND remote_request_id IS NOT @requestId AND NOT ${LATE_NOTED}`,
+    ).run({ ...params, id: receipt.taskId, detail: JSON.stringify(detail) });
+    return undefined;
+  }
+
+  /**
+   * Whether the table already holds what a receipt says, or the receipt's attempt is over. A receipt of an earlier
+   * attempt of the task is settled once the row took it or its history notes it.
+   */
   async receiptSettled(receipt: Receipt): Promise<boolean> {
-    const row = this.stmt(`SELECT idempotency_key AS key, remote_request_id AS requestId FROM tasks WHERE id = ?`).get(receipt.taskId) as
-      | { key: string | null; requestId: string | null }
-      | undefined;
-    return !row || row.key !== receipt.idempotencyKey || row.requestId !== null;
+    const row = this.stmt(
+      `SELECT idempotency_key IS @key AS own, remote_request_id IS NOT NULL AS named,
+              remote_request_id IS @requestId OR NOT ${MARKED_BEFORE} OR ${LATE_NOTED} AS noted
+         FROM tasks WHERE id = @id`,
+    ).get({ id: receipt.taskId, key: receipt.idempotencyKey, requestId: receipt.requestId }) as { own: number; named: number; noted: number } | undefined;
+    return !row || (row.own ? row.named === 1 : row.noted === 1);
   }
 
   /** The catalogue's estimate, set before the boundary so spend is known even if the provider never answers. */
@@ -413,7 +476,7 @@ export class SqliteTaskStore implements TaskStore {
   async fail(id: number, error: string, charged: Charged, lease: Lease, cost: { amount: number; source: string } | null = null) {
     const task = this.change(
       id,
-      `${FENCE} AND ${LEASED}`,
+      `${fence(lease)} AND ${LEASED}`,
       `status = 'FAILED', error = @error, charged = @charged, note = NULL,
        cost_actual_source = CASE WHEN @costActual IS NULL THEN cost_actual_source ELSE @costSource END,
        cost_actual = coalesce(@costActual, cost_actual), lease_owner = NULL, lease_expires_at = NULL, finished_at = @now`,
@@ -428,7 +491,7 @@ export class SqliteTaskStore implements TaskStore {
   async requeue(id: number, nextAttemptAt: number, reason: string, lease: Lease) {
     return this.change(
       id,
-      `${FENCE} AND status = 'RUNNING'`,
+      `${fence(lease)} AND status = 'RUNNING'`,
       `status = 'PENDING', next_attempt_at = @nextAttemptAt, submit_started_at = NULL, idempotency_key = NULL,
        charged = 'no', lease_owner = NULL, lease_expires_at = NULL, heartbeat_at = NULL`,
       { ...lease, nextAttemptAt },
@@ -440,7 +503,7 @@ export class SqliteTaskStore implements TaskStore {
   async parkUnknown(id: number, reason: string, lease: Lease, from: 'RUNNING' | 'SUBMITTED' = 'RUNNING') {
     return this.change(
       id,
-      `${FENCE} AND status = @from`,
+      `${fence(lease)} AND status = @from`,
       `status = 'OUTCOME_UNKNOWN', unknown_reason = @reason, charged = 'maybe', note = NULL,
        lease_owner = NULL, lease_expires_at = NULL, finished_at = @now`,
       { ...lease, reason, from },
@@ -467,6 +530,17 @@ export class SqliteTaskStore implements TaskStore {
         WHERE id IN (SELECT value FROM json_each(@ids)) AND ${FENCE} AND ${LEASED} RETURNING id`,
     ).all({ ids: JSON.stringify(ids), ...lease, expires: lease.now + leaseMs }) as { id: number }[];
     return new Set(rows.map((r) => r.id));
+  }
+
+  /** The renewal before a send: only a row still RUNNING at the attempt this owner marked. */
+  async renewMarked(id: number, leaseMs: number, lease: Lease & { attempt: string }): Promise<boolean> {
+    return (
+      this.stmt(`UPDATE tasks SET lease_expires_at = @now + @leaseMs, heartbeat_at = @now WHERE id = @id AND ${fence(lease)} AND status = 'RUNNING'`).run({
+        id,
+        leaseMs,
+        ...lease,
+      }).changes === 1
+    );
   }
 
   /** Leased rows whose lease ran out (or whose owner is known dead), for the recovery sweep. */
@@ -706,28 +780,36 @@ export class SqliteTaskStore implements TaskStore {
   // ---- Lookups the engine makes on its own -------------------------------------------------
 
   /**
-   * Unknown outcomes of these providers due for a lookup: fewer than `maxTries` made since the task was parked,
-   * none of them ending in a question for the person, the last one (or the parking) at least `intervalMs` ago.
-   * Lookups are events whose detail has `lookup` (see lookupNoted); `tries` counts those of this parking.
+   * Takes the lookups due of these providers' unknown outcomes: fewer than `maxTries` made since the task was
+   * parked, none of them ending in a question for the person, the last one (or the parking) at least `intervalMs`
+   * ago. Lookups are events whose detail has `lookup` (see lookupNoted); `tries` counts those of this parking.
    * A task whose request id is known is not looked up: it was parked because the provider stopped answering
    * about that request, and adopting it again would only start the same polling over, without end.
+   *
+   * Taking one moves its lookup_due_at an interval on, in the same transaction: the processes sharing this file
+   * (a worker and the app) make one lookup per task per interval between them, and each counts as one try.
    */
   async dueForLookup(providers: readonly string[], maxTries: number, intervalMs: number, now: number, limit: number): Promise<{ task: Task; tries: number }[]> {
-    const rows = this.stmt(
-      `SELECT * FROM (
-         SELECT t.*,
-                (SELECT count(*) FROM task_events e WHERE e.task_id = t.id AND e.at >= t.finished_at
-                    AND json_extract(e.detail_json, '$.lookup') IS NOT NULL) AS lookup_tries,
-                (SELECT max(e.at) FROM task_events e WHERE e.task_id = t.id AND e.at >= t.finished_at
-                    AND json_extract(e.detail_json, '$.lookup') IS NOT NULL) AS lookup_last,
-                (SELECT count(*) FROM task_events e WHERE e.task_id = t.id AND e.at >= t.finished_at
-                    AND json_extract(e.detail_json, '$.verdict') = 'ask') AS lookup_asked
-           FROM tasks t
-          WHERE t.status = 'OUTCOME_UNKNOWN' AND t.remote_request_id IS NULL AND t.provider IN (SELECT value FROM json_each(@providers)))
-        WHERE lookup_asked = 0 AND lookup_tries < @maxTries AND coalesce(lookup_last, finished_at) + @intervalMs <= @now
-        ORDER BY coalesce(lookup_last, finished_at) LIMIT @limit`,
-    ).all({ providers: JSON.stringify(providers), maxTries, intervalMs, now, limit }) as (TaskRow & { lookup_tries: number })[];
-    return rows.map((r) => ({ task: rowToTask(r), tries: r.lookup_tries }));
+    return this.tx(() => {
+      const rows = this.stmt(
+        `SELECT * FROM (
+           SELECT t.*,
+                  (SELECT count(*) FROM task_events e WHERE e.task_id = t.id AND e.at >= t.finished_at
+                      AND json_extract(e.detail_json, '$.lookup') IS NOT NULL) AS lookup_tries,
+                  (SELECT max(e.at) FROM task_events e WHERE e.task_id = t.id AND e.at >= t.finished_at
+                      AND json_extract(e.detail_json, '$.lookup') IS NOT NULL) AS lookup_last,
+                  (SELECT count(*) FROM task_events e WHERE e.task_id = t.id AND e.at >= t.finished_at
+                      AND json_extract(e.detail_json, '$.verdict') = 'ask') AS lookup_asked
+             FROM tasks t
+            WHERE t.status = 'OUTCOME_UNKNOWN' AND t.remote_request_id IS NULL AND t.provider IN (SELECT value FROM json_each(@providers))
+              AND (t.lookup_due_at IS NULL OR t.lookup_due_at <= @now))
+          WHERE lookup_asked = 0 AND lookup_tries < @maxTries AND coalesce(lookup_last, finished_at) + @intervalMs <= @now
+          ORDER BY coalesce(lookup_last, finished_at) LIMIT @limit`,
+      ).all({ providers: JSON.stringify(providers), maxTries, intervalMs, now, limit }) as (TaskRow & { lookup_tries: number })[];
+      const take = this.stmt(`UPDATE tasks SET lookup_due_at = @due WHERE id = @id`);
+      for (const r of rows) take.run({ id: r.id, due: now + intervalMs });
+      return rows.map((r) => ({ task: rowToTask(r), tries: r.lookup_tries }));
+    });
   }
 
   /** The providers of the tasks whose outcome is unknown. */

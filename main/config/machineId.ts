@@ -1,0 +1,50 @@
+import { randomBytes } from 'node:crypto';
+import { linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The file of a data folder that keeps the machine's id. */
+export const MACHINE_ID_FILE = 'machine-id';
+
+const MACHINE_ID = /^[0-9a-f]{32}$/;
+
+/** The machine id file holds something else: said with the file and what to do. */
+export class MachineIdUnreadable extends Error {}
+
+/**
+ * This machine's id: drawn at random the first time the data folder is used, then kept in it. Two computers may
+ * go by one name (the host name is the default), and a process judges another's pid only on the same machine,
+ * so the name cannot tell them apart; this id does. Made whole in a file of its own and linked into place, so two
+ * processes starting at once agree on one id and neither reads a half-written file.
+ */
+export function machineId(dataDir: string): string {
+  const path = join(dataDir, MACHINE_ID_FILE);
+  const kept = readKept(path);
+  if (kept !== null) return kept;
+  const drawn = randomBytes(16).toString('hex');
+  const draft = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  writeFileSync(draft, `${drawn}\n`, { mode: 0o600 });
+  try {
+    linkSync(draft, path);
+    return drawn;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return readKept(path)!;
+  } finally {
+    rmSync(draft, { force: true });
+  }
+}
+
+function readKept(path: string): string | null {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+  const id = text.trim();
+  if (!MACHINE_ID.test(id)) {
+    throw new MachineIdUnreadable(`${path} does not hold a machine id (32 hexadecimal digits); delete the file and the studio draws a new one`);
+  }
+  return id;
+}

@@ -1,0 +1,187 @@
+import { describe, expect, it as base } from 'vitest';
+import { resolveUnknown } from '../main/engine/decisions.ts';
+import { runRemoteTask, type ExecutorOptions, type ExecutorPorts } from '../main/engine/executor.ts';
+import { EngineHealth } from '../main/engine/health.ts';
+import { recoverExpired } from '../main/engine/recoverySweep.ts';
+import { dataFolderMedia } from '../main/media/mediaFolder.ts';
+import { OutputLocator } from '../main/media/outputLocator.ts';
+import type { TaskStore } from '../main/store/port.ts';
+import { imageTask } from './helpers/engine.ts';
+import { FakeProvider, memoryOutputs, memoryReceipts, sweepOf } from './helpers/recording.ts';
+import { openUnderTest, type StoreUnderTest } from './helpers/storeUnderTest.ts';
+import { storeKinds } from './helpers/stores.ts';
+import { tempDir } from './helpers/tmp.ts';
+
+/**
+ * A worker whose boundary write committed but whose answer was held up (its link to the team database gone silent)
+ * longer than its lease. Meanwhile another machine parked the row as unknown, a person resubmitted it, and a claim of
+ * the same process (the same owner id) took it back. The old attempt must never be sent, nor written over the new
+ * one; and a request id of the old attempt heard after the row moved on is kept and collected, never dropped.
+ */
+
+const LEASE = 10_000;
+const OWNER = 'worker-a';
+const OPTIONS: ExecutorOptions = { owner: OWNER, leaseMs: LEASE, poll: { intervalMs: 1_000, maxIntervalMs: 5_000, deadlineMs: 60_000 } };
+const receipt = (taskId: number, idempotencyKey: string, requestId: string) => ({ taskId, idempotencyKey, requestId, handle: null, at: 1 });
+
+/** Parked as unknown by the recovery sweep once the lease of `key` ran out, then resubmitted by a person. */
+async function parkAndResubmit(s: StoreUnderTest, id: number) {
+  await s.pass(LEASE + 1);
+  await recoverExpired(sweepOf(s.store), s.clock.now(), new Set(), () => undefined);
+  expect((await s.repo.get(id))!.status).toBe('OUTCOME_UNKNOWN');
+  await resolveUnknown(s.repo, id, { resubmit: true }, s.clock.now());
+}
+
+function executorPorts(s: StoreUnderTest, repo: TaskStore, provider: FakeProvider, logs: string[]): ExecutorPorts {
+  return {
+    repo,
+    provider,
+    clock: s.clock,
+    outputs: memoryOutputs(),
+    files: new OutputLocator(s.repo, dataFolderMedia(tempDir(), 'test')),
+    receipts: memoryReceipts(),
+    health: new EngineHealth(() => undefined),
+    random: () => 0.5,
+    log: (m) => logs.push(m),
+  };
+}
+
+describe.each(storeKinds())('the $kind store fences the writes of a marked attempt by that attempt', (kind) => {
+  const it = base.skipIf(!kind.available);
+
+  it('does not send an attempt whose answer came back after the row was parked, resubmitted and claimed again by the same owner', async () => {
+    const s = await openUnderTest(kind);
+    const { id } = await s.repo.enqueue(imageTask(s.projectId), s.clock.now());
+    const [task] = await s.repo.claim('image', 4, LEASE, s.as(OWNER));
+    const provider = new FakeProvider();
+    // The boundary write commits; its answer arrives only after all this happened elsewhere.
+    const slowMark: TaskStore['markSubmitStarted'] = async (...args) => {
+      const mark = await s.repo.markSubmitStarted(...args);
+      await parkAndResubmit(s, id);
+      expect(await s.repo.claim('image', 4, LEASE, s.as(OWNER))).toMatchObject([{ id, status: 'RUNNING', leaseOwner: OWNER }]);
+      return mark;
+    };
+    const logs: string[] = [];
+    const repo = new Proxy(s.repo, { get: (target, prop) => (prop === 'markSubmitStarted' ? slowMark : Reflect.get(target, prop).bind(target)) });
+    await runRemoteTask(task!, executorPorts(s, repo, provider, logs), OPTIONS, new AbortController().signal);
+
+    expect(provider.keys).toEqual([]);
+    expect(logs).toContain(`task ${id}: lease lost before sending; stopping`);
+    // The claim after the resubmit is untouched: its own attempt is still to be marked and sent.
+    expect(await s.repo.get(id)).toMatchObject({ status: 'RUNNING', leaseOwner: OWNER, submitStartedAt: null, idempotencyKey: null, attempts: 1 });
+  });
+
+  it('renews before a send, records an id, requeues or parks only at the attempt it marked, whoever the owner', async () => {
+    const s = await openUnderTest(kind);
+    const { id } = await s.repo.enqueue(imageTask(s.projectId), s.clock.now());
+    await s.repo.claim('image', 4, LEASE, s.as(OWNER));
+    await s.repo.markSubmitStarted(id, 'k1', LEASE, s.as(OWNER));
+    expect(await s.repo.renewMarked(id, LEASE, { ...s.as(OWNER), attempt: 'k1' })).toBe(true);
+    await parkAndResubmit(s, id);
+    await s.repo.claim('image', 4, LEASE, s.as(OWNER));
+    const old = { ...s.as(OWNER), attempt: 'k1' };
+    // The owner alone no longer tells the attempts apart: the heartbeat's renewal holds the new claim.
+    expect(await s.repo.renewLeases([id], LEASE, s.as(OWNER))).toEqual(new Set([id]));
+    expect(await s.repo.renewMarked(id, LEASE, old)).toBe(false);
+    await s.repo.markSubmitStarted(id, 'k2', LEASE, s.as(OWNER));
+    expect(await s.repo.renewMarked(id, LEASE, old)).toBe(false);
+    expect(await s.repo.recordSubmitted(id, { requestId: 'req-old', handle: null }, null, old)).toBeUndefined();
+    expect(await s.repo.noteRequestId(id, 'req-old', old)).toBeUndefined();
+    expect(await s.repo.requeue(id, s.clock.now(), 'refused before sending', old)).toBeUndefined();
+    expect(await s.repo.parkUnknown(id, 'reset', old)).toBeUndefined();
+    expect(await s.repo.fail(id, 'refused', 'no', old)).toBeUndefined();
+    expect(await s.repo.get(id)).toMatchObject({ status: 'RUNNING', idempotencyKey: 'k2', attempts: 2, remoteRequestId: null });
+    expect(await s.repo.renewMarked(id, LEASE, { ...s.as(OWNER), attempt: 'k2' })).toBe(true);
+  });
+
+  describe('a request id of an earlier attempt heard after the row moved on', () => {
+    it('is collected by the worker that heard it: the step a person resubmitted meanwhile is not bought again', async () => {
+      const s = await openUnderTest(kind);
+      const { id } = await s.repo.enqueue(imageTask(s.projectId), s.clock.now());
+      const [task] = await s.repo.claim('image', 4, LEASE, s.as(OWNER));
+      const provider = new FakeProvider();
+      const accept = provider.submit.bind(provider);
+      // The request is out for longer than the lease: the row is parked and resubmitted before its answer arrives.
+      provider.submit = async (...args) => {
+        await parkAndResubmit(s, id);
+        return accept(...args);
+      };
+      await runRemoteTask(task!, executorPorts(s, s.repo, provider, []), OPTIONS, new AbortController().signal);
+      expect(await s.repo.get(id)).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'req-1', idempotencyKey: `studio-task-${id}-attempt-1` });
+
+      const [again] = await s.repo.claim('image', 4, LEASE, s.as('worker-b'));
+      await runRemoteTask(again!, executorPorts(s, s.repo, provider, []), { ...OPTIONS, owner: 'worker-b' }, new AbortController().signal);
+      expect(provider.keys).toEqual([`studio-task-${id}-attempt-1`]);
+      expect(await s.repo.get(id)).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: 'req-1', charged: 'yes', attempts: 1 });
+    });
+
+    it('is taken by a resubmitted row before it is bought again, and its result polled; the spend counts it once', async () => {
+      const s = await openUnderTest(kind);
+      const { id } = await s.repo.enqueue(imageTask(s.projectId, 'a fox', { estimate: { cost: 40_000, source: 'catalogue', currency: 'USD' } }), s.clock.now());
+      await s.repo.claim('image', 4, LEASE, s.as(OWNER));
+      await s.repo.markSubmitStarted(id, 'k1', LEASE, s.as(OWNER));
+      await parkAndResubmit(s, id);
+      expect((await s.repo.spend())[0]).toMatchObject({ estimated: 0, possiblyCharged: 40_000 });
+      // A claim after the resubmit, not marked yet: its executor's boundary write is then refused, nothing sent.
+      await s.repo.claim('image', 4, LEASE, s.as('worker-b'));
+
+      expect(await s.repo.applyReceipt(receipt(id, 'k1', 'req-1'), true, s.clock.now())).toMatchObject({
+        status: 'SUBMITTED',
+        remoteRequestId: 'req-1',
+        idempotencyKey: 'k1',
+        charged: 'yes',
+        leaseOwner: null,
+      });
+      expect(await s.repo.markSubmitStarted(id, 'k2', LEASE, s.as('worker-b'))).toEqual({ refused: 'lease' });
+      expect((await s.repo.spend())[0]).toMatchObject({ estimated: 40_000, possiblyCharged: 0 });
+      expect((await s.repo.events(id)).at(-1)).toMatchObject({
+        toStatus: 'SUBMITTED',
+        reason: 'the request of an earlier attempt was named after the task had moved on; its result is collected',
+        detail: { requestId: 'req-1', attempt: 'k1' },
+      });
+      expect(await s.repo.receiptSettled(receipt(id, 'k1', 'req-1'))).toBe(true);
+      expect(await s.repo.claim('image', 4, LEASE, s.as('worker-c'))).toMatchObject([{ id, status: 'SUBMITTED', remoteRequestId: 'req-1' }]);
+    });
+
+    it('is taken by a row whose later attempt is an unknown outcome, that attempt still counted as possibly charged', async () => {
+      const s = await openUnderTest(kind);
+      const { id } = await s.repo.enqueue(imageTask(s.projectId, 'a fox', { estimate: { cost: 40_000, source: 'catalogue', currency: 'USD' } }), s.clock.now());
+      await s.repo.claim('image', 4, LEASE, s.as(OWNER));
+      await s.repo.markSubmitStarted(id, 'k1', LEASE, s.as(OWNER));
+      await parkAndResubmit(s, id);
+      await s.repo.claim('image', 4, LEASE, s.as('worker-b'));
+      await s.repo.markSubmitStarted(id, 'k2', LEASE, s.as('worker-b'));
+      await s.repo.parkUnknown(id, 'reset after sending', { ...s.as('worker-b'), attempt: 'k2' });
+
+      expect(await s.repo.applyReceipt(receipt(id, 'k1', 'req-1'), true, s.clock.now())).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'req-1', idempotencyKey: 'k1' });
+      expect((await s.repo.spend())[0]).toMatchObject({ estimated: 40_000, possiblyCharged: 40_000 });
+    });
+
+    it('is kept in the history of a row whose later attempt left, with its attempt, once however often it is heard', async () => {
+      const s = await openUnderTest(kind);
+      const { id } = await s.repo.enqueue(imageTask(s.projectId), s.clock.now());
+      await s.repo.claim('image', 4, LEASE, s.as(OWNER));
+      await s.repo.markSubmitStarted(id, 'k1', LEASE, s.as(OWNER));
+      await parkAndResubmit(s, id);
+      await s.repo.claim('image', 4, LEASE, s.as(OWNER));
+      await s.repo.markSubmitStarted(id, 'k2', LEASE, s.as(OWNER));
+      expect(await s.repo.receiptSettled(receipt(id, 'k1', 'req-1'))).toBe(false);
+
+      for (let heard = 0; heard < 2; heard++) expect(await s.repo.applyReceipt(receipt(id, 'k1', 'req-1'), true, s.clock.now())).toBeUndefined();
+      expect(await s.repo.get(id)).toMatchObject({ status: 'RUNNING', idempotencyKey: 'k2', remoteRequestId: null });
+      const late = (await s.repo.events(id)).filter((e) => e.reason.startsWith('the request of an earlier attempt'));
+      expect(late).toMatchObject([
+        {
+          fromStatus: 'RUNNING',
+          toStatus: 'RUNNING',
+          reason: 'the request of an earlier attempt was named after the task had moved on; that attempt may have been charged',
+          detail: { requestId: 'req-1', attempt: 'k1' },
+        },
+      ]);
+      expect(await s.repo.receiptSettled(receipt(id, 'k1', 'req-1'))).toBe(true);
+      // A key this task never marked is no attempt of it: nothing is written.
+      expect(await s.repo.applyReceipt(receipt(id, 'k0', 'req-0'), true, s.clock.now())).toBeUndefined();
+      expect((await s.repo.events(id)).filter((e) => e.reason.startsWith('the request of an earlier attempt'))).toHaveLength(1);
+    });
+  });
+});

@@ -1,0 +1,83 @@
+import { describe, expect, it as base } from 'vitest';
+import { runRemoteTask, type ExecutorOptions, type ExecutorPorts } from '../main/engine/executor.ts';
+import { EngineHealth } from '../main/engine/health.ts';
+import { recoverExpired } from '../main/engine/recoverySweep.ts';
+import { dataFolderMedia } from '../main/media/mediaFolder.ts';
+import { OutputLocator } from '../main/media/outputLocator.ts';
+import type { TaskStore } from '../main/store/port.ts';
+import { imageTask } from './helpers/engine.ts';
+import { FakeProvider, memoryOutputs, memoryReceipts, sweepOf } from './helpers/recording.ts';
+import { openUnderTest, type StoreUnderTest } from './helpers/storeUnderTest.ts';
+import { storeKinds } from './helpers/stores.ts';
+import { tempDir } from './helpers/tmp.ts';
+
+/**
+ * The boundary write says why it changed no row, and only a budget refusal fails a task for budget. A worker that
+ * stalled before its mark lost the row (requeued by the recovery sweep); by the time it read the row again, a claim
+ * of its own process had taken it back, RUNNING, unsent and its own: it used to fail the task "past its budget" in a
+ * project with no budget, cancelling what depended on it.
+ */
+
+const LEASE = 10_000;
+const OWNER = 'worker-a';
+const OPTIONS: ExecutorOptions = { owner: OWNER, leaseMs: LEASE, poll: { intervalMs: 1_000, maxIntervalMs: 5_000, deadlineMs: 60_000 } };
+
+function executorPorts(s: StoreUnderTest, repo: TaskStore, provider: FakeProvider, logs: string[]): ExecutorPorts {
+  return {
+    repo,
+    provider,
+    clock: s.clock,
+    outputs: memoryOutputs(),
+    files: new OutputLocator(s.repo, dataFolderMedia(tempDir(), 'test')),
+    receipts: memoryReceipts(),
+    health: new EngineHealth(() => undefined),
+    random: () => 0.5,
+    log: (m) => logs.push(m),
+  };
+}
+
+describe.each(storeKinds())('the $kind boundary write', (kind) => {
+  const it = base.skipIf(!kind.available);
+
+  it('refused because the row moved on is a lost lease, not a budget: the task and its dependents carry on', async () => {
+    const s = await openUnderTest(kind);
+    const { id } = await s.repo.enqueue(imageTask(s.projectId), s.clock.now());
+    const dependent = await s.repo.enqueue(imageTask(s.projectId, 'then this', { dependsOn: [id] }), s.clock.now());
+    const [stalled] = await s.repo.claim('image', 4, LEASE, s.as(OWNER));
+    // The worker stalls past its lease before its mark; the sweep requeues the unsent row.
+    await s.pass(LEASE + 1);
+    await recoverExpired(sweepOf(s.store), s.clock.now(), new Set(), () => undefined);
+    expect((await s.repo.get(id))!.status).toBe('PENDING');
+    // Its mark is refused; then, before it reads the row, its own process claims the row again.
+    const markThenReclaimed: TaskStore['markSubmitStarted'] = async (...args) => {
+      const mark = await s.repo.markSubmitStarted(...args);
+      expect(mark).toEqual({ refused: 'lease' });
+      expect(await s.repo.claim('image', 4, LEASE, s.as(OWNER))).toMatchObject([{ id, status: 'RUNNING', leaseOwner: OWNER }]);
+      return mark;
+    };
+    const repo = new Proxy(s.repo, { get: (target, prop) => (prop === 'markSubmitStarted' ? markThenReclaimed : Reflect.get(target, prop).bind(target)) });
+    const provider = new FakeProvider();
+    const logs: string[] = [];
+    await runRemoteTask(stalled!, executorPorts(s, repo, provider, logs), OPTIONS, new AbortController().signal);
+
+    expect(provider.keys).toEqual([]);
+    expect(logs).toContain(`task ${id}: lease lost before the boundary mark; stopping`);
+    expect(await s.repo.get(id)).toMatchObject({ status: 'RUNNING', leaseOwner: OWNER, error: null, submitStartedAt: null });
+    expect(await s.repo.get(dependent.id)).toMatchObject({ status: 'PENDING' });
+  });
+
+  it('refused by the budget fails the task for its budget, nothing sent, not charged', async () => {
+    const s = await openUnderTest(kind);
+    await s.store.projects.setBudget(s.projectId, 10_000);
+    const { id } = await s.repo.enqueue(imageTask(s.projectId, 'a fox', { estimate: { cost: 40_000, source: 'catalogue', currency: 'USD' } }), s.clock.now());
+    const [task] = await s.repo.claim('image', 4, LEASE, s.as(OWNER));
+    expect(await s.repo.markSubmitStarted(id, 'k', LEASE, s.as('someone-else'))).toEqual({ refused: 'lease' });
+    const provider = new FakeProvider();
+    await runRemoteTask(task!, executorPorts(s, s.repo, provider, []), OPTIONS, new AbortController().signal);
+
+    expect(provider.keys).toEqual([]);
+    const failed = await s.repo.get(id);
+    expect(failed).toMatchObject({ status: 'FAILED', charged: 'no', submitStartedAt: null });
+    expect(failed!.error).toContain('would take the project past its budget');
+  });
+});

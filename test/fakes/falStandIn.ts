@@ -1,0 +1,133 @@
+import type { Media } from '../../main/simulator/media.ts';
+import type { Ledger } from './providers.ts';
+import { send, type Route } from './server.ts';
+
+export const FLUX = 'fal-ai/flux/dev';
+export const KLING = 'fal-ai/kling-video/v2.1/standard/image-to-video';
+
+/** A request in fal's history: it is listed once it has ended. */
+export interface HistoryEntry {
+  id: string;
+  model: string;
+  sentAt: number;
+  endedAt: number;
+  input: unknown;
+}
+
+export interface FalStandInOptions {
+  /** How long a request takes from its submit to its end. */
+  jobMs: number;
+  /** Whether to cut the n-th submit's connection once the request is queued and charged, before any byte of the answer. */
+  dropAnswer?: (n: number, model: string) => boolean;
+  /** The listing answers 500 with no body fal documents. */
+  listingFails?: boolean;
+  /** The first upload's start answers 503. */
+  uploadFailsOnce?: boolean;
+}
+
+export interface FalStandIn {
+  route: Route;
+  /** Requests made before the test (by other apps of the account), already ended, as fal lists them. */
+  history: HistoryEntry[];
+  /** Uploads to storage: the file name and the bytes PUT. */
+  uploads: { name: string; contentType: string; bytes: number }[];
+  /** Each listing page answered: the limit asked and the size of the answer. */
+  pages: { limit: number; payloads: boolean; bytes: number }[];
+}
+
+/**
+ * fal for FLUX and Kling (fal.ai/docs/inference-api): the queue (submit, status 202/200, result, no status
+ * stream), its storage as fal-js uploads to it (libs/client/src/storage.ts: POST /storage/upload/initiate answers
+ * {upload_url, file_url}, the bytes are PUT to upload_url), and the request history
+ * (fal.ai/docs/platform-apis/v1/models/requests/by-endpoint.md): requests that have ended, by end time, newest
+ * first, `limit` at most 100 with a cursor counting pages, `json_input` with expand=payloads.
+ */
+export function falStandIn(ledger: Ledger, media: { png: Media; clip: Media }, opts: FalStandInOptions): FalStandIn {
+  let next = 0;
+  let stored = 0;
+  let refusedUpload = false;
+  const uploads: FalStandIn['uploads'] = [];
+  const pages: FalStandIn['pages'] = [];
+  const history: HistoryEntry[] = [];
+  const queued = new Map<string, HistoryEntry>();
+  const ended = (r: HistoryEntry) => r.endedAt <= Date.now();
+
+  const route: Route = async (req, res) => {
+    const host = `http://${req.headers.host}`;
+    const url = new URL(req.path, host);
+    const model = [FLUX, KLING].find((m) => url.pathname === `/${m}`);
+    if (req.method === 'POST' && model) {
+      const n = ++next;
+      const id = `fal-req-${n}`;
+      ledger.charged.push(id);
+      const at = Date.now();
+      queued.set(id, { id, model, sentAt: at, endedAt: at + opts.jobMs, input: JSON.parse(req.body) });
+      if (opts.dropAnswer?.(n, model)) return void res.socket?.destroy();
+      const [owner, app] = model.split('/');
+      const base = `${host}/${owner}/${app}/requests/${id}`;
+      return send(res, 200, { request_id: id, status_url: `${base}/status`, response_url: base, cancel_url: `${base}/cancel` }, { 'x-fal-request-id': id });
+    }
+    const asked = /^\/fal-ai\/[\w-]+\/requests\/([\w-]+)(\/status\/stream|\/status)?$/.exec(url.pathname);
+    if (asked) {
+      const r = queued.get(asked[1]!);
+      if (!r) return send(res, 404, { detail: 'request not found' });
+      if (asked[2] === '/status/stream') return send(res, 404, { detail: 'Not Found' });
+      if (asked[2] === '/status') {
+        return ended(r) ? send(res, 200, { status: 'COMPLETED', request_id: r.id, logs: [], metrics: {} }) : send(res, 202, { status: 'IN_QUEUE', queue_position: 0, request_id: r.id });
+      }
+      if (!ended(r)) return send(res, 400, { detail: 'Request is still in progress' });
+      if (r.model === KLING) return send(res, 200, { video: { url: `${host}/files/${r.id}.mp4`, content_type: 'video/mp4' } });
+      return send(res, 200, { images: [{ url: `${host}/files/${r.id}.png`, content_type: 'image/png' }], seed: 7 });
+    }
+    if (url.pathname.startsWith('/files/')) {
+      const file = url.pathname.endsWith('.mp4') ? media.clip : media.png;
+      return send(res, 200, file.bytes, { 'content-type': file.contentType });
+    }
+    if (req.method === 'POST' && url.pathname === '/storage/upload/initiate') {
+      if (opts.uploadFailsOnce && !refusedUpload) {
+        refusedUpload = true;
+        return send(res, 503, { detail: 'Service Unavailable' });
+      }
+      const { file_name: name, content_type: contentType } = JSON.parse(req.body) as { file_name: string; content_type: string };
+      const key = ++stored;
+      uploads.push({ name, contentType, bytes: -1 });
+      return send(res, 200, { upload_url: `${host}/upload/${key}?signed=1`, file_url: `${host}/stored/${key}/${name}` });
+    }
+    if (req.method === 'PUT' && url.pathname.startsWith('/upload/')) {
+      const upload = uploads[Number(url.pathname.split('/')[2]) - 1]!;
+      upload.bytes = Number(req.headers['content-length']);
+      upload.contentType = String(req.headers['content-type']);
+      return send(res, 200, {});
+    }
+    if (url.pathname === '/v1/models/requests/by-endpoint') {
+      if (opts.listingFails) return send(res, 500, 'Internal Server Error');
+      const q = url.searchParams;
+      const [from, to] = [Date.parse(q.get('start') ?? ''), Date.parse(q.get('end') ?? '')];
+      const items = [...history, ...queued.values()]
+        .filter((r) => r.model === q.get('endpoint_id') && ended(r) && r.endedAt >= from && r.endedAt <= to)
+        .sort((a, b) => b.endedAt - a.endedAt)
+        .map((r) => ({
+          request_id: r.id,
+          endpoint_id: r.model,
+          sent_at: new Date(r.sentAt).toISOString(),
+          started_at: new Date(r.sentAt).toISOString(),
+          ended_at: new Date(r.endedAt).toISOString(),
+          status_code: 200,
+          duration: (r.endedAt - r.sentAt) / 1000,
+          ...(q.get('expand') === 'payloads' ? { json_input: r.input } : {}),
+        }));
+      const limit = Math.min(100, Number(q.get('limit') ?? 50));
+      const page = Number(Buffer.from(q.get('cursor') ?? 'MA==', 'base64').toString());
+      const more = (page + 1) * limit < items.length;
+      const body = JSON.stringify({ items: items.slice(page * limit, (page + 1) * limit), has_more: more, next_cursor: more ? Buffer.from(String(page + 1)).toString('base64') : null });
+      pages.push({ limit, payloads: q.get('expand') === 'payloads', bytes: Buffer.byteLength(body) });
+      return send(res, 200, Buffer.from(body), { 'content-type': 'application/json' });
+    }
+    if (url.pathname === '/v1/models/pricing') {
+      const id = url.searchParams.get('endpoint_id');
+      const price = id === KLING ? { unit_price: 0.056, unit: 'second' } : { unit_price: 0.025, unit: 'megapixels' };
+      return send(res, 200, { prices: [{ endpoint_id: id, ...price, currency: 'USD' }] });
+    }
+  };
+  return { route, history, uploads, pages };
+}
