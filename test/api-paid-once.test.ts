@@ -5,6 +5,7 @@ import { launchHost, type LaunchedHost } from '../main/host/launch.ts';
 import { startSimulator, type RunningSimulator } from '../main/simulator/server.ts';
 import { openStudio, type Studio } from '../main/studio.ts';
 import { writeSettings } from './helpers/processes.ts';
+import { apiCaller } from './helpers/studioApi.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 let host: LaunchedHost | undefined;
@@ -27,15 +28,7 @@ async function start() {
   return studio;
 }
 
-/** One StudioApi call over HTTP, as the UI makes it. */
-async function call<T>(method: string, ...args: unknown[]): Promise<{ status: number; result: T; error?: string }> {
-  const res = await fetch(`${host!.url.replace(/\/?(#.*)?$/, '')}/api/${method}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${host!.token}` },
-    body: JSON.stringify(args),
-  });
-  return { status: res.status, ...((await res.json()) as { result: T; error?: string }) };
-}
+const call = apiCaller(() => host);
 
 async function eventually<T>(read: () => Promise<T>, holds: (value: T) => boolean): Promise<T> {
   const end = Date.now() + 20_000;

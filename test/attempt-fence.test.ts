@@ -1,16 +1,13 @@
 import { describe, expect, it as base } from 'vitest';
 import { resolveUnknown } from '../main/engine/decisions.ts';
-import { runRemoteTask, type ExecutorOptions, type ExecutorPorts } from '../main/engine/executor.ts';
-import { EngineHealth } from '../main/engine/health.ts';
+import { runRemoteTask } from '../main/engine/executor.ts';
 import { recoverExpired } from '../main/engine/recoverySweep.ts';
-import { dataFolderMedia } from '../main/media/mediaFolder.ts';
-import { OutputLocator } from '../main/media/outputLocator.ts';
 import type { TaskStore } from '../main/store/port.ts';
 import { imageTask } from './helpers/engine.ts';
-import { FakeProvider, memoryOutputs, memoryReceipts, sweepOf } from './helpers/recording.ts';
+import { executorPorts, LEASE, OPTIONS, OWNER, withMark } from './helpers/executorUnderTest.ts';
+import { FakeProvider, sweepOf } from './helpers/recording.ts';
 import { openUnderTest, type StoreUnderTest } from './helpers/storeUnderTest.ts';
 import { storeKinds } from './helpers/stores.ts';
-import { tempDir } from './helpers/tmp.ts';
 
 /**
  * A worker whose boundary write committed but whose answer was held up (its link to the team database gone silent)
@@ -19,9 +16,6 @@ import { tempDir } from './helpers/tmp.ts';
  * one; and a request id of the old attempt heard after the row moved on is kept and collected, never dropped.
  */
 
-const LEASE = 10_000;
-const OWNER = 'worker-a';
-const OPTIONS: ExecutorOptions = { owner: OWNER, leaseMs: LEASE, poll: { intervalMs: 1_000, maxIntervalMs: 5_000, deadlineMs: 60_000 } };
 const receipt = (taskId: number, idempotencyKey: string, requestId: string) => ({ taskId, idempotencyKey, requestId, handle: null, at: 1 });
 
 /** Parked as unknown by the recovery sweep once the lease of `key` ran out, then resubmitted by a person. */
@@ -30,20 +24,6 @@ async function parkAndResubmit(s: StoreUnderTest, id: number) {
   await recoverExpired(sweepOf(s.store), s.clock.now(), new Set(), () => undefined);
   expect((await s.repo.get(id))!.status).toBe('OUTCOME_UNKNOWN');
   await resolveUnknown(s.repo, id, { resubmit: true }, s.clock.now());
-}
-
-function executorPorts(s: StoreUnderTest, repo: TaskStore, provider: FakeProvider, logs: string[]): ExecutorPorts {
-  return {
-    repo,
-    provider,
-    clock: s.clock,
-    outputs: memoryOutputs(),
-    files: new OutputLocator(s.repo, dataFolderMedia(tempDir(), 'test')),
-    receipts: memoryReceipts(),
-    health: new EngineHealth(() => undefined),
-    random: () => 0.5,
-    log: (m) => logs.push(m),
-  };
 }
 
 describe.each(storeKinds())('the $kind store fences the writes of a marked attempt by that attempt', (kind) => {
@@ -62,8 +42,7 @@ describe.each(storeKinds())('the $kind store fences the writes of a marked attem
       return mark;
     };
     const logs: string[] = [];
-    const repo = new Proxy(s.repo, { get: (target, prop) => (prop === 'markSubmitStarted' ? slowMark : Reflect.get(target, prop).bind(target)) });
-    await runRemoteTask(task!, executorPorts(s, repo, provider, logs), OPTIONS, new AbortController().signal);
+    await runRemoteTask(task!, executorPorts(s, withMark(s.repo, slowMark), provider, logs), OPTIONS, new AbortController().signal);
 
     expect(provider.keys).toEqual([]);
     expect(logs).toContain(`task ${id}: lease lost before sending; stopping`);

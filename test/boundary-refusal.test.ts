@@ -1,15 +1,12 @@
 import { describe, expect, it as base } from 'vitest';
-import { runRemoteTask, type ExecutorOptions, type ExecutorPorts } from '../main/engine/executor.ts';
-import { EngineHealth } from '../main/engine/health.ts';
+import { runRemoteTask } from '../main/engine/executor.ts';
 import { recoverExpired } from '../main/engine/recoverySweep.ts';
-import { dataFolderMedia } from '../main/media/mediaFolder.ts';
-import { OutputLocator } from '../main/media/outputLocator.ts';
 import type { TaskStore } from '../main/store/port.ts';
 import { imageTask } from './helpers/engine.ts';
-import { FakeProvider, memoryOutputs, memoryReceipts, sweepOf } from './helpers/recording.ts';
-import { openUnderTest, type StoreUnderTest } from './helpers/storeUnderTest.ts';
+import { executorPorts, LEASE, OPTIONS, OWNER, withMark } from './helpers/executorUnderTest.ts';
+import { FakeProvider, sweepOf } from './helpers/recording.ts';
+import { openUnderTest } from './helpers/storeUnderTest.ts';
 import { storeKinds } from './helpers/stores.ts';
-import { tempDir } from './helpers/tmp.ts';
 
 /**
  * The boundary write says why it changed no row, and only a budget refusal fails a task for budget. A worker that
@@ -17,24 +14,6 @@ import { tempDir } from './helpers/tmp.ts';
  * of its own process had taken it back, RUNNING, unsent and its own: it used to fail the task "past its budget" in a
  * project with no budget, cancelling what depended on it.
  */
-
-const LEASE = 10_000;
-const OWNER = 'worker-a';
-const OPTIONS: ExecutorOptions = { owner: OWNER, leaseMs: LEASE, poll: { intervalMs: 1_000, maxIntervalMs: 5_000, deadlineMs: 60_000 } };
-
-function executorPorts(s: StoreUnderTest, repo: TaskStore, provider: FakeProvider, logs: string[]): ExecutorPorts {
-  return {
-    repo,
-    provider,
-    clock: s.clock,
-    outputs: memoryOutputs(),
-    files: new OutputLocator(s.repo, dataFolderMedia(tempDir(), 'test')),
-    receipts: memoryReceipts(),
-    health: new EngineHealth(() => undefined),
-    random: () => 0.5,
-    log: (m) => logs.push(m),
-  };
-}
 
 describe.each(storeKinds())('the $kind boundary write', (kind) => {
   const it = base.skipIf(!kind.available);
@@ -55,10 +34,9 @@ describe.each(storeKinds())('the $kind boundary write', (kind) => {
       expect(await s.repo.claim('image', 4, LEASE, s.as(OWNER))).toMatchObject([{ id, status: 'RUNNING', leaseOwner: OWNER }]);
       return mark;
     };
-    const repo = new Proxy(s.repo, { get: (target, prop) => (prop === 'markSubmitStarted' ? markThenReclaimed : Reflect.get(target, prop).bind(target)) });
     const provider = new FakeProvider();
     const logs: string[] = [];
-    await runRemoteTask(stalled!, executorPorts(s, repo, provider, logs), OPTIONS, new AbortController().signal);
+    await runRemoteTask(stalled!, executorPorts(s, withMark(s.repo, markThenReclaimed), provider, logs), OPTIONS, new AbortController().signal);
 
     expect(provider.keys).toEqual([]);
     expect(logs).toContain(`task ${id}: lease lost before the boundary mark; stopping`);

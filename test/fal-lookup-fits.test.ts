@@ -1,21 +1,17 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FalAdapter } from '../main/providers/fal.ts';
-import { makeMedia, type Media } from '../main/simulator/media.ts';
-import { openStudio, type Studio } from '../main/studio.ts';
-import { realMedia, type Ledger } from './fakes/providers.ts';
-import { startFake } from './fakes/server.ts';
-import { falStandIn, FLUX, KLING, type FalStandInOptions, type HistoryEntry } from './fakes/falStandIn.ts';
-import { runStudio, startStudio, writeSettings } from './helpers/processes.ts';
-import { tempDir } from './helpers/tmp.ts';
+import type { Studio } from '../main/studio.ts';
+import { FLUX, KLING, type FalStandInOptions, type HistoryEntry } from './fakes/falStandIn.ts';
+import { FAL_KEY, falMedia, falStudio, type FalMedia } from './helpers/falStudio.ts';
+import { runStudio, startStudio } from './helpers/processes.ts';
 import { until } from './helpers/wait.ts';
 
-const KEY = 'fal-key-0123456789';
 /** The studio reads at most 1 MiB of a provider's JSON answer. */
 const CAP = 1 << 20;
 
-let media: { png: Media; clip: Media };
+let media: FalMedia;
 beforeAll(async () => {
-  media = { png: (await realMedia()).png, clip: await makeMedia('clip', { prompt: 'push in', duration: 1 }) };
+  media = await falMedia();
 }, 60_000);
 
 /** A start image sent inline, as apps that do not upload send it: a data: URI of `bytes` bytes. */
@@ -37,38 +33,25 @@ function busyHistory(now: number): HistoryEntry[] {
   return [...others, { id: 'huge', model: KLING, sentAt: now - 3_600_000, endedAt: now, input: { prompt: 'long ago', image_url: inline(1_600_000) } }];
 }
 
-async function setup(opts: FalStandInOptions) {
-  const ledger: Ledger = { charged: [] };
-  const fal = falStandIn(ledger, media, opts);
-  const fake = await startFake(fal.route);
-  const dataDir = tempDir();
-  writeSettings(dataDir, {
-    engine: {
-      leaseMs: 3_000,
-      tickMs: 50,
-      concurrency: { image: 2, clip: 2, speech: 0, render: 0 },
-      poll: { intervalMs: 100, maxIntervalMs: 300, deadlineMs: 20_000 },
-      lookup: { intervalMs: 300, tries: 5 },
-    },
-  });
-  const studio = await openStudio(dataDir);
-  const project = await studio.projects.ensure('Fox', Date.now());
-  return { ledger, fal, fake, dataDir, studio, projectId: project.id, env: { STUDIO_FAL_BASE_URL: fake.url, FAL_KEY: KEY } };
-}
+const setup = (opts: FalStandInOptions) => falStudio(media, opts, { image: 2, clip: 2, lookupTries: 5 });
 
 const events = async (studio: Studio, id: number) => (await studio.tasks.events(id)).map((e) => e.reason);
+
+/** A FLUX image, and a Kling clip that starts from it. */
+async function imageThenClip(studio: Studio, projectId: number): Promise<number> {
+  const image = (await studio.tasks.enqueue({ projectId, kind: 'image', provider: 'fal', model: FLUX, input: { prompt: 'a fox' } }, Date.now())).id;
+  const clip = await studio.tasks.enqueue(
+    { projectId, kind: 'clip', provider: 'fal', model: KLING, input: { prompt: 'push in', image_url: { $output: image }, duration: 5 }, dependsOn: [image] },
+    Date.now(),
+  );
+  return clip.id;
+}
 
 describe('fal lookups that fit in what the studio reads', () => {
   it('uploads the start image to fal storage and sends its URL; a lookup over pages of inline images still finds and adopts the request', async () => {
     const { ledger, fal, fake, dataDir, studio, projectId, env } = await setup({ jobMs: 1_500, dropAnswer: (_n, model) => model === KLING });
     fal.history.push(...busyHistory(Date.now()));
-    const image = (await studio.tasks.enqueue({ projectId, kind: 'image', provider: 'fal', model: FLUX, input: { prompt: 'a fox' } }, Date.now())).id;
-    const clip = (
-      await studio.tasks.enqueue(
-        { projectId, kind: 'clip', provider: 'fal', model: KLING, input: { prompt: 'push in', image_url: { $output: image }, duration: 5 }, dependsOn: [image] },
-        Date.now(),
-      )
-    ).id;
+    const clip = await imageThenClip(studio, projectId);
 
     const worker = startStudio(dataDir, ['worker'], env);
     await until(async () => (await studio.tasks.get(clip))!.status === 'SUCCEEDED', 30_000);
@@ -94,13 +77,7 @@ describe('fal lookups that fit in what the studio reads', () => {
 
   it('a start image fal storage did not take sends nothing: the clip is tried again later, then sent once', async () => {
     const { ledger, fal, dataDir, studio, projectId, env } = await setup({ jobMs: 300, uploadFailsOnce: true });
-    const image = (await studio.tasks.enqueue({ projectId, kind: 'image', provider: 'fal', model: FLUX, input: { prompt: 'a fox' } }, Date.now())).id;
-    const clip = (
-      await studio.tasks.enqueue(
-        { projectId, kind: 'clip', provider: 'fal', model: KLING, input: { prompt: 'push in', image_url: { $output: image }, duration: 5 }, dependsOn: [image] },
-        Date.now(),
-      )
-    ).id;
+    const clip = await imageThenClip(studio, projectId);
     await runStudio(dataDir, ['worker', '--until-idle'], env);
     expect(await studio.tasks.get(clip)).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: 'fal-req-2' });
     expect(await events(studio, clip)).toContainEqual(expect.stringMatching(/^could not put .*\.png in fal's storage \(.*503.*\); nothing was sent$/));
@@ -114,7 +91,7 @@ describe('fal lookups that fit in what the studio reads', () => {
     const now = Date.now();
     fal.history.push(...busyHistory(now));
     await studio.close();
-    const adapter = new FalAdapter({ key: KEY, baseUrl: fake.url });
+    const adapter = new FalAdapter({ key: FAL_KEY, baseUrl: fake.url });
     const request = adapter.prepare({ kind: 'clip', model: KLING, input: { prompt: "someone else's clip 3", image_url: inline(200_000), duration: '5' } });
     const found = await adapter.lookup({ from: now - 7_200_000, to: now + 60_000 }, request);
     expect(found).toHaveLength(13);

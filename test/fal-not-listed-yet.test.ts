@@ -1,16 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { makeMedia, type Media } from '../main/simulator/media.ts';
-import { openStudio } from '../main/studio.ts';
-import { realMedia, type Ledger } from './fakes/providers.ts';
-import { startFake } from './fakes/server.ts';
-import { falStandIn, KLING } from './fakes/falStandIn.ts';
-import { runStudio, startStudio, writeSettings } from './helpers/processes.ts';
-import { tempDir } from './helpers/tmp.ts';
+import { KLING } from './fakes/falStandIn.ts';
+import { falMedia, falStudio, type FalMedia } from './helpers/falStudio.ts';
+import { runStudio, startStudio } from './helpers/processes.ts';
 import { until } from './helpers/wait.ts';
 
-let media: { png: Media; clip: Media };
+let media: FalMedia;
 beforeAll(async () => {
-  media = { png: (await realMedia()).png, clip: await makeMedia('clip', { prompt: 'push in', duration: 1 }) };
+  media = await falMedia();
 }, 60_000);
 
 /**
@@ -20,23 +16,8 @@ beforeAll(async () => {
  */
 describe('a fal request not listed yet', () => {
   it('is looked for past the tries, never called "never accepted" while it could still be running, and adopted once it ends', async () => {
-    const ledger: Ledger = { charged: [] };
-    const fal = falStandIn(ledger, media, { jobMs: 8_000, dropAnswer: () => true });
-    const fake = await startFake(fal.route);
-    const dataDir = tempDir();
-    writeSettings(dataDir, {
-      engine: {
-        leaseMs: 3_000,
-        tickMs: 50,
-        concurrency: { image: 0, clip: 2, speech: 0, render: 0 },
-        poll: { intervalMs: 100, maxIntervalMs: 300, deadlineMs: 20_000 },
-        lookup: { intervalMs: 300, tries: 3 },
-      },
-    });
-    const env = { STUDIO_FAL_BASE_URL: fake.url, FAL_KEY: 'fal-key-0123456789' };
-    const studio = await openStudio(dataDir);
-    const project = await studio.projects.ensure('Fox', Date.now());
-    const id = (await studio.tasks.enqueue({ projectId: project.id, kind: 'clip', provider: 'fal', model: KLING, input: { prompt: 'push in', image_url: 'https://example.com/start.png', duration: 5 } }, Date.now())).id;
+    const { ledger, dataDir, studio, projectId, env } = await falStudio(media, { jobMs: 8_000, dropAnswer: () => true }, { image: 0, clip: 2, lookupTries: 3 });
+    const id = (await studio.tasks.enqueue({ projectId, kind: 'clip', provider: 'fal', model: KLING, input: { prompt: 'push in', image_url: 'https://example.com/start.png', duration: 5 } }, Date.now())).id;
     const lookups = async () => (await studio.tasks.events(id)).filter((e) => (e.detail as { lookup?: number } | null)?.lookup !== undefined);
 
     const worker = startStudio(dataDir, ['worker'], env);

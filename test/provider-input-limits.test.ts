@@ -6,6 +6,7 @@ import { realMedia } from './fakes/providers.ts';
 import { send, startFake, type FakeServer, type Route } from './fakes/server.ts';
 import { writeSettings } from './helpers/processes.ts';
 import { simulatedStudio } from './helpers/simulatedStudio.ts';
+import { apiCaller } from './helpers/studioApi.ts';
 import { tempDir } from './helpers/tmp.ts';
 import { until } from './helpers/wait.ts';
 
@@ -165,15 +166,7 @@ describe('Generate refuses what the provider would refuse, before anything is as
     host = await launchHost(dir);
   }
 
-  /** One StudioApi call over HTTP, as the UI makes it. */
-  async function call<T>(method: string, ...args: unknown[]): Promise<{ status: number; result: T; error?: string }> {
-    const res = await fetch(`${host!.url.replace(/\/?(#.*)?$/, '')}/api/${method}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${host!.token}` },
-      body: JSON.stringify(args),
-    });
-    return { status: res.status, ...((await res.json()) as { result: T; error?: string }) };
-  }
+  const call = apiCaller(() => host);
 
   /** Two scenes: the first takes the storyboard's steps, the second has a clip step of its own. */
   function board(change: { motionPrompt?: string; clip?: Record<string, unknown>; sceneClip?: Record<string, unknown>; image?: Record<string, unknown>; speech?: Record<string, unknown> } = {}) {

@@ -9,6 +9,7 @@ import type { RunningSimulator } from '../main/simulator/server.ts';
 import { cli } from './helpers/cli.ts';
 import { writeSettings } from './helpers/processes.ts';
 import { hostForTest, simulatorForTest } from './helpers/running.ts';
+import { apiCaller } from './helpers/studioApi.ts';
 import { TWO_SCENES } from './helpers/boards.ts';
 import { tempDir } from './helpers/tmp.ts';
 
@@ -215,15 +216,7 @@ describe('takes', () => {
   }, 30_000);
 });
 
-/** One StudioApi call over HTTP, as the UI makes it. */
-async function call<T>(method: string, ...args: unknown[]): Promise<{ status: number; result: T; error?: string }> {
-  const res = await fetch(`${host!.url.replace(/\/?(#.*)?$/, '')}/api/${method}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${host!.token}` },
-    body: JSON.stringify(args),
-  });
-  return { status: res.status, ...((await res.json()) as { result: T; error?: string }) };
-}
+const call = apiCaller(() => host);
 
 async function allReady(): Promise<TakeView[]> {
   for (let i = 0; i < 400; i++) {

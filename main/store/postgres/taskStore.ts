@@ -6,6 +6,7 @@ import { inputHash } from '../../tasks/inputHash.ts';
 import { REQUEST_HELD_NOTE } from '../../tasks/requestHeld.ts';
 import { rowToEvent, rowToOutput, rowToTask, type EventRow, type OutputRow, type TaskRow } from '../../tasks/rows.ts';
 import type { BoundaryMark, CompletedResult, DaySpend, Lease, LibraryFilter, ModelSpend, SpendRow, TaskStore } from '../port.ts';
+import { receiptParams } from '../receiptParams.ts';
 import { inlined } from './inlined.ts';
 import { named } from './named.ts';
 import type { Sql } from './sql.ts';
@@ -408,14 +409,7 @@ export class PostgresTaskStore implements TaskStore {
    * see lateReceipt.
    */
   async applyReceipt(receipt: Receipt, pollable: boolean, now: number) {
-    const params = {
-      now,
-      key: receipt.idempotencyKey,
-      requestId: receipt.requestId,
-      handle: receipt.handle ? JSON.stringify(receipt.handle) : null,
-      at: receipt.at,
-      pollable,
-    };
+    const params = { ...receiptParams(receipt, now), pollable };
     const task = await this.sql.tx(async (tx) => {
       await this.run(tx, LOCK_REQUEST, params);
       return (await this.changeIn(

@@ -9,6 +9,7 @@ import { requestHeldDetail } from '../../tasks/requestHeld.ts';
 import { rowToEvent, rowToOutput, rowToTask, type EventRow, type OutputRow, type TaskRow } from '../../tasks/rows.ts';
 import { refuseIfMoved, refuseIfTaskMoved } from './projectMoves.ts';
 import type { BoundaryMark, CompletedResult, DaySpend, Lease, LibraryFilter, ModelSpend, SpendRow, TaskStore } from '../port.ts';
+import { receiptParams } from '../receiptParams.ts';
 
 interface Transition {
   /** The status the write's condition already pins, which spares reading it first. */
@@ -305,14 +306,7 @@ export class SqliteTaskStore implements TaskStore {
    * see lateReceipt.
    */
   async applyReceipt(receipt: Receipt, pollable: boolean, now: number) {
-    const params = {
-      now,
-      key: receipt.idempotencyKey,
-      requestId: receipt.requestId,
-      handle: receipt.handle ? JSON.stringify(receipt.handle) : null,
-      at: receipt.at,
-      pollable: pollable ? 1 : 0,
-    };
+    const params = { ...receiptParams(receipt, now), pollable: pollable ? 1 : 0 };
     return this.tx(() => this.ownReceipt(receipt, params) ?? this.lateReceipt(receipt, params));
   }
 
