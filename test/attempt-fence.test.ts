@@ -136,7 +136,64 @@ describe.each(storeKinds())('the $kind store fences the writes of a marked attem
       expect((await s.repo.spend())[0]).toMatchObject({ estimated: 40_000, possiblyCharged: 40_000 });
     });
 
-    it('is kept in the history of a row whose later attempt left, with its attempt, once however often it is heard', async () => {
+    it('is collected by a sibling task when the row\'s later attempt already left: each attempt counted once, once however often heard', async () => {
+      const s = await openUnderTest(kind);
+      const input = imageTask(s.projectId, 'a fox', { estimate: { cost: 40_000, source: 'catalogue', currency: 'USD' } });
+      const { id } = await s.repo.enqueue(input, s.clock.now());
+      await s.repo.claim('image', 4, LEASE, s.as(OWNER));
+      await s.repo.markSubmitStarted(id, 'k1', LEASE, s.as(OWNER));
+      await parkAndResubmit(s, id);
+      await s.repo.claim('image', 4, LEASE, s.as('worker-b'));
+      await s.repo.markSubmitStarted(id, 'k2', LEASE, s.as('worker-b'));
+      await s.repo.recordSubmitted(id, { requestId: 'req-2', handle: null }, null, { ...s.as('worker-b'), attempt: 'k2' });
+      expect((await s.repo.spend())[0]).toMatchObject({ estimated: 40_000, possiblyCharged: 40_000 });
+      const late = { ...receipt(id, 'k1', 'req-1'), handle: { statusUrl: 'http://127.0.0.1/req-1' }, at: s.clock.now() };
+      expect(await s.repo.receiptSettled(late)).toBe(false);
+
+      const sibling = await s.repo.applyReceipt(late, true, s.clock.now());
+      expect(sibling).toMatchObject({
+        projectId: s.projectId,
+        kind: 'image',
+        provider: 'fake',
+        model: 'fake-image',
+        input: { prompt: 'a fox' },
+        status: 'SUBMITTED',
+        remoteRequestId: 'req-1',
+        remoteHandle: { statusUrl: 'http://127.0.0.1/req-1' },
+        idempotencyKey: 'k1',
+        charged: 'yes',
+        attempts: 1,
+        costEstimated: 40_000,
+        costEstimateSource: 'catalogue',
+        costAbandoned: 0,
+        submitStartedAt: late.at,
+        submittedAt: late.at,
+        leaseOwner: null,
+      });
+      expect(sibling!.id).not.toBe(id);
+      expect(sibling!.inputHash).toBe((await s.repo.get(id))!.inputHash);
+      // The later attempt is untouched; what its resubmit counted as abandoned is the sibling's now.
+      expect(await s.repo.get(id)).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'req-2', idempotencyKey: 'k2', costAbandoned: 0 });
+      expect((await s.repo.spend())[0]).toMatchObject({ estimated: 80_000, possiblyCharged: 0 });
+      expect((await s.repo.events(id)).at(-1)).toMatchObject({
+        reason: `the paid request of its earlier attempt 1 is collected as task ${sibling!.id}`,
+        detail: { requestId: 'req-1', attempt: 'k1', collectedAs: sibling!.id },
+      });
+      expect(await s.repo.events(sibling!.id)).toMatchObject([
+        { fromStatus: null, toStatus: 'SUBMITTED', reason: `the paid request of task ${id}'s earlier attempt, named after that task had moved on`, detail: { requestId: 'req-1', attempt: 'k1', of: id } },
+      ]);
+      expect(await s.repo.receiptSettled(late)).toBe(true);
+
+      const written = [(await s.repo.events(id)).length, (await s.repo.events(sibling!.id)).length];
+      for (let heard = 0; heard < 2; heard++) expect(await s.repo.applyReceipt(late, true, s.clock.now())).toBeUndefined();
+      expect(await s.repo.list({ projectId: s.projectId })).toHaveLength(2);
+      expect([(await s.repo.events(id)).length, (await s.repo.events(sibling!.id)).length]).toEqual(written);
+      expect((await s.repo.spend())[0]).toMatchObject({ estimated: 80_000, possiblyCharged: 0 });
+      // Nobody holds it: the next claim polls it like any submitted request.
+      expect(await s.repo.claim('image', 4, LEASE, s.as('worker-c'))).toMatchObject([{ id: sibling!.id, status: 'SUBMITTED', remoteRequestId: 'req-1' }]);
+    });
+
+    it('is kept in the history of a row whose later attempt left when the provider cannot be asked by id, once however often it is heard', async () => {
       const s = await openUnderTest(kind);
       const { id } = await s.repo.enqueue(imageTask(s.projectId), s.clock.now());
       await s.repo.claim('image', 4, LEASE, s.as(OWNER));
@@ -146,7 +203,7 @@ describe.each(storeKinds())('the $kind store fences the writes of a marked attem
       await s.repo.markSubmitStarted(id, 'k2', LEASE, s.as(OWNER));
       expect(await s.repo.receiptSettled(receipt(id, 'k1', 'req-1'))).toBe(false);
 
-      for (let heard = 0; heard < 2; heard++) expect(await s.repo.applyReceipt(receipt(id, 'k1', 'req-1'), true, s.clock.now())).toBeUndefined();
+      for (let heard = 0; heard < 2; heard++) expect(await s.repo.applyReceipt(receipt(id, 'k1', 'req-1'), false, s.clock.now())).toBeUndefined();
       expect(await s.repo.get(id)).toMatchObject({ status: 'RUNNING', idempotencyKey: 'k2', remoteRequestId: null });
       const late = (await s.repo.events(id)).filter((e) => e.reason.startsWith('the request of an earlier attempt'));
       expect(late).toMatchObject([
@@ -160,6 +217,7 @@ describe.each(storeKinds())('the $kind store fences the writes of a marked attem
       expect(await s.repo.receiptSettled(receipt(id, 'k1', 'req-1'))).toBe(true);
       // A key this task never marked is no attempt of it: nothing is written.
       expect(await s.repo.applyReceipt(receipt(id, 'k0', 'req-0'), true, s.clock.now())).toBeUndefined();
+      expect(await s.repo.list({ projectId: s.projectId })).toHaveLength(1);
       expect((await s.repo.events(id)).filter((e) => e.reason.startsWith('the request of an earlier attempt'))).toHaveLength(1);
     });
   });

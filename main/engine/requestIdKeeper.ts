@@ -109,16 +109,18 @@ export class RequestIdKeeper {
 
   /**
    * The row moved on while the request was out: it gets the id all the same. A row at another attempt by now (parked
-   * and resubmitted meanwhile) takes it where that buys nothing twice, else keeps it in its history (see applyReceipt).
+   * and resubmitted meanwhile) takes it where that buys nothing twice; else a sibling task collects its result, or
+   * where it cannot be fetched by id, the row keeps it in its history (see applyReceipt).
    */
   private async late(signal: AbortSignal, handle: Record<string, string> | null): Promise<void> {
     const { repo, provider, clock } = this.ports;
     const requestId = this.requestId!;
     const receipt = { taskId: this.task.id, idempotencyKey: this.idempotencyKey, requestId, handle, at: clock.now() };
-    await untilWritten(() => repo.applyReceipt(receipt, provider.capabilities.pollById, clock.now()), this.ports, signal);
+    const took = await untilWritten(() => repo.applyReceipt(receipt, provider.capabilities.pollById, clock.now()), this.ports, signal);
     const now = await repo.get(this.task.id);
     if (now && now.idempotencyKey !== this.idempotencyKey) {
-      this.ports.log(`task ${this.task.id}: request ${requestId} of attempt ${this.idempotencyKey} was named after the task had moved on; kept in its history`);
+      const kept = took && took.id !== this.task.id ? `collected as task ${took.id}` : 'kept in its history';
+      this.ports.log(`task ${this.task.id}: request ${requestId} of attempt ${this.idempotencyKey} was named after the task had moved on; ${kept}`);
     }
     // Cancelled while the request was being sent: stop the paid work where the provider allows it.
     if (now?.status === 'CANCELLED') await cancelLateRequest(repo, provider, now, requestId, () => clock.now());

@@ -71,10 +71,18 @@ const fence = (lease: Lease) => (lease.attempt === undefined ? FENCE : `${FENCE}
 const MARKED_BEFORE = `EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tasks.id AND e.reason = 'submit started'
                                  AND e.detail_json::json ->> 'idempotencyKey' = @key::text)`;
 
-/** The history of a row that moved on keeps the request of an earlier attempt named after it (see applyReceipt). */
+/** Which of the task's marked attempts @key is: 1 for the first (see MARKED_BEFORE). */
+const ATTEMPT_NUMBER = `(SELECT count(*)::integer FROM task_events e WHERE e.task_id = tasks.id AND e.reason = 'submit started'
+                          AND e.id <= (SELECT min(m.id) FROM task_events m WHERE m.task_id = tasks.id AND m.reason = 'submit started'
+                                                                              AND m.detail_json::json ->> 'idempotencyKey' = @key::text))`;
+
+/**
+ * The history of a row that moved on keeps the request of an earlier attempt named after it, or the task that
+ * collects it (see applyReceipt).
+ */
 const LATE_REQUEST = 'the request of an earlier attempt was named after the task had moved on; that attempt may have been charged';
-const LATE_NOTED = `EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tasks.id AND e.reason = '${LATE_REQUEST}'
-                              AND e.detail_json::json ->> 'requestId' = @requestId::text)`;
+const LATE_NOTED = `EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tasks.id AND e.detail_json::json ->> 'requestId' = @requestId::text
+                              AND (e.reason = '${LATE_REQUEST}' OR e.detail_json::json ->> 'collectedAs' IS NOT NULL))`;
 
 /**
  * Another task of the same provider already holds @requestId. Compared without case: providers print their
@@ -433,7 +441,9 @@ export class PostgresTaskStore implements TaskStore {
    * The request of an earlier attempt, named after the row moved on (parked and resubmitted meanwhile): that attempt
    * was paid. A row whose own attempt has not left yet, or whose outcome is unknown, takes that request and is
    * polled for its result instead of buying the step again (what the resubmit counted as abandoned is that request,
-   * unless another unknown attempt stands for it now). Any other row keeps it in its history, with its attempt.
+   * unless another unknown attempt stands for it now). Any other row's later attempt left too: a sibling task
+   * collects the earlier one (see collectLate); where the provider cannot be asked by id, the row keeps it in its
+   * history, with its attempt. Returns the row that took the request.
    */
   private async lateReceipt(tx: Sql, receipt: Receipt, params: Record<string, unknown>): Promise<Task | undefined> {
     const earlier = `idempotency_key IS DISTINCT FROM @key::text AND ${MARKED_BEFORE}`;
@@ -453,7 +463,8 @@ export class PostgresTaskStore implements TaskStore {
             { actor: 'engine', reason: 'the request of an earlier attempt was named after the task had moved on; its result is collected', detail },
           )
         : undefined;
-    if (taken) return taken;
+    const collected = taken ?? (params.pollable === true ? await this.collectLate(tx, receipt, params, earlier) : undefined);
+    if (collected) return collected;
     await this.run(
       tx,
       `INSERT INTO task_events (task_id, at, from_status, to_status, actor, reason, detail_json)
@@ -465,8 +476,58 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   /**
+   * A sibling task for the paid request of an earlier attempt whose row has moved on: the same step, SUBMITTED with
+   * that request, polled and saved like any other; it has no dependents, the row keeps its own. The resubmit counted
+   * that attempt's estimate as abandoned on the row; the sibling counts it now, so it is taken off there. Once only:
+   * a request held by another task is never given to a second one (HELD_ELSEWHERE, under LOCK_REQUEST).
+   */
+  private async collectLate(tx: Sql, receipt: Receipt, params: Record<string, unknown>, earlier: string): Promise<Task | undefined> {
+    const id = receipt.taskId;
+    const [original] = await this.run<{ status: Status; attempt: number }>(
+      tx,
+      `SELECT status, ${ATTEMPT_NUMBER} AS attempt FROM tasks
+        WHERE id = @id::bigint AND ${earlier} AND remote_request_id IS DISTINCT FROM @requestId::text AND NOT ${HELD_ELSEWHERE}
+        FOR NO KEY UPDATE`,
+      { ...params, id },
+    );
+    if (!original) return undefined;
+    const [row] = await this.run(
+      tx,
+      `WITH ${CLOCK}
+       INSERT INTO tasks (project_id, kind, provider, model, input_json, input_hash, max_attempts, status, charged, attempts,
+                          next_attempt_at, submit_started_at, idempotency_key, remote_request_id, remote_handle, submitted_at,
+                          cost_estimated, cost_estimate_source, currency, created_at, updated_at)
+       SELECT project_id, kind, provider, model, input_json, input_hash, max_attempts, 'SUBMITTED', 'yes', 1,
+              ${DB_NOW}, @at::bigint, @key::text, @requestId::text, @handle::text, @at::bigint,
+              cost_estimated, cost_estimate_source, currency, @now::bigint, @now::bigint
+         FROM tasks WHERE id = @id::bigint RETURNING *`,
+      { ...params, id },
+    );
+    const detail = { requestId: receipt.requestId, attempt: receipt.idempotencyKey };
+    await this.run(
+      tx,
+      `WITH abandoned AS (UPDATE tasks SET cost_abandoned = greatest(0, cost_abandoned - coalesce(cost_estimated, 0)), updated_at = @now::bigint
+                           WHERE id = @id::bigint)
+       INSERT INTO task_events (task_id, at, from_status, to_status, actor, reason, detail_json)
+       VALUES (@id::bigint, @now::bigint, @status::text, @status::text, 'engine', @collected::text, @collectedDetail::text),
+              (@sibling::bigint, @now::bigint, NULL, 'SUBMITTED', 'engine', @of::text, @ofDetail::text)`,
+      {
+        id,
+        now: params.now,
+        status: original.status,
+        sibling: row!.id,
+        collected: `the paid request of its earlier attempt ${original.attempt} is collected as task ${row!.id}`,
+        collectedDetail: JSON.stringify({ ...detail, collectedAs: row!.id }),
+        of: `the paid request of task ${id}'s earlier attempt, named after that task had moved on`,
+        ofDetail: JSON.stringify({ ...detail, of: id }),
+      },
+    );
+    return rowToTask(row!);
+  }
+
+  /**
    * Whether the table already holds what a receipt says, or the receipt's attempt is over. A receipt of an earlier
-   * attempt of the task is settled once the row took it or its history notes it.
+   * attempt of the task is settled once the row took it or its history notes it (or the sibling that collects it).
    */
   async receiptSettled(receipt: Receipt): Promise<boolean> {
     const [row] = await this.run<{ own: boolean; named: boolean; noted: boolean }>(

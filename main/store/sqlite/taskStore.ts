@@ -56,10 +56,18 @@ const fence = (lease: Lease) => (lease.attempt === undefined ? FENCE : `${FENCE}
 const MARKED_BEFORE = `EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tasks.id AND e.reason = 'submit started'
                                  AND json_extract(e.detail_json, '$.idempotencyKey') = @key)`;
 
-/** The history of a row that moved on keeps the request of an earlier attempt named after it (see applyReceipt). */
+/** Which of the task's marked attempts @key is: 1 for the first (see MARKED_BEFORE). */
+const ATTEMPT_NUMBER = `(SELECT count(*) FROM task_events e WHERE e.task_id = tasks.id AND e.reason = 'submit started'
+                          AND e.id <= (SELECT min(m.id) FROM task_events m WHERE m.task_id = tasks.id AND m.reason = 'submit started'
+                                                                              AND json_extract(m.detail_json, '$.idempotencyKey') = @key))`;
+
+/**
+ * The history of a row that moved on keeps the request of an earlier attempt named after it, or the task that
+ * collects it (see applyReceipt).
+ */
 const LATE_REQUEST = 'the request of an earlier attempt was named after the task had moved on; that attempt may have been charged';
-const LATE_NOTED = `EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tasks.id AND e.reason = '${LATE_REQUEST}'
-                              AND json_extract(e.detail_json, '$.requestId') = @requestId)`;
+const LATE_NOTED = `EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tasks.id AND json_extract(e.detail_json, '$.requestId') = @requestId
+                              AND (e.reason = '${LATE_REQUEST}' OR json_extract(e.detail_json, '$.collectedAs') IS NOT NULL))`;
 
 /**
  * Another task of the same provider already holds @requestId. Compared without case: providers print their
@@ -329,7 +337,9 @@ export class SqliteTaskStore implements TaskStore {
    * The request of an earlier attempt, named after the row moved on (parked and resubmitted meanwhile): that attempt
    * was paid. A row whose own attempt has not left yet, or whose outcome is unknown, takes that request and is
    * polled for its result instead of buying the step again (what the resubmit counted as abandoned is that request,
-   * unless another unknown attempt stands for it now). Any other row keeps it in its history, with its attempt.
+   * unless another unknown attempt stands for it now). Any other row's later attempt left too: a sibling task
+   * collects the earlier one (see collectLate); where the provider cannot be asked by id, the row keeps it in its
+   * history, with its attempt. Returns the row that took the request.
    */
   private lateReceipt(receipt: Receipt, params: Record<string, unknown>): Task | undefined {
     const earlier = `idempotency_key IS NOT @key AND ${MARKED_BEFORE}`;
@@ -348,7 +358,8 @@ export class SqliteTaskStore implements TaskStore {
             { actor: 'engine', reason: 'the request of an earlier attempt was named after the task had moved on; its result is collected', detail },
           )
         : undefined;
-    if (taken) return taken;
+    const collected = taken ?? (params.pollable === 1 ? this.collectLate(receipt, params, earlier) : undefined);
+    if (collected) return collected;
     this.stmt(
       `INSERT INTO task_events (task_id, at, from_status, to_status, actor, reason, detail_json)
        SELECT id, @now, status, status, 'engine', '${LATE_REQUEST}', @detail FROM tasks
@@ -358,8 +369,47 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   /**
+   * A sibling task for the paid request of an earlier attempt whose row has moved on: the same step, SUBMITTED with
+   * that request, polled and saved like any other; it has no dependents, the row keeps its own. The resubmit counted
+   * that attempt's estimate as abandoned on the row; the sibling counts it now, so it is taken off there. Once only:
+   * a request held by another task is never given to a second one (HELD_ELSEWHERE).
+   */
+  private collectLate(receipt: Receipt, params: Record<string, unknown>, earlier: string): Task | undefined {
+    const original = this.stmt(
+      `SELECT status, ${ATTEMPT_NUMBER} AS attempt FROM tasks
+        WHERE id = @id AND ${earlier} AND remote_request_id IS NOT @requestId AND NOT ${HELD_ELSEWHERE}`,
+    ).get({ ...params, id: receipt.taskId }) as { status: Status; attempt: number } | undefined;
+    if (!original) return undefined;
+    const row = this.stmt(
+      `INSERT INTO tasks (project_id, kind, provider, model, input_json, input_hash, max_attempts, status, charged, attempts,
+                          next_attempt_at, submit_started_at, idempotency_key, remote_request_id, remote_handle, submitted_at,
+                          cost_estimated, cost_estimate_source, currency, created_at, updated_at)
+       SELECT project_id, kind, provider, model, input_json, input_hash, max_attempts, 'SUBMITTED', 'yes', 1,
+              @now, @at, @key, @requestId, @handle, @at, cost_estimated, cost_estimate_source, currency, @now, @now
+         FROM tasks WHERE id = @id RETURNING *`,
+    ).get({ ...params, id: receipt.taskId }) as TaskRow;
+    this.stmt(`UPDATE tasks SET cost_abandoned = max(0, cost_abandoned - coalesce(cost_estimated, 0)), updated_at = @now WHERE id = @id`).run({
+      ...params,
+      id: receipt.taskId,
+    });
+    const detail = { requestId: receipt.requestId, attempt: receipt.idempotencyKey };
+    this.event(receipt.taskId, params.now as number, original.status, original.status, {
+      actor: 'engine',
+      reason: `the paid request of its earlier attempt ${original.attempt} is collected as task ${row.id}`,
+      detail: { ...detail, collectedAs: row.id },
+    });
+    this.event(row.id, params.now as number, null, 'SUBMITTED', {
+      actor: 'engine',
+      reason: `the paid request of task ${receipt.taskId}'s earlier attempt, named after that task had moved on`,
+      detail: { ...detail, of: receipt.taskId },
+    });
+    this.wake();
+    return rowToTask(row);
+  }
+
+  /**
    * Whether the table already holds what a receipt says, or the receipt's attempt is over. A receipt of an earlier
-   * attempt of the task is settled once the row took it or its history notes it.
+   * attempt of the task is settled once the row took it or its history notes it (or the sibling that collects it).
    */
   async receiptSettled(receipt: Receipt): Promise<boolean> {
     const row = this.stmt(
