@@ -5,6 +5,11 @@ export interface Clock {
   now(): number;
   monotonic(): number;
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * False while now() may be off by a step of this machine's clock not yet measured (see DatabaseClock); a clock
+   * without it is taken as settled.
+   */
+  settled?(): boolean;
 }
 
 export interface SavedOutput {

@@ -96,10 +96,9 @@ export async function openStudio(
   const store = team ? await openPostgresStore(team.url, { machine }) : openSqliteStore(databasePath(dataDir), { machine });
   // Times two machines compare come from one clock: a team's are the database's, measured before anything is written.
   const teamClock = store.kind === 'postgres' ? new DatabaseClock(clock) : null;
-  const checkClock = async (owner?: string) => {
-    const offset = await store.owners.checkClock(() => clock.now(), owner);
-    if (offset !== null) teamClock?.measured(offset);
-    return offset;
+  const checkClock = (owner?: string) => {
+    const offsetOf = () => store.owners.checkClock(() => clock.now(), owner);
+    return teamClock ? teamClock.measure(offsetOf) : offsetOf();
   };
   if (teamClock) {
     try {

@@ -122,7 +122,7 @@ describe.each(storeKinds())('the $kind store fences the writes of a marked attem
       expect(await s.repo.claim('image', 4, LEASE, s.as('worker-c'))).toMatchObject([{ id, status: 'SUBMITTED', remoteRequestId: 'req-1' }]);
     });
 
-    it('is taken by a row whose later attempt is an unknown outcome, that attempt still counted as possibly charged', async () => {
+    it('is collected by a sibling task when the row\'s later attempt is an unknown outcome: that attempt stays the row\'s to look up and ask about', async () => {
       const s = await openUnderTest(kind);
       const { id } = await s.repo.enqueue(imageTask(s.projectId, 'a fox', { estimate: { cost: 40_000, source: 'catalogue', currency: 'USD' } }), s.clock.now());
       await s.repo.claim('image', 4, LEASE, s.as(OWNER));
@@ -130,9 +130,79 @@ describe.each(storeKinds())('the $kind store fences the writes of a marked attem
       await parkAndResubmit(s, id);
       await s.repo.claim('image', 4, LEASE, s.as('worker-b'));
       await s.repo.markSubmitStarted(id, 'k2', LEASE, s.as('worker-b'));
+      // Attempt 2 was sent too and its answer cut: it may be paid, and only a lookup or a person can tell.
       await s.repo.parkUnknown(id, 'reset after sending', { ...s.as('worker-b'), attempt: 'k2' });
+      expect((await s.repo.spend())[0]).toMatchObject({ estimated: 0, possiblyCharged: 80_000 });
+      const late = { ...receipt(id, 'k1', 'req-1'), at: s.clock.now() };
 
-      expect(await s.repo.applyReceipt(receipt(id, 'k1', 'req-1'), true, s.clock.now())).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'req-1', idempotencyKey: 'k1' });
+      const sibling = await s.repo.applyReceipt(late, true, s.clock.now());
+      expect(sibling).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'req-1', idempotencyKey: 'k1', charged: 'yes', costEstimated: 40_000, leaseOwner: null });
+      expect(sibling!.id).not.toBe(id);
+      expect(await s.repo.get(id)).toMatchObject({
+        status: 'OUTCOME_UNKNOWN',
+        idempotencyKey: 'k2',
+        remoteRequestId: null,
+        unknownReason: 'reset after sending',
+        charged: 'maybe',
+        costAbandoned: 0,
+      });
+      // Attempt 1 is the sibling's, charged; attempt 2 is still possibly charged: each counted once.
+      expect((await s.repo.spend())[0]).toMatchObject({ estimated: 40_000, possiblyCharged: 40_000 });
+      // Still looked up: the next lookup of unknown outcomes takes it.
+      await s.pass(1_000);
+      expect((await s.repo.dueForLookup(['fake'], 5, 1_000, s.clock.now(), 10)).map((due) => due.task.id)).toEqual([id]);
+      expect(await s.repo.receiptSettled(late)).toBe(true);
+      expect(await s.repo.applyReceipt(late, true, s.clock.now())).toBeUndefined();
+      expect(await s.repo.list({ projectId: s.projectId })).toHaveLength(2);
+      // A person still decides attempt 2: resubmitting it counts it as abandoned, beside the sibling's charge.
+      expect(await s.repo.resubmit(id, s.clock.now())).toMatchObject({ status: 'PENDING', costAbandoned: 40_000 });
+      expect((await s.repo.spend())[0]).toMatchObject({ estimated: 40_000, possiblyCharged: 40_000 });
+    });
+
+    it('takes off the abandoned amount only an attempt a resubmit counted there, whichever task collects it', async () => {
+      const s = await openUnderTest(kind);
+      const { id } = await s.repo.enqueue(imageTask(s.projectId, 'a fox', { estimate: { cost: 40_000, source: 'catalogue', currency: 'USD' } }), s.clock.now());
+      // Attempt k1 was retried by the engine (counted nowhere), attempt k2 parked and resubmitted (counted as abandoned).
+      await s.repo.claim('image', 4, LEASE, s.as(OWNER));
+      await s.repo.markSubmitStarted(id, 'k1', LEASE, s.as(OWNER));
+      await s.repo.requeue(id, s.clock.now(), 'temporary failure', { ...s.as(OWNER), attempt: 'k1' });
+      await s.repo.claim('image', 4, LEASE, s.as(OWNER));
+      await s.repo.markSubmitStarted(id, 'k2', LEASE, s.as(OWNER));
+      await parkAndResubmit(s, id);
+      await s.repo.claim('image', 4, LEASE, s.as(OWNER));
+      await s.repo.markSubmitStarted(id, 'k3', LEASE, s.as(OWNER));
+      await s.repo.recordSubmitted(id, { requestId: 'req-3', handle: null }, null, { ...s.as(OWNER), attempt: 'k3' });
+      expect((await s.repo.spend())[0]).toMatchObject({ estimated: 40_000, possiblyCharged: 40_000 });
+
+      // k1's request is collected by a sibling: k2 still stands as abandoned.
+      expect(await s.repo.applyReceipt(receipt(id, 'k1', 'req-1'), true, s.clock.now())).toMatchObject({ remoteRequestId: 'req-1', charged: 'yes' });
+      expect(await s.repo.get(id)).toMatchObject({ remoteRequestId: 'req-3', costAbandoned: 40_000 });
+      expect((await s.repo.spend())[0]).toMatchObject({ estimated: 80_000, possiblyCharged: 40_000 });
+      // k2's request is collected by a second sibling: what its resubmit counted is counted as charged now.
+      expect(await s.repo.applyReceipt(receipt(id, 'k2', 'req-2'), true, s.clock.now())).toMatchObject({ remoteRequestId: 'req-2', charged: 'yes' });
+      expect(await s.repo.get(id)).toMatchObject({ remoteRequestId: 'req-3', costAbandoned: 0 });
+      expect((await s.repo.spend())[0]).toMatchObject({ estimated: 120_000, possiblyCharged: 0 });
+    });
+
+    it('is taken by a row requeued by the engine after that attempt, whose abandoned amount never counted it', async () => {
+      const s = await openUnderTest(kind);
+      const { id } = await s.repo.enqueue(imageTask(s.projectId, 'a fox', { estimate: { cost: 40_000, source: 'catalogue', currency: 'USD' } }), s.clock.now());
+      await s.repo.claim('image', 4, LEASE, s.as(OWNER));
+      await s.repo.markSubmitStarted(id, 'k1', LEASE, s.as(OWNER));
+      await parkAndResubmit(s, id);
+      await s.repo.claim('image', 4, LEASE, s.as(OWNER));
+      await s.repo.markSubmitStarted(id, 'k2', LEASE, s.as(OWNER));
+      await s.repo.requeue(id, s.clock.now() + 60_000, 'temporary failure', { ...s.as(OWNER), attempt: 'k2' });
+      expect((await s.repo.spend())[0]).toMatchObject({ estimated: 0, possiblyCharged: 40_000 });
+
+      expect(await s.repo.applyReceipt(receipt(id, 'k2', 'req-2'), true, s.clock.now())).toMatchObject({
+        id,
+        status: 'SUBMITTED',
+        remoteRequestId: 'req-2',
+        idempotencyKey: 'k2',
+        costAbandoned: 40_000,
+      });
+      // k2 is charged, k1 (which the resubmit counted) still possibly.
       expect((await s.repo.spend())[0]).toMatchObject({ estimated: 40_000, possiblyCharged: 40_000 });
     });
 

@@ -93,6 +93,36 @@ describe('bad arguments', () => {
   });
 });
 
+describe('engine settings out of range', () => {
+  // Each passed the old check (a whole number past its minimum); one past 2^53 then failed every claim with a stack.
+  const SETTINGS: [string, Record<string, unknown>, string][] = [
+    ['a lease of 1e16 ms', { leaseMs: 1e16 }, 'engine.leaseMs (how long a claim on a task holds without renewal, in ms) must be a whole number from 300 to 3600000, not 10000000000000000; set one in that range, or remove it for the default (30000)'],
+    ['a lease of two hours', { leaseMs: 7_200_000 }, 'engine.leaseMs (how long a claim on a task holds without renewal, in ms) must be a whole number from 300 to 3600000, not 7200000'],
+    ['an image concurrency of 1e16', { concurrency: { image: 1e16 } }, 'engine.concurrency.image (how many image tasks this machine runs at once) must be a whole number from 0 to 32, not 10000000000000000; set one in that range, or remove it for the default (4)'],
+    ['a tick of an hour', { tickMs: 3_600_000 }, 'engine.tickMs (how often the engine looks for work, in ms) must be a whole number from 10 to 60000'],
+    ['a poll deadline of 1e16 ms', { poll: { deadlineMs: 1e16 } }, 'engine.poll.deadlineMs (how long a result is waited for, in ms) must be a whole number from 100 to 604800000'],
+    ['a lookup interval of 1e16 ms', { lookup: { intervalMs: 1e16 } }, 'engine.lookup.intervalMs (the wait between lookups of an unknown outcome, in ms) must be a whole number from 100 to 86400000'],
+    ['1e16 lookups', { lookup: { tries: 1e16 } }, 'engine.lookup.tries (how many lookups an unknown outcome gets) must be a whole number from 1 to 1000'],
+  ];
+  it.each(SETTINGS)('%s: the worker refuses in one line naming the field and its range; nothing is written', async (_, engine, words) => {
+    const dir = mkdtempSync(join(tmpdir(), 'studio-test-'));
+    try {
+      expect((await cli(dir, ...ENQUEUE, '--input', '{"prompt":"a fox"}')).code).toBe(0);
+      const settings = join(dir, 'settings.json');
+      writeFileSync(settings, JSON.stringify({ engine }));
+      const db = join(dir, 'studio.db');
+      const before = [readFileSync(settings, 'utf8'), createHash('sha256').update(readFileSync(db)).digest('hex')];
+      const result = await cli(dir, 'worker', '--until-idle');
+      expect(result.code).toBe(1);
+      expect(result.err).toContain(`studio: settings: ${words}`);
+      expect(result.err.split('\n')).toHaveLength(1);
+      expect([readFileSync(settings, 'utf8'), createHash('sha256').update(readFileSync(db)).digest('hex')]).toEqual(before);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('a stored storyboard that no longer passes the checks', () => {
   it('can always be shown as stored and replaced', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'studio-test-'));

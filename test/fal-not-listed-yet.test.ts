@@ -27,7 +27,7 @@ describe('a fal request not listed yet', () => {
     expect((await studio.tasks.get(id))!.status).toBe('OUTCOME_UNKNOWN');
     const said = (await lookups()).map((e) => e.reason);
     expect(said.filter((r) => /never accepted|needs your decision/.test(r))).toEqual([]);
-    expect(said.at(-1)).toMatch(/^looked for the request at fal: not listed yet: fal lists a request once it has ended, and one sent then could still be queued or running until \S+ \(twice fal's stated run of about 5 min, plus 10 min in the queue\)/);
+    expect(said.at(-1)).toMatch(/^looked for the request at fal: not listed yet: fal lists a request once it has ended, and one sent then could still be queued or running until \S+ \(twice fal's stated run of about 5 min, up to 10 runs as fal retries a failed one, plus 10 min in the queue\)/);
 
     // A person who looks right after the lost answer is told the same, and offered no resubmit.
     const reconciled = await runStudio(dataDir, ['reconcile', String(id)], env);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it as base } from 'vitest';
 import { LocalOutputStore } from '../main/adapters/outputStore.ts';
 import { resolveUnknown } from '../main/engine/decisions.ts';
+import { reconcile } from '../main/engine/reconciler.ts';
 import { runRemoteTask, type ExecutorPorts } from '../main/engine/executor.ts';
 import { EngineHealth } from '../main/engine/health.ts';
 import { recoverExpired } from '../main/engine/recoverySweep.ts';
@@ -93,5 +94,54 @@ describe.each(storeKinds())('on the $kind store, the paid request of an earlier 
     expect((await s.repo.page(s.projectId, 0, 10)).tasks.map((t) => t.id)).toEqual([sibling.id, id]);
     expect((await s.repo.library({}, 0, 10)).items.map((i) => i.task.id).sort()).toEqual([id, sibling.id].sort());
     expect(await s.repo.related(sibling.id)).toEqual({ dependsOn: [], dependents: [] });
+  });
+
+  it('is collected by a sibling task while the later attempt, its answer cut, stays an unknown outcome that is still looked up', async () => {
+    const s = await openUnderTest(kind);
+    const sim = await simulatorForTest({ jobMs: 0 });
+    const simulator = new SimulatorAdapter(sim.url);
+    const media = dataFolderMedia(tempDir(), 'test');
+    const logs: string[] = [];
+    const { id } = await s.repo.enqueue({ projectId: s.projectId, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: 'a fox' } }, s.clock.now());
+
+    // Attempt 1's answer reaches the worker only after the row was parked and resubmitted, and attempt 2 was
+    // accepted and charged at the simulator with its answer cut: attempt 2 is an unknown outcome of its own.
+    const late: ProviderAdapter = Object.assign(Object.create(simulator) as SimulatorAdapter, {
+      submit: async (...args: Parameters<SimulatorAdapter['submit']>) => {
+        const accepted = await simulator.submit(...args);
+        await s.pass(LEASE + 1);
+        await recoverExpired(sweepOf(s.store), s.clock.now(), new Set(), () => undefined);
+        await resolveUnknown(s.repo, id, { resubmit: true }, s.clock.now());
+        sim.setFaults({ submit: ['drop-after-accept'] });
+        const [again] = await s.repo.claim('image', 4, LEASE, s.as('worker-b'));
+        await runRemoteTask(again!, ports(s, simulator, media, logs), { ...OPTIONS, owner: 'worker-b' }, new AbortController().signal);
+        expect(await s.repo.get(id)).toMatchObject({ status: 'OUTCOME_UNKNOWN', idempotencyKey: `studio-task-${id}-attempt-2` });
+        return accepted;
+      },
+    });
+    const [first] = await s.repo.claim('image', 4, LEASE, s.as(OWNER));
+    await runRemoteTask(first!, ports(s, late, media, logs), OPTIONS, new AbortController().signal);
+
+    const [r1, r2] = chargesOf(sim, id);
+    expect([r1?.idempotencyKey, r2?.idempotencyKey]).toEqual([`studio-task-${id}-attempt-1`, `studio-task-${id}-attempt-2`]);
+    const sibling = (await s.repo.list({ projectId: s.projectId })).find((t) => t.id !== id)!;
+    expect(sibling).toMatchObject({ status: 'SUBMITTED', remoteRequestId: r1!.requestId, idempotencyKey: `studio-task-${id}-attempt-1` });
+    // Attempt 2 is still the row's: unknown, to be looked up and asked about, never written over by attempt 1.
+    expect(await s.repo.get(id)).toMatchObject({ status: 'OUTCOME_UNKNOWN', idempotencyKey: `studio-task-${id}-attempt-2`, remoteRequestId: null, charged: 'maybe' });
+    // A lookup never offers attempt 1's request, the sibling's now; a person adopts attempt 2's.
+    const { candidates } = await reconcile(s.repo, new OutputLocator(s.repo, media), simulator, id, s.clock.now());
+    expect(candidates.map((c) => c.requestId)).not.toContain(r1!.requestId);
+    expect(await s.repo.adopt(id, r1!.requestId, s.clock.now())).toBeUndefined();
+    expect(await s.repo.adopt(id, r2!.requestId, s.clock.now())).toMatchObject({ status: 'SUBMITTED', remoteRequestId: r2!.requestId });
+
+    // A worker collects both like any submitted requests.
+    const collect = await s.repo.claim('image', 4, LEASE, s.as('worker-c'));
+    expect(collect.map((t) => t.id).sort()).toEqual([id, sibling.id].sort());
+    for (const task of collect) await runRemoteTask(task, ports(s, simulator, media, logs), { ...OPTIONS, owner: 'worker-c' }, new AbortController().signal);
+    expect(await s.repo.get(id)).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: r2!.requestId, charged: 'yes', costAbandoned: 0 });
+    expect(await s.repo.get(sibling.id)).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: r1!.requestId, charged: 'yes' });
+    expect([...(await s.repo.outputs(id)), ...(await s.repo.outputs(sibling.id))]).toHaveLength(2);
+    expect(sim.charges).toHaveLength(2);
+    expect((await s.repo.spend())[0]).toMatchObject({ actual: r1!.billed + r2!.billed, possiblyCharged: 0 });
   });
 });

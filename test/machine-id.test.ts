@@ -1,6 +1,8 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { bootIdentity } from '../main/adapters/bootIdentity.ts';
 import { machineId, MACHINE_ID_FILE } from '../main/config/machineId.ts';
 import { ENQUEUE } from './helpers/cli.ts';
 import { runStudio } from './helpers/processes.ts';
@@ -32,5 +34,25 @@ describe("a machine's id, kept in its data folder", () => {
     expect(run.code).toBe(1);
     expect(run.stderr.trim()).toBe(`studio: ${join(dir, MACHINE_ID_FILE)} does not hold a machine id (32 hexadecimal digits); delete the file and the studio draws a new one`);
     expect(existsSync(join(dir, 'studio.db'))).toBe(false);
+  });
+
+  it('that is a link to nothing is refused in words, not taken as no id', async () => {
+    const dir = tempDir();
+    symlinkSync(join(dir, 'gone'), join(dir, MACHINE_ID_FILE));
+    expect(() => machineId(dir)).toThrow(/is a link to a file that does not exist; delete the link/);
+    const run = await runStudio(dir, [...ENQUEUE, '--input', '{"prompt":"a fox"}']);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim()).toBe(`studio: ${join(dir, MACHINE_ID_FILE)} is a link to a file that does not exist; delete the link and the studio draws a new id`);
+    expect(existsSync(join(dir, 'studio.db'))).toBe(false);
+  });
+});
+
+describe('the boot a pid belongs to', () => {
+  it.runIf(process.platform === 'linux')("is the kernel's boot and this process space, the same for every process of them", () => {
+    const here = `${readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()} ${readlinkSync('/proc/self/ns/pid')}`;
+    expect(bootIdentity()).toBe(here);
+    const read = `import('${new URL('../main/adapters/bootIdentity.ts', import.meta.url).href}').then((m) => process.stdout.write(String(m.bootIdentity())))`;
+    const env = { ...process.env, STUDIO_BOOT_ID: '' };
+    expect(execFileSync(process.execPath, ['--import', 'tsx', '-e', read], { encoding: 'utf8', env })).toBe(here);
   });
 });

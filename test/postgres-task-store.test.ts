@@ -494,6 +494,8 @@ async function scriptMore(tasks: TaskStore, projectId: number, now: number) {
     unknown: await tasks.unknownProviders(),
     holder: (await tasks.requestHolder(late, 'REQ-POLLED'))?.id,
     overlapping: await tasks.sameInputOverlapping({ id: 0, inputHash: (await tasks.get(late))!.inputHash }, now - 1, now + 60_000),
+    unendedBefore: (await tasks.unendedBefore('fake', now + 60_000, late)).map((t) => [t.id, t.status]),
+    unendedLater: (await tasks.unendedBefore('fake', now - 60_000, late)).map((t) => t.id),
     succeeded: (await tasks.list({ projectId, status: 'SUCCEEDED' })).map((t) => t.id),
     libraryByKind: await tasks.library({ kind: 'render', provider: 'studio', from: now, to: now + 1_000 }, 0, 5).then((l) => ({ total: l.total, ids: l.items.map((i) => i.task.id) })),
   };
@@ -518,7 +520,10 @@ describe.skipIf(!postgresAvailable)('the PostgreSQL and SQLite task stores', () 
       const moreOnPostgres = await scriptMore(one.tasks, pgProject, now);
       expect(moreOnPostgres).toEqual(moreOnSqlite);
       expect(onPostgres.due).toEqual([{ id: 4, tries: 1 }]);
-      expect(moreOnPostgres).toMatchObject({ expired: 2, settled: true, renders: 1, libraryByKind: { total: 1, ids: [8] }, holder: 12 });
+      expect(moreOnPostgres).toMatchObject({ expired: 2, settled: true, renders: 1, libraryByKind: { total: 1, ids: [8] }, holder: 12, unendedLater: [] });
+      // Those still being sent, submitted or unknown; the ended ones ended before the time asked.
+      expect(moreOnPostgres.unendedBefore.map(([, status]) => status)).toEqual(expect.arrayContaining(['SUBMITTED', 'OUTCOME_UNKNOWN']));
+      expect(moreOnPostgres.unendedBefore.every(([, status]) => ['RUNNING', 'SUBMITTED', 'OUTCOME_UNKNOWN'].includes(status as string))).toBe(true);
       expect(moreOnPostgres.recovered.map((t) => t!.status)).toEqual(['PENDING', 'OUTCOME_UNKNOWN']);
       expect(moreOnPostgres.scenes).toEqual([[6, 'dawn'], [7, 'dawn'], [8, null], [999, null]]);
       // A deleted result keeps its output rows.

@@ -84,6 +84,15 @@ describe('the executor refuses what the provider would refuse, before the bounda
       { task: clip({ cfg_scale: 1.5 }), words: '"cfg_scale" must be a number from 0 to 1, not 1.5' },
       { task: clip({ cfg_scale: -0.1 }), words: '"cfg_scale" must be a number from 0 to 1, not -0.1' },
       { task: { kind: 'image' as const, provider: 'fal', model: SCHNELL, input: { prompt: 'a fox', num_inference_steps: 13 } }, words: '"num_inference_steps" must be a whole number from 1 to 12, not 13' },
+      // A 64-bit seed in JSON text reads as the nearest number a double keeps (18446744073709552000): another seed.
+      {
+        task: { kind: 'image' as const, provider: 'fal', model: 'fal-ai/flux/dev', input: JSON.parse('{"prompt": "a fox", "seed": 18446744073709551615}') },
+        words: '"seed" is too large to be kept exactly (it reads as 18446744073709552000); give a whole number from -9007199254740991 to 9007199254740991',
+      },
+      { task: { kind: 'image' as const, provider: 'fal', model: SCHNELL, input: { prompt: 'a fox', extra: { steps: [1, 2 ** 53 + 2] } } }, words: '"extra.steps[1]" is too large to be kept exactly' },
+      // fal's runner downloads a file input from its URL, or takes a data: URI (fal.ai/docs/documentation/model-apis/fal-cdn).
+      { task: clip({ image_url: 'file:///etc/passwd' }), words: '"image_url" must be an https or http address of the file, or a data: URI, not "file:///etc/passwd"' },
+      { task: clip({ image_url: 'not a url' }), words: '"image_url" must be an https or http address of the file, or a data: URI, not "not a url"' },
       { task: { kind: 'speech' as const, provider: 'openai', model: TTS, input: { text: 'hello', instructions: text(4097) } }, words: '"instructions" is too long (at most 4096 characters): it has 4097' },
       // Replicate's published schema for its FLUX.1 [schnell] allows fewer steps than fal's.
       { task: { kind: 'image' as const, provider: 'replicate', model: 'black-forest-labs/flux-schnell', input: { prompt: 'a fox', num_inference_steps: 5 } }, words: '"num_inference_steps" must be a whole number from 1 to 4, not 5' },
@@ -136,17 +145,21 @@ describe('the executor refuses what the provider would refuse, before the bounda
       { kind: 'clip' as const, provider: 'fal', model: KLING, input: { prompt: 'hold', cfg_scale: 0, image_url: 'https://example.com/a.png' } },
       { kind: 'image' as const, provider: 'fal', model: SCHNELL, input: { prompt: 'a fox', num_inference_steps: 12 } },
       { kind: 'speech' as const, provider: 'openai', model: TTS, input: { text: 'hello', instructions: text(4096) } },
+      { kind: 'image' as const, provider: 'fal', model: 'fal-ai/flux/dev', input: { prompt: 'a fox', seed: Number.MAX_SAFE_INTEGER } },
+      { kind: 'clip' as const, provider: 'fal', model: KLING, input: { prompt: 'inline', image_url: 'data:image/png;base64,iVBORw0KGgo=' } },
     ];
     const ids = [];
     for (const t of inputs) ids.push((await s.studio.tasks.enqueue({ projectId: project.id, ...t }, Date.now())).id);
     await s.work();
     for (const id of ids) expect(await s.studio.tasks.get(id)).toMatchObject({ status: 'SUCCEEDED' });
     const bodies = paid(fake).map((r) => JSON.parse(r.body));
-    expect(bodies).toHaveLength(4);
+    expect(bodies).toHaveLength(6);
     expect(bodies).toContainEqual(expect.objectContaining({ prompt: text(2500), negative_prompt: text(2500), cfg_scale: 1 }));
     expect(bodies).toContainEqual(expect.objectContaining({ prompt: 'hold', cfg_scale: 0 }));
     expect(bodies).toContainEqual(expect.objectContaining({ num_inference_steps: 12 }));
     expect(bodies).toContainEqual(expect.objectContaining({ model: TTS, instructions: text(4096) }));
+    expect(paid(fake).find((r) => r.body.includes('"seed"'))!.body).toContain('"seed":9007199254740991');
+    expect(bodies).toContainEqual(expect.objectContaining({ prompt: 'inline', image_url: 'data:image/png;base64,iVBORw0KGgo=' }));
   });
 });
 

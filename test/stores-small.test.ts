@@ -93,17 +93,21 @@ describe.each(storeKinds())('the $kind store: projects, storyboards, takes and o
     expect(made.map((t) => t.take).sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
-  it.skipIf(!available)('owners: registered by machine id (two computers may share a name), seen again, removed', async () => {
+  it.skipIf(!available)('owners: registered by machine id and boot (a name may be shared, a data folder copied), seen again, removed', async () => {
     const store = await open();
     const here = hostname();
     const [mine, theirs] = ['a'.repeat(32), 'b'.repeat(32)];
-    await store.owners.register({ id: `${here}:100:aa`, hostname: here, machine: mine, pid: 100 }, 1);
-    await store.owners.register({ id: `${here}:100:bb`, hostname: here, machine: theirs, pid: 100 }, 1);
-    await store.owners.register({ id: `${here}:100:aa`, hostname: here, machine: mine, pid: 100 }, 2);
-    expect(await store.owners.onMachine(mine)).toEqual([{ id: `${here}:100:aa`, pid: 100 }]);
-    expect(await store.owners.onMachine(theirs)).toEqual([{ id: `${here}:100:bb`, pid: 100 }]);
+    await store.owners.register({ id: `${here}:100:aa`, hostname: here, machine: mine, boot: 'boot-1', pid: 100 }, 1);
+    await store.owners.register({ id: `${here}:100:bb`, hostname: here, machine: theirs, boot: 'boot-1', pid: 100 }, 1);
+    // The same machine id from a copied data folder on another computer, and one registered with no boot known.
+    await store.owners.register({ id: `${here}:100:cc`, hostname: here, machine: mine, boot: 'boot-2', pid: 100 }, 1);
+    await store.owners.register({ id: `${here}:100:dd`, hostname: here, machine: mine, boot: null, pid: 100 }, 1);
+    await store.owners.register({ id: `${here}:100:aa`, hostname: here, machine: mine, boot: 'boot-1', pid: 100 }, 2);
+    expect(await store.owners.onMachine(mine, 'boot-1')).toEqual([{ id: `${here}:100:aa`, pid: 100 }]);
+    expect(await store.owners.onMachine(mine, 'boot-2')).toEqual([{ id: `${here}:100:cc`, pid: 100 }]);
+    expect(await store.owners.onMachine(theirs, 'boot-1')).toEqual([{ id: `${here}:100:bb`, pid: 100 }]);
     await store.owners.remove(`${here}:100:aa`);
-    expect(await store.owners.onMachine(mine)).toEqual([]);
+    expect(await store.owners.onMachine(mine, 'boot-1')).toEqual([]);
   });
 
   it.skipIf(!available)('a transaction that throws leaves nothing of what it wrote', async () => {
@@ -116,12 +120,12 @@ describe.each(storeKinds())('the $kind store: projects, storyboards, takes and o
         await tx.projects.setBudget(kept.id, 7);
         await tx.storyboards.save(p.id, BOARD, 2);
         await tx.takes.add(await someTake(tx, p.id, 'fox'));
-        await tx.owners.register({ id: 'h:1:x', hostname: 'h', machine: 'm', pid: 1 }, 2);
+        await tx.owners.register({ id: 'h:1:x', hostname: 'h', machine: 'm', boot: 'b', pid: 1 }, 2);
         throw boom;
       }),
     ).rejects.toBe(boom);
     expect(await store.projects.list()).toEqual([kept]);
-    expect(await store.owners.onMachine('m')).toEqual([]);
+    expect(await store.owners.onMachine('m', 'b')).toEqual([]);
     expect(await store.tasks.list()).toEqual([]);
   });
 });

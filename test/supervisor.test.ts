@@ -54,7 +54,7 @@ describe.each(storeKinds())('on the $kind store', (kind) => {
             clock,
             outputs: memoryOutputs(), receipts: memoryReceipts(),
             ...LOCAL,
-            owner: { id: owner, hostname: 'test-host', machine: 'test-machine', pid: process.pid },
+            owner: { id: owner, hostname: 'test-host', machine: 'test-machine', boot: 'test-boot', pid: process.pid },
           },
           OPTIONS,
         );
@@ -85,7 +85,7 @@ describe.each(storeKinds())('on the $kind store', (kind) => {
       const { id } = await repo.enqueue(imageTask(projectId), clock.now());
       await repo.claim('image', 4, OPTIONS.leaseMs, { owner: 'stopped', now: clock.now() });
       const b = new Supervisor(
-        { repo, owners, transaction: (fn) => store.transaction(fn), providers: () => new FakeProvider(), clock, outputs: memoryOutputs(), receipts: memoryReceipts(), ...LOCAL, owner: { id: 'b', hostname: 'h', machine: 'm', pid: process.pid } },
+        { repo, owners, transaction: (fn) => store.transaction(fn), providers: () => new FakeProvider(), clock, outputs: memoryOutputs(), receipts: memoryReceipts(), ...LOCAL, owner: { id: 'b', hostname: 'h', machine: 'm', boot: 'test-boot', pid: process.pid } },
         OPTIONS,
       );
       await b.start();
@@ -106,7 +106,7 @@ describe.each(storeKinds())('on the $kind store', (kind) => {
       const provider = new SlowQuoteProvider();
       const { id } = await repo.enqueue(imageTask(projectId), clock.now());
       const a = new Supervisor(
-        { repo, owners, transaction: (fn) => store.transaction(fn), providers: () => provider, clock, outputs: memoryOutputs(), receipts: memoryReceipts(), ...LOCAL, owner: { id: 'a', hostname: 'h', machine: 'm', pid: process.pid } },
+        { repo, owners, transaction: (fn) => store.transaction(fn), providers: () => provider, clock, outputs: memoryOutputs(), receipts: memoryReceipts(), ...LOCAL, owner: { id: 'a', hostname: 'h', machine: 'm', boot: 'test-boot', pid: process.pid } },
         OPTIONS,
       );
       await a.start();

@@ -103,7 +103,7 @@ describe.skipIf(!postgresAvailable)('a team machine whose clock is wrong', () =>
 
     const found = await runStudio(m.dataDir, ['reconcile', String(id), '--json'], behind);
     expect(found.code, found.stderr).toBe(0);
-    expect((JSON.parse(found.stdout) as { requestId: string }[]).map((c) => c.requestId)).toEqual([charge!.requestId]);
+    expect((JSON.parse(found.stdout) as { candidates: { requestId: string }[] }).candidates.map((c) => c.requestId)).toEqual([charge!.requestId]);
     const adopted = await runStudio(m.dataDir, ['resolve', String(id), '--adopt', charge!.requestId], behind);
     expect(adopted.code, adopted.stderr).toBe(0);
     const collect = startStudio(m.dataDir, ['worker'], behind);

@@ -2,6 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { bootIdentity } from '../main/adapters/bootIdentity.ts';
 import { openRuntime } from '../main/runtime.ts';
 import { openPostgresStore } from '../main/store/postgres/store.ts';
 import { machineId } from '../main/config/machineId.ts';
@@ -30,8 +31,8 @@ describe.skipIf(!postgresAvailable)('machines of one team database', () => {
     // their data folders, tell them apart.
     const dataDir = tempDir();
     const pid = deadPid();
-    const here = { id: `studio-a:${pid}:aaaaaaaa`, hostname: 'studio-a', machine: machineId(dataDir), pid };
-    const there = { id: `studio-a:${pid}:bbbbbbbb`, hostname: 'studio-a', machine: machineId(tempDir()), pid };
+    const here = { id: `studio-a:${pid}:aaaaaaaa`, hostname: 'studio-a', machine: machineId(dataDir), boot: bootIdentity(), pid };
+    const there = { id: `studio-a:${pid}:bbbbbbbb`, hostname: 'studio-a', machine: machineId(tempDir()), boot: 'another computer', pid };
     for (const owner of [here, there]) await store.owners.register(owner, Date.now());
     const tenMinutes = 600_000;
     expect((await store.tasks.claim('image', 1, tenMinutes, { owner: here.id, now: Date.now() })).map((t) => t.id)).toEqual([mine.id]);
@@ -56,8 +57,8 @@ describe.skipIf(!postgresAvailable)('machines of one team database', () => {
     const kept = (await store.tasks.get(theirs.id))!;
     expect(kept).toMatchObject({ status: 'RUNNING', leaseOwner: there.id });
     expect(kept.leaseExpiresAt! - Date.now()).toBeGreaterThan(tenMinutes - 60_000);
-    expect(await store.owners.onMachine(there.machine)).toEqual([{ id: there.id, pid }]);
-    expect(await store.owners.onMachine(here.machine)).toEqual([]);
+    expect(await store.owners.onMachine(there.machine, there.boot)).toEqual([{ id: there.id, pid }]);
+    expect(await store.owners.onMachine(here.machine, here.boot!)).toEqual([]);
   });
 
   it('keeps provider keys on this machine: a key saved and used by a studio on the team database is in no table of it', async () => {

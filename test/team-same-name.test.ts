@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process';
+import { cpSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { FAL_MODEL, falQueue, realMedia, type Ledger } from './fakes/providers.ts';
 import { startFake } from './fakes/server.ts';
 import { postgresAvailable, queryRows } from './helpers/postgres.ts';
-import { startStudio } from './helpers/processes.ts';
+import { runStudio, startStudio } from './helpers/processes.ts';
 import { storeKinds } from './helpers/stores.ts';
 import { teamOn } from './helpers/team.ts';
 import { until } from './helpers/wait.ts';
@@ -58,6 +59,42 @@ describe.skipIf(!postgresAvailable)('two computers of one name on a team databas
     expect(new Set((await store.tasks.list({ projectId: project.id })).map((t) => t.remoteRequestId))).toEqual(new Set(ledger.charged));
 
     const machines = await queryRows<{ machine_id: string }>(where, `SELECT DISTINCT machine_id FROM lease_owners WHERE hostname = 'studio'`);
+    expect(machines).toHaveLength(2);
+    for (const w of [sending, starting]) w.child.kill('SIGTERM');
+    await Promise.all([sending.exited, starting.exited]);
+  }, 90_000);
+
+  it("started from a copy of another's data folder (one machine id), leaves that computer's live send alone: paid once", async () => {
+    // fal's queue (fal.ai/docs/inference-api): the submit is queued and charged as it arrives, and answered 10 s later.
+    const ledger: Ledger = { charged: [] };
+    const fal = await startFake(falQueue(ledger, (await realMedia()).png, { submitDelayMs: 10_000, jobMs: 200 }));
+    const { store, where, machine } = await teamOn(postgres, { STUDIO_FAL_BASE_URL: fal.url, FAL_KEY: 'fal-key-0123456789' });
+    const old = machine('old-laptop', { engine: { ...SETTINGS.engine, concurrency: { ...SETTINGS.engine.concurrency, image: 1 } } });
+    const copy = machine('new-laptop');
+    const env = (m: typeof old) => ({ ...m.env, STUDIO_MACHINE_NAME: 'studio' });
+    const project = await store.projects.ensure('Copied', Date.now());
+    const { id } = await store.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'fal', model: FAL_MODEL, input: { prompt: 'a fox' } }, Date.now());
+
+    // The old laptop's worker sends, alive on its own computer: another boot, a pid no process here has.
+    const sending = startStudio(old.dataDir, ['worker'], { ...env(old), NODE_OPTIONS: `--import ${OTHER_COMPUTER}`, OTHER_COMPUTER_PID: String(deadPid()), STUDIO_BOOT_ID: 'the old laptop' });
+    await until(() => ledger.charged.length === 1, 20_000);
+    // The new laptop is set up from a copy of the old one's data folder, machine id and all, while that send waits.
+    cpSync(old.dataDir, copy.dataDir, { recursive: true });
+    const starting = startStudio(copy.dataDir, ['worker'], env(copy));
+    await until(async () => (await queryRows(where, `SELECT 1 FROM lease_owners WHERE hostname = 'studio'`)).length === 2);
+    await new Promise((r) => setTimeout(r, 1_000));
+    // A row parked as unknown asks the person; told it needs a decision, they would send it again.
+    if ((await store.tasks.get(id))!.status === 'OUTCOME_UNKNOWN') expect((await runStudio(copy.dataDir, ['resolve', String(id), '--resubmit'], env(copy))).code).toBe(0);
+
+    await until(async () => (await store.tasks.get(id))!.status === 'SUCCEEDED', 30_000);
+    expect(ledger.charged).toHaveLength(1);
+    expect(starting.stderr()).not.toMatch(/stopped process/);
+    const events = await store.tasks.events(id);
+    expect(events.map((e) => e.toStatus)).not.toContain('OUTCOME_UNKNOWN');
+    expect(events.filter((e) => e.reason === 'claimed')).toHaveLength(1);
+    expect((await store.tasks.get(id))!.remoteRequestId).toBe(ledger.charged[0]);
+    const machines = await queryRows<{ machine_id: string; boot_id: string }>(where, `SELECT DISTINCT machine_id, boot_id FROM lease_owners WHERE hostname = 'studio'`);
+    expect(new Set(machines.map((m) => m.machine_id)).size).toBe(1);
     expect(machines).toHaveLength(2);
     for (const w of [sending, starting]) w.child.kill('SIGTERM');
     await Promise.all([sending.exited, starting.exited]);

@@ -93,6 +93,12 @@ export interface UnknownTask extends TaskView {
   lookupLists: string | null;
   /** What the studio's own last lookup for it found, while it looks on its own, or null. */
   lookup: string | null;
+  /**
+   * While the provider's listing could not show its request yet (it lists one once it has ended): until when the
+   * request may still be queued or running there, and how that was reached. A resubmit before then may pay twice,
+   * and is refused unless sent with `evenIfRunning`. Null once it could be listed, and for other providers.
+   */
+  mayRunUntil: { at: string; why: string } | null;
 }
 
 export interface CandidateView {
@@ -102,7 +108,8 @@ export interface CandidateView {
   why: string;
 }
 
-export type DecisionInput = { adopt: string } | { resubmit: true } | { giveUp: true };
+/** `evenIfRunning`: resubmit although the request may still be queued or running at the provider (otherwise refused then). */
+export type DecisionInput = { adopt: string } | { resubmit: true; evenIfRunning?: boolean } | { giveUp: true };
 
 /** An earlier purchase of a step whose result is lost, or kept only by another machine. */
 export interface LostResultView {

@@ -1,5 +1,5 @@
 import { SettingsError, updateSettings } from '../config/settings.ts';
-import { cancelTask, DecisionRefused, resolveUnknown } from '../engine/decisions.ts';
+import { cancelTask, DecisionRefused, mayStillRunUntil, resolveUnknown } from '../engine/decisions.ts';
 import { LookupFailed, reconcile } from '../engine/reconciler.ts';
 import { GenerateRefused, Pipeline, type GenerateEstimate } from '../pipeline/generate.ts';
 import { parseStoryboard, StoryboardError } from '../pipeline/storyboard.ts';
@@ -275,9 +275,12 @@ export class StudioService implements StudioApi {
   async unknownTasks(): Promise<UnknownTask[]> {
     const names = new Map((await this.studio.projects.list()).map((p) => [p.id, p.name]));
     const unknown: UnknownTask[] = [];
+    const now = this.studio.clock.now();
     for (const t of await this.studio.tasks.list({ status: 'OUTCOME_UNKNOWN' })) {
       const events = await this.studio.tasks.events(t.id);
       const provider = this.deps.providers.get(t.provider);
+      // Judged as resolve judges a resubmit, so the time shown is the one a refusal would give.
+      const running = await mayStillRunUntil(this.studio.tasks, t, now, { provider, queueMs: this.studio.settings.engine.lookup?.queueMs });
       const lookup = events.filter((e) => e.at >= (t.finishedAt ?? 0) && (e.detail as { lookup?: unknown } | null)?.lookup !== undefined).at(-1);
       unknown.push({
         ...(await this.view(t)),
@@ -286,6 +289,7 @@ export class StudioService implements StudioApi {
         events: events.map((e) => ({ at: iso(e.at)!, from: e.fromStatus, to: e.toStatus, actor: e.actor, reason: e.reason })),
         lookupLists: provider?.capabilities.lookup ? (provider.capabilities.lookupLists ?? null) : null,
         lookup: lookup?.reason ?? null,
+        mayRunUntil: running && { at: iso(running.at)!, why: running.why },
       });
     }
     return unknown;
@@ -302,9 +306,12 @@ export class StudioService implements StudioApi {
         if (err instanceof LookupFailed) throw new ApiError(`${err.message}; nothing was changed, try again later`);
         throw err;
       }
-      const { candidates, listed } = found;
+      const { candidates, listed, cut } = found;
       // An empty listing proves nothing yet: said as such, never as "never accepted", so nobody resubmits a running request.
       if (candidates.length === 0 && listed) throw new ApiError(`no request at ${task!.provider} matches yet, but it is not listed yet: ${listed.why}; look again after then`);
+      if (candidates.length === 0 && cut) {
+        throw new ApiError(`no request at ${task!.provider} matching it was among those read, but the listing could not be looked through whole: ${cut}; look for it in ${task!.provider}'s dashboard before deciding`);
+      }
       return candidates.map((c) => ({ requestId: c.requestId, createdAt: iso(c.createdAt)!, status: c.status, why: c.why }));
     });
   }
@@ -312,7 +319,9 @@ export class StudioService implements StudioApi {
   async resolve(taskId: number, decision: DecisionInput): Promise<TaskView> {
     return refusals(async () => {
       await recordJournaledRequests(this.studio);
-      return this.view(await resolveUnknown(this.studio.tasks, taskId, decision, this.studio.clock.now()));
+      const task = await this.studio.tasks.get(taskId);
+      const check = { provider: task && this.deps.providers.get(task.provider), queueMs: this.studio.settings.engine.lookup?.queueMs, flag: 'choose to resubmit even if it is running' };
+      return this.view(await resolveUnknown(this.studio.tasks, taskId, decision, this.studio.clock.now(), check));
     });
   }
 

@@ -28,7 +28,10 @@ export function machineId(dataDir: string): string {
     return drawn;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    return readKept(path)!;
+    const kept = readKept(path);
+    // Something is there that cannot be read as a file: a link to nothing.
+    if (kept === null) throw new MachineIdUnreadable(`${path} is a link to a file that does not exist; delete the link and the studio draws a new id`);
+    return kept;
   } finally {
     rmSync(draft, { force: true });
   }

@@ -39,10 +39,18 @@ export const DEFAULT_STEPS: Record<StepKind, StepChoice> = {
 
 export class SettingsError extends Error {}
 
-function positive(value: unknown, where: string, fallback: number, min = 1): number {
+const HOUR = 3_600_000;
+
+/**
+ * A whole number within what the engine can use: a lease or interval past these bounds would stall the engine, and
+ * one past 2^53 cannot even be written into a statement, so it is refused here with the field and its range.
+ */
+function whole(value: unknown, where: string, what: string, fallback: number, min: number, max: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
-    throw new SettingsError(`settings: ${where} must be a whole number of at least ${min}, not ${JSON.stringify(value)}`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new SettingsError(
+      `settings: ${where} (${what}) must be a whole number from ${min} to ${max}, not ${JSON.stringify(value)}; set one in that range, or remove it for the default (${fallback})`,
+    );
   }
   return value;
 }
@@ -84,21 +92,21 @@ export function parseSettings(raw: Record<string, any>): Settings {
     if (!(KINDS as readonly string[]).includes(kind)) {
       throw new SettingsError(`settings: engine.concurrency has an unknown kind "${kind}"; the kinds are ${KINDS.join(', ')}`);
     }
-    concurrency[kind as keyof typeof concurrency] = positive(n, `engine.concurrency.${kind}`, 0, 0);
+    concurrency[kind as keyof typeof concurrency] = whole(n, `engine.concurrency.${kind}`, `how many ${kind} tasks this machine runs at once`, d.concurrency[kind as keyof typeof concurrency], 0, 32);
   }
   const engine: EngineOptions = {
-    leaseMs: positive(e.leaseMs, 'engine.leaseMs', d.leaseMs, 300),
-    tickMs: positive(e.tickMs, 'engine.tickMs', d.tickMs, 10),
+    leaseMs: whole(e.leaseMs, 'engine.leaseMs', 'how long a claim on a task holds without renewal, in ms', d.leaseMs, 300, HOUR),
+    tickMs: whole(e.tickMs, 'engine.tickMs', 'how often the engine looks for work, in ms', d.tickMs, 10, 60_000),
     concurrency,
     poll: {
-      intervalMs: positive(e.poll?.intervalMs, 'engine.poll.intervalMs', d.poll.intervalMs, 10),
-      maxIntervalMs: positive(e.poll?.maxIntervalMs, 'engine.poll.maxIntervalMs', d.poll.maxIntervalMs, 10),
-      deadlineMs: positive(e.poll?.deadlineMs, 'engine.poll.deadlineMs', d.poll.deadlineMs, 100),
+      intervalMs: whole(e.poll?.intervalMs, 'engine.poll.intervalMs', 'the first wait between asking for a result, in ms', d.poll.intervalMs, 10, HOUR),
+      maxIntervalMs: whole(e.poll?.maxIntervalMs, 'engine.poll.maxIntervalMs', 'the longest wait between asking for a result, in ms', d.poll.maxIntervalMs, 10, HOUR),
+      deadlineMs: whole(e.poll?.deadlineMs, 'engine.poll.deadlineMs', 'how long a result is waited for, in ms', d.poll.deadlineMs, 100, 7 * 24 * HOUR),
     },
     lookup: {
-      intervalMs: positive(e.lookup?.intervalMs, 'engine.lookup.intervalMs', DEFAULT_LOOKUP.intervalMs, 100),
-      tries: positive(e.lookup?.tries, 'engine.lookup.tries', DEFAULT_LOOKUP.tries, 1),
-      queueMs: positive(e.lookup?.queueMs, 'engine.lookup.queueMs', DEFAULT_QUEUE_MS, 0),
+      intervalMs: whole(e.lookup?.intervalMs, 'engine.lookup.intervalMs', 'the wait between lookups of an unknown outcome, in ms', DEFAULT_LOOKUP.intervalMs, 100, 24 * HOUR),
+      tries: whole(e.lookup?.tries, 'engine.lookup.tries', 'how many lookups an unknown outcome gets', DEFAULT_LOOKUP.tries, 1, 1_000),
+      queueMs: whole(e.lookup?.queueMs, 'engine.lookup.queueMs', 'how long a provider may queue a request before listing it, in ms', DEFAULT_QUEUE_MS, 0, 24 * HOUR),
     },
   };
   if (concurrency.render > 1) throw new SettingsError('settings: engine.concurrency.render must be 0 or 1: renders run one at a time');

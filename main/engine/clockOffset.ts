@@ -35,3 +35,14 @@ export function clockWarning(offsetMs: number): string | null {
     "but set this computer's clock right: turn on automatic date and time (network time) in its settings."
   );
 }
+
+/** A move of the wall clock apart from the monotonic one past this is a step (or a sleep), not a tick's jitter. */
+export const CLOCK_STEP_MS = 1_000;
+
+/**
+ * Whether the wall clock was stepped (set by hand or by network time) or the system slept between two readings
+ * of both clocks: the monotonic clock runs on steadily while awake and is never set, so their moves then differ.
+ */
+export function clockStepped(from: { wall: number; mono: number }, to: { wall: number; mono: number }): boolean {
+  return Math.abs(to.wall - from.wall - (to.mono - from.mono)) > CLOCK_STEP_MS;
+}

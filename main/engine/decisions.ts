@@ -1,10 +1,35 @@
 import type { CancelOutcome, ProviderAdapter } from '../providers/port.ts';
 import type { Task } from '../tasks/model.ts';
 import type { TaskStore } from '../store/port.ts';
+import { DEFAULT_QUEUE_MS, type ListedBy } from './listedBy.ts';
+import { whenListed, type ListedRepo } from './whenListed.ts';
 
-export type Decision = { adopt: string } | { resubmit: true } | { giveUp: true };
+/** `evenIfRunning`: resubmit although the request may still be queued or running at the provider (see NotListedYet). */
+export type Decision = { adopt: string } | { resubmit: true; evenIfRunning?: boolean } | { giveUp: true };
 
 export class DecisionRefused extends Error {}
+
+/**
+ * A resubmit while the provider's listing could not show the request yet (it lists one once it has ended): the
+ * request may still be queued or running there, and be charged, so a resubmit could pay twice. `flag` is how the
+ * caller spells the choice to do it anyway.
+ */
+export class NotListedYet extends DecisionRefused {
+  constructor(id: number, provider: string, until: number, flag: string) {
+    super(
+      `task ${id} was not resubmitted: its request may still be queued or running at ${provider}, which could list it only by ` +
+        `${new Date(until).toISOString()}; look again then (studio reconcile ${id}), or resubmit anyway, paying twice if it was accepted: ${flag}`,
+    );
+  }
+}
+
+/** Where a resubmit is checked against the provider's listing: its adapter and the queue allowance setting. */
+export interface ResubmitCheck {
+  provider: ProviderAdapter | undefined;
+  queueMs?: number;
+  /** How the caller spells the choice to resubmit anyway, for the refusal's words. */
+  flag: string;
+}
 
 /** The request a person chose already belongs to another task; adopting it would count one result twice. */
 export class RequestTaken extends DecisionRefused {
@@ -19,14 +44,28 @@ export class RequestTaken extends DecisionRefused {
   }
 }
 
+/**
+ * Until when a request of this task may still be queued or running at a provider whose listing shows one only
+ * once it has ended, and why then; null once it could be listed, and for any other provider. The refusal of a
+ * resubmit and what the app shows before one are both judged by this.
+ */
+export async function mayStillRunUntil(repo: ListedRepo, task: Task, now: number, check: Pick<ResubmitCheck, 'provider' | 'queueMs'>): Promise<ListedBy | null> {
+  const listed = check.provider ? await whenListed(repo, check.provider, task, check.queueMs ?? DEFAULT_QUEUE_MS, now) : null;
+  return listed && now < listed.at ? listed : null;
+}
+
 async function current(repo: TaskStore, id: number): Promise<Task> {
   const task = await repo.get(id);
   if (!task) throw new DecisionRefused(`there is no task ${id}`);
   return task;
 }
 
-/** A person's decision on a task whose outcome is unknown; each is recorded in the task's events. */
-export async function resolveUnknown(repo: TaskStore, id: number, decision: Decision, now: number): Promise<Task> {
+/**
+ * A person's decision on a task whose outcome is unknown; each is recorded in the task's events. A resubmit
+ * while the request could still be running at the provider (`check`) is refused unless chosen anyway, and then
+ * what the person was told goes on the decision's event.
+ */
+export async function resolveUnknown(repo: TaskStore, id: number, decision: Decision, now: number, check?: ResubmitCheck): Promise<Task> {
   const task = await current(repo, id);
   if (task.status !== 'OUTCOME_UNKNOWN') {
     throw new DecisionRefused(`task ${id} is ${task.status}; only a task whose outcome is unknown needs a decision`);
@@ -39,7 +78,9 @@ export async function resolveUnknown(repo: TaskStore, id: number, decision: Deci
     const holder = result ? undefined : await repo.requestHolder(id, requestId);
     if (holder) throw new RequestTaken(requestId, holder);
   } else if ('resubmit' in decision) {
-    result = await repo.resubmit(id, now);
+    const running = check ? await mayStillRunUntil(repo, task, now, check) : null;
+    if (running && decision.evenIfRunning !== true) throw new NotListedYet(id, task.provider, running.at, check!.flag);
+    result = await repo.resubmit(id, now, running ? { evenIfRunning: true, listedBy: new Date(running.at).toISOString(), why: running.why } : undefined);
   } else {
     result = await repo.giveUp(id, now);
   }

@@ -1,6 +1,6 @@
 import { InvalidInput, SubmitError, type ProviderAdapter, type ProviderResult, type SubmitResult } from '../providers/port.ts';
 import type { Task } from '../tasks/model.ts';
-import type { TaskStore } from '../store/port.ts';
+import type { InputUpload, TaskStore } from '../store/port.ts';
 import type { Clock, OutputStore, ReceiptLog, ResultRecord } from '../ports.ts';
 import type { InputFiles } from '../media/outputLocator.ts';
 import { untilWritten } from './durableWrite.ts';
@@ -9,7 +9,7 @@ import { estimateCost, type OwnPrices } from './estimator.ts';
 import type { EngineHealth } from './health.ts';
 import { prepareRequest } from './prepare.ts';
 import { UploadFailed } from './inputUploads.ts';
-import { backoffDelay, SUBMIT_BACKOFF } from './backoff.ts';
+import { UPLOAD_FAILED_DETAIL, uploadFailures, uploadRetry } from './uploadRetry.ts';
 import { pollUntilDone, type PollOptions } from './poller.ts';
 import { interruptedReason, recoveryFor } from './recovery.ts';
 import { RequestIdKeeper } from './requestIdKeeper.ts';
@@ -115,12 +115,16 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
   if (recovery.action === 'poll') return pollAndFinish(task, ports, options, signal);
 
   let request;
+  const uploads: InputUpload[] = [];
   try {
-    request = await prepareRequest(task, provider, ports.files, { repo, now: () => clock.now() });
+    request = await prepareRequest(task, provider, ports.files, { repo, sending: uploads });
   } catch (err) {
-    // Nothing was sent: an input file the provider's storage did not take is tried again later.
+    // Nothing was sent: an input file the provider's storage did not take is tried again a few times, or never
+    // where the same answer would come back; either way the task ends rather than waiting on it forever.
     if (err instanceof UploadFailed) {
-      await durably(() => repo.requeue(task.id, clock.now() + backoffDelay(SUBMIT_BACKOFF, task.attempts + 1, ports.random()), err.message, lease()));
+      const next = uploadRetry(err, uploadFailures(await repo.events(task.id)), ports.random());
+      if (next.action === 'fail') await durably(() => repo.fail(task.id, next.reason, 'no', lease()));
+      else await durably(() => repo.requeue(task.id, clock.now() + next.delayMs, err.message, lease(), UPLOAD_FAILED_DETAIL));
       return;
     }
     await repo.fail(task.id, err instanceof InvalidInput ? `invalid input: ${err.message}` : (err as Error).message, 'no', lease());
@@ -135,7 +139,7 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
   // Counted from before the write leaves: an answer held up (a link gone silent after the write committed) is time
   // in which the lease may have run out and the row been parked, resubmitted and bought elsewhere.
   const fresh = leaseFreshness(clock, options.leaseMs);
-  const mark = await repo.markSubmitStarted(task.id, key, options.leaseMs, lease());
+  const mark = await repo.markSubmitStarted(task.id, key, options.leaseMs, lease(), uploads);
   if ('refused' in mark) {
     if (mark.refused !== 'budget') return lost('the boundary mark');
     await repo.fail(task.id, overBudget(mark.task), 'no', lease());

@@ -1,51 +1,74 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import type { ProviderAdapter } from '../providers/port.ts';
+import { UploadRefused, type ProviderAdapter } from '../providers/port.ts';
 import type { Task, TaskEvent } from '../tasks/model.ts';
-import type { TaskStore } from '../store/port.ts';
+import type { InputUpload, TaskStore } from '../store/port.ts';
 import { dataUri, mimeOf } from './outputRefs.ts';
 
-/** Where a task's history is read and, before a send, written: the uploads it made are noted on it. */
+/** Where a task's history is read, and, for a send, where the uploads made for it are gathered. */
 export interface UploadHistory {
-  repo: Pick<TaskStore, 'events'> & Partial<Pick<TaskStore, 'note'>>;
-  /** Given only when the request is about to be sent: then a file not uploaded yet is uploaded, and noted. */
-  now?: () => number;
+  repo: Pick<TaskStore, 'events'>;
+  /**
+   * Given only when the request is about to be sent: each file is uploaded for this attempt and listed here, for
+   * the boundary mark to keep in the same write (never noted apart, where a stalled worker's late note could land).
+   */
+  sending?: InputUpload[];
 }
 
-/** An input file could not be put in the provider's storage: nothing was sent, so it is tried again later. */
-export class UploadFailed extends Error {}
+/** An input file could not be put in the provider's storage: nothing was sent. */
+export class UploadFailed extends Error {
+  constructor(
+    readonly file: string,
+    readonly provider: string,
+    readonly problem: string,
+    /** Asking again gets the same answer (a refused key, an answer with no place to put the file). */
+    readonly lasting: boolean,
+  ) {
+    super(`could not put ${file} in ${provider}'s storage (${problem}); nothing was sent`);
+  }
+}
 
-/** The URLs this task's input files were uploaded to at `provider`, by the SHA-256 of their bytes. */
-function uploadsIn(events: readonly TaskEvent[], provider: string): Map<string, string> {
+/**
+ * The URLs the attempt `key` sent, by the SHA-256 of their bytes: those its boundary mark keeps. Anything noted
+ * after the mark (another attempt's, or a stalled worker's that lost the row) is not what that request named.
+ */
+function uploadsOf(events: readonly TaskEvent[], key: string | null, provider: string): Map<string, string> {
   const known = new Map<string, string>();
-  for (const e of events) {
-    const u = (e.detail as { upload?: { provider?: unknown; sha256?: unknown; url?: unknown } } | null)?.upload;
-    if (u?.provider === provider && typeof u.sha256 === 'string' && typeof u.url === 'string') known.set(u.sha256, u.url);
+  for (let i = events.length - 1; i >= 0; i--) {
+    const d = events[i]!.detail as { idempotencyKey?: unknown; uploads?: Partial<InputUpload>[] } | null;
+    if (events[i]!.reason !== 'submit started' || (key !== null && d?.idempotencyKey !== key)) continue;
+    for (const u of Array.isArray(d?.uploads) ? d.uploads : []) {
+      if (u.provider === provider && typeof u.sha256 === 'string' && typeof u.url === 'string') known.set(u.sha256, u.url);
+    }
+    break;
   }
   return known;
 }
 
 /**
- * How a provider that takes input files by URL gets each one: uploaded once per task and content, its URL noted on
- * the task's history before anything is sent, so every attempt sends the same URL and a lookup rebuilds the request
- * exactly as sent. A lookup (no `now`) only reads the notes: a file with none was sent inline, as before uploads.
+ * How a provider that takes input files by URL gets each one: uploaded anew for every attempt, as an account may
+ * have its uploads deleted after as little as a second (fal docs, platform-apis/v1/storage/settings:
+ * `expiration_duration_seconds`, "Seconds after which newly uploaded files automatically expire and are deleted"),
+ * so an earlier attempt's URL may name nothing by now. A lookup (no `sending`) rebuilds the request of the task's
+ * current attempt from the URLs its boundary mark keeps: a file with none was sent inline, as before uploads.
  */
-export async function uploadedInput(task: Pick<Task, 'id'>, provider: ProviderAdapter & Required<Pick<ProviderAdapter, 'upload'>>, history: UploadHistory) {
-  const known = uploadsIn(await history.repo.events(task.id), provider.id);
+export async function uploadedInput(task: Pick<Task, 'id' | 'idempotencyKey'>, provider: ProviderAdapter & Required<Pick<ProviderAdapter, 'upload'>>, history: UploadHistory) {
+  const { sending } = history;
+  const known = sending ? new Map<string, string>() : uploadsOf(await history.repo.events(task.id), task.idempotencyKey, provider.id);
   return async (path: string): Promise<string> => {
     const bytes = await readFile(path);
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     const kept = known.get(sha256);
     if (kept) return kept;
-    if (!history.now || !history.repo.note) return dataUri(path, bytes);
+    if (!sending) return dataUri(path, bytes);
     let url: string;
     try {
       url = await provider.upload({ bytes, contentType: mimeOf(path), name: basename(path) });
     } catch (err) {
-      throw new UploadFailed(`could not put ${basename(path)} in ${provider.id}'s storage (${(err as Error).message}); nothing was sent`);
+      throw new UploadFailed(basename(path), provider.id, (err as Error).message, err instanceof UploadRefused);
     }
-    await history.repo.note(task.id, `uploaded ${basename(path)} to ${provider.id}'s storage, to send its URL`, { upload: { provider: provider.id, sha256, url } }, history.now());
+    sending.push({ provider: provider.id, sha256, url });
     known.set(sha256, url);
     return url;
   };

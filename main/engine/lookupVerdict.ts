@@ -27,7 +27,15 @@ export interface LookupFacts {
    * is surely listed. Until then a listing with nothing in it proves nothing, so nobody is told "never accepted".
    */
   listed?: ListedBy | null;
+  /** Set when the listing had more than a lookup reads (see Listing): an absence from it proves nothing. */
+  cut?: string | null;
+  /** When the listing was asked for (read before the request left). */
   now?: number;
+  /**
+   * False when `now` came from a clock stepped (or asleep) since it was last measured: it may read far ahead, so
+   * an empty listing then proves nothing and nobody is told "never accepted" until the clock is measured again.
+   */
+  clockSettled?: boolean;
 }
 
 export type LookupVerdict =
@@ -75,6 +83,10 @@ export function lookupVerdict(f: LookupFacts): LookupVerdict {
     };
   }
   const [match] = same;
+  // Cut short, another request with this input may be in the part not read, unless this one's id was heard for the task.
+  if (match && f.cut && !ids(match).some((id) => f.known.includes(id))) {
+    return { action: 'ask', why: `request ${match.requestId} has this input, but ${f.cut}, so whether another one has it too cannot be told` };
+  }
   if (match) {
     if (f.known.length > 0 && !ids(match).some((id) => f.known.includes(id))) {
       return { action: 'ask', why: `the request found (${match.requestId}) is not the one whose id was saved on the task (${f.known.join(', ')})` };
@@ -86,6 +98,15 @@ export function lookupVerdict(f: LookupFacts): LookupVerdict {
     };
   }
   if (f.listed && (f.now ?? 0) < f.listed.at) return { action: 'again', why: `not listed yet: ${f.listed.why} (lookup ${f.tries})` };
+  if (f.clockSettled === false) {
+    return { action: 'again', why: `nothing with this input is listed yet, and this computer's clock was just set or woke from sleep, so it is looked for again once the clock is measured (lookup ${f.tries})` };
+  }
+  if (f.cut) {
+    // Not "never accepted": the request may be in the part of the listing not read.
+    const why = `the listing could not be looked through whole: ${f.cut}`;
+    if (f.tries < f.maxTries) return { action: 'again', why: `${why} (lookup ${f.tries} of ${f.maxTries})` };
+    return { action: 'ask', why: `${why}; whether it was accepted cannot be told from it (after ${f.tries} lookups)` };
+  }
   if (f.tries < f.maxTries) return { action: 'again', why: `nothing with this input is listed yet (lookup ${f.tries} of ${f.maxTries})` };
   return { action: 'ask', why: `no request with this input was listed after ${f.tries} lookups: it was most likely never accepted` };
 }

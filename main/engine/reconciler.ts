@@ -3,10 +3,10 @@ import type { Candidate, ProviderAdapter } from '../providers/port.ts';
 import type { Task } from '../tasks/model.ts';
 import type { TaskStore } from '../store/port.ts';
 import { DecisionRefused } from './decisions.ts';
-import { learnDurations } from './durations.ts';
-import { DEFAULT_QUEUE_MS, listedBy, type ListedBy } from './listedBy.ts';
+import { DEFAULT_QUEUE_MS, type ListedBy } from './listedBy.ts';
 import { SKEW_MS, type LookupFacts } from './lookupVerdict.ts';
 import { prepareRequest } from './prepare.ts';
+import { whenListed } from './whenListed.ts';
 
 export interface Reconciliation {
   task: Task;
@@ -15,9 +15,11 @@ export interface Reconciliation {
   lists: string | null;
   /** Set while the listing may not show the request yet (it shows one only once it has ended): until when, and why. */
   listed: ListedBy | null;
+  /** Set when the listing had more than a lookup reads, so a request absent from what was read may be in the rest. */
+  cut: string | null;
 }
 
-type LookupRepo = Pick<TaskStore, 'get' | 'events' | 'requestIdsInUse' | 'recentDurations'>;
+type LookupRepo = Pick<TaskStore, 'get' | 'events' | 'requestIdsInUse' | 'recentDurations' | 'unendedBefore'>;
 
 /** A lookup could not be made (the provider did not answer, or not in a form the studio reads): ask again later. */
 export class LookupFailed extends Error {}
@@ -28,34 +30,30 @@ async function reportedIds(repo: LookupRepo, task: Task): Promise<{ requestId: s
     ? [{ requestId: task.remoteRequestId, createdAt: task.submittedAt ?? task.submitStartedAt ?? 0, status: 'saved on the task', inputMatches: true as const, why: 'the request id saved on this task' }]
     : [];
   for (const e of await repo.events(task.id)) {
-    const late = (e.detail as { requestId?: unknown } | null)?.requestId;
-    if (typeof late === 'string' && e.fromStatus === e.toStatus && !reported.some((r) => r.requestId === late)) {
+    const detail = e.detail as { requestId?: unknown; collectedAs?: unknown } | null;
+    const late = detail?.requestId;
+    // An id a task of its own collects (see applyReceipt) is that task's, never a candidate for this one.
+    if (typeof late === 'string' && detail?.collectedAs === undefined && e.fromStatus === e.toStatus && !reported.some((r) => r.requestId === late)) {
       reported.push({ requestId: late, createdAt: e.at, status: 'reported by a worker', inputMatches: true, why: 'a worker received this id after it lost the task' });
     }
   }
   return reported;
 }
 
-/** When the send started and when the task was parked: the request, if the provider made it, was made in between. */
-export function sendWindow(task: Task, now: number): { from: number; to: number } {
-  return { from: task.submitStartedAt ?? task.createdAt, to: task.finishedAt ?? now };
-}
-
 /**
- * For a provider whose listing shows a request only once it has ended: when a request of this task's send would
- * surely be listed, from the model's stated run time or the slowest run learned here, and the queue allowance.
+ * When the send started and when the task was parked: the request, if the provider made it, was made in between.
+ * Never ending before it starts: the parking's time is the parking machine's clock, which may have been stepped
+ * back after it was measured, while the send's start is the database's.
  */
-async function whenListed(repo: LookupRepo, provider: ProviderAdapter, task: Task, queueMs: number): Promise<ListedBy | null> {
-  if (!provider.capabilities.lookupListsOnceEnded) return null;
-  const stated = provider.capabilities.models.find((m) => m.id === task.model)?.runMs;
-  const learned = learnDurations(await repo.recentDurations(task.provider, task.model));
-  return listedBy(task.provider, task.submitStartedAt ?? task.createdAt, stated, learned, queueMs);
+export function sendWindow(task: Task, now: number): { from: number; to: number } {
+  const from = task.submitStartedAt ?? task.createdAt;
+  return { from, to: Math.max(from, task.finishedAt ?? now) };
 }
 
 /**
- * Asks the provider for the requests of the task's endpoint or model from the start of its send until now (a
- * request still queued may be listed by its end), each marked when it already belongs to another task, by
- * any of the ids the provider gives it. Only looks; nothing here sends anything. Whatever keeps the lookup
+ * Asks the provider for the requests of the task's endpoint or model from the start of its send until now, or,
+ * where the listing shows a request once it has ended, until it is surely listed; each marked when it already
+ * belongs to another task, by any of the ids the provider gives it. Only looks; nothing here sends anything. Whatever keeps the lookup
  * from being made is a LookupFailed, in words.
  */
 export async function lookUp(
@@ -66,12 +64,16 @@ export async function lookUp(
   now: number,
   queueMs: number,
   signal?: AbortSignal,
-): Promise<Pick<LookupFacts, 'window' | 'found' | 'known' | 'listed'>> {
+): Promise<Pick<LookupFacts, 'window' | 'found' | 'known' | 'listed' | 'cut'>> {
   const window = sendWindow(task, now);
+  const listed = await whenListed(repo, provider, task, queueMs, now);
+  // A listing that shows a request once it has ended is asked only for the life of this one, from its send to
+  // when it is surely listed: the same cap on what is read then covers far fewer of the account's requests.
+  const to = listed ? Math.max(listed.at, window.to) : Math.max(now, window.to);
   let found;
   try {
     const request = await prepareRequest(task, provider, files, { repo });
-    found = await provider.lookup({ from: window.from - SKEW_MS, to: Math.max(now, window.to) + SKEW_MS }, request, signal);
+    found = await provider.lookup({ from: window.from - SKEW_MS, to: to + SKEW_MS }, request, signal);
   } catch (err) {
     throw new LookupFailed(`the lookup at ${task.provider} could not be made (${(err as Error).message})`);
   }
@@ -80,7 +82,8 @@ export async function lookUp(
     window,
     found: found.map((c) => ({ ...c, taken: [c.requestId, ...(c.aliases ?? [])].some((id) => taken.has(id)) })),
     known: (await reportedIds(repo, task)).map((r) => r.requestId),
-    listed: await whenListed(repo, provider, task, queueMs),
+    listed,
+    cut: found.cut ?? null,
   };
 }
 
@@ -103,12 +106,12 @@ export async function reconcile(
 
   const reported = await reportedIds(repo, task);
   if (!provider?.lookup) {
-    if (reported.length > 0) return { task, candidates: reported, lists: null, listed: null };
+    if (reported.length > 0) return { task, candidates: reported, lists: null, listed: null, cut: null };
     throw new DecisionRefused(
       `${task.provider} cannot list past requests; look for a request made at ${new Date(task.submitStartedAt ?? task.createdAt).toISOString()} in its dashboard`,
     );
   }
-  const { window, found, listed } = await lookUp(repo, files, provider as ProviderAdapter & Required<Pick<ProviderAdapter, 'lookup'>>, task, now, queueMs);
+  const { window, found, listed, cut } = await lookUp(repo, files, provider as ProviderAdapter & Required<Pick<ProviderAdapter, 'lookup'>>, task, now, queueMs);
   const after = (c: Candidate) => `made ${Math.round((c.createdAt - window.from) / 1000)} s after the send started`;
   const inWindow = (c: Candidate) => c.createdAt >= window.from - SKEW_MS && c.createdAt <= window.to + SKEW_MS;
   const offered = found
@@ -119,5 +122,5 @@ export async function reconcile(
       ...c,
       why: c.inputMatches ? `same input, ${after(c)}` : `same model, ${after(c)}; its input could not be compared: ${c.inputGone}`,
     }));
-  return { task, candidates: [...reported, ...offered], lists: provider.capabilities.lookupLists ?? null, listed: listed && now < listed.at ? listed : null };
+  return { task, candidates: [...reported, ...offered], lists: provider.capabilities.lookupLists ?? null, listed: listed && now < listed.at ? listed : null, cut: cut ?? null };
 }

@@ -116,7 +116,10 @@ export class Supervisor {
   private lastSettle = 0;
   private nextClockCheck = 0;
   private stopping: Promise<void> | null = null;
-  /** Until this wall time nobody else's lease is judged: after a sleep, every owner gets a beat to renew. */
+  /**
+   * Until this monotonic time nobody else's lease is judged: after a sleep, every owner gets a beat to renew. Not
+   * the wall clock's: a grace set while it read wrong would otherwise last as long as it was wrong.
+   */
   private graceUntil = 0;
   private unsubscribe: (() => void) | null = null;
   private readonly durations = new Map<string, { at: number; learned: LearnedDurations | null }>();
@@ -211,8 +214,11 @@ export class Supervisor {
     const now = clock.now();
     await owners.register(this.owner, now);
     await this.checkClock(true);
-    // By the machine's id, not its name: a pid means nothing on another computer that goes by the same name.
-    const dead = (await owners.onMachine(this.owner.machine)).filter((o) => o.id !== this.owner.id && !processAlive(o.pid)).map((o) => o.id);
+    // By the machine's id and boot, not its name: a pid means nothing on another computer that goes by the same name
+    // or started from a copy of this data folder. Without a boot to match, no pid is judged: leases run out instead.
+    const { machine, boot } = this.owner;
+    const mine = boot === null ? [] : await owners.onMachine(machine, boot);
+    const dead = mine.filter((o) => o.id !== this.owner.id && !processAlive(o.pid)).map((o) => o.id);
     if (dead.length > 0) {
       const n = await repo.expireLeasesOf(dead, now);
       for (const id of dead) await owners.remove(id);
@@ -275,13 +281,16 @@ export class Supervisor {
 
   private async claimAndRecover(): Promise<void> {
     const { repo, clock } = this.deps;
+    // A clock stepped or asleep since it was measured is measured at once, before it is used to judge anyone:
+    // then only a sleep, not a step of this machine's clock, shows below as time passed on the database's clock.
+    if (clock.monotonic() >= this.nextClockCheck || clock.settled?.() === false) await this.checkClock(false);
     const slept = this.sleep.look(clock.now(), clock.monotonic());
     if (slept > 0) {
       this.log(`the system slept for ${Math.round(slept / 1000)} s; renewing leases before judging any`);
       await this.heartbeat.beat();
-      this.graceUntil = clock.now() + this.options.leaseMs;
+      this.graceUntil = clock.monotonic() + this.options.leaseMs;
     }
-    const judging = clock.now() >= this.graceUntil;
+    const judging = clock.monotonic() >= this.graceUntil && clock.settled?.() !== false;
     if (judging) {
       await recoverExpired(
         {
@@ -299,7 +308,6 @@ export class Supervisor {
     // Off the path of any task's run: a bounded pass in the background, awaited by stop.
     const lookups = this.lookups.tick();
     if (lookups) this.inBackground(lookups);
-    if (clock.monotonic() >= this.nextClockCheck) await this.checkClock(false);
     if (clock.now() - this.lastSettle > SETTLE_EVERY_MS) {
       await settleReceipts(repo, this.deps.receipts);
       this.lastSettle = clock.now();
@@ -388,7 +396,7 @@ export class Supervisor {
   /** Renews this process's leases now: the desktop app calls it when the system suspends or resumes. */
   renewNow(): void {
     void this.heartbeat.beat();
-    this.graceUntil = this.deps.clock.now() + this.options.leaseMs;
+    this.graceUntil = this.deps.clock.monotonic() + this.options.leaseMs;
   }
 
   /** Whether a paid request of this process is under way (for keeping the machine awake). */

@@ -38,7 +38,7 @@ const NO_LIMIT = Number.MAX_SAFE_INTEGER;
 const SETTLE_AT_MOST = 500;
 
 export interface LookupPorts {
-  repo: Pick<TaskStore, 'get' | 'list' | 'events' | 'requestIdsInUse' | 'recentDurations' | 'unknownProviders' | 'dueForLookup' | 'lookupNoted' | 'sameInputOverlapping' | 'adoptFound'>;
+  repo: Pick<TaskStore, 'get' | 'list' | 'events' | 'requestIdsInUse' | 'recentDurations' | 'unendedBefore' | 'unknownProviders' | 'dueForLookup' | 'lookupNoted' | 'sameInputOverlapping' | 'adoptFound'>;
   providers: (id: string) => ProviderAdapter | undefined;
   /** Where the results a looked-up task was made from are, to rebuild the request it sent. */
   files: InputFiles;
@@ -89,8 +89,11 @@ export class UnknownLookups {
    * ends; null when none starts.
    */
   tick(): Promise<void> | null {
-    const now = this.ports.clock.now();
+    // By the monotonic clock: a check due by a wall clock that read wrong would wait as long as it was wrong.
+    const now = this.ports.clock.monotonic();
     if (this.running || this.stopped.signal.aborted || now < this.nextCheck) return null;
+    // A clock stepped since it was measured would write the next lookup's schedule as far off as it reads wrong.
+    if (this.ports.clock.settled?.() === false) return null;
     this.nextCheck = now + Math.min(CHECK_EVERY_MS, this.options.intervalMs);
     return this.exclusively(async () => {
       const providers = (await this.ports.repo.unknownProviders()).filter((id) => lookable(this.ports.providers(id)));
@@ -145,9 +148,12 @@ export class UnknownLookups {
     const { repo, clock, log } = this.ports;
     const provider = this.ports.providers(task.provider) as Lookable;
     const last = n >= this.options.tries;
+    // Read before the listing is asked for: what it shows is as of then, however late its answer is read.
+    const now = clock.now();
+    const settled = clock.settled?.() !== false;
     let facts;
     try {
-      facts = await lookUp(repo, this.ports.files, provider, task, clock.now(), this.options.queueMs ?? DEFAULT_QUEUE_MS, this.stopped.signal);
+      facts = await lookUp(repo, this.ports.files, provider, task, now, this.options.queueMs ?? DEFAULT_QUEUE_MS, this.stopped.signal);
     } catch (err) {
       if (this.stopped.signal.aborted) return false;
       const why = `${(err as Error).message}; lookup ${n} of ${this.options.tries}`;
@@ -161,7 +167,8 @@ export class UnknownLookups {
       earlierAttempts: earlierParkings(await repo.events(task.id), task.idempotencyKey).filter((at) => at >= window.from - SKEW_MS),
       tries: n,
       maxTries: this.options.tries,
-      now: clock.now(),
+      now,
+      clockSettled: settled,
     });
     // The history keeps the requests that could have been this one (a few), and how many were listed in all.
     const close = facts.found

@@ -3,13 +3,13 @@ import { unitsOf, type PriceUnit } from '../pricing/catalogue.ts';
 import { FAL_IMAGE_SIZES, FAL_SIZE_SIDE_MAX } from '../pricing/imageSizes.ts';
 import { toMicros, type RemoteRef, type Task } from '../tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
-import { InvalidInput, PollError, SubmitError, type CancelOutcome, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
+import { InvalidInput, PollError, SubmitError, type CancelOutcome, type Listing, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
 import { modelFor, type ModelSpec } from './models.ts';
 import { checkInput, type InputSchema } from './schema.ts';
 import { collectOutputs, obj, requireKey } from './shared.ts';
 import { falLookup } from './falListing.ts';
 import { falUpload, FAL_REST_URL } from './falStorage.ts';
-import { falFailure } from './falErrors.ts';
+import { falFailure, falRecheckMs } from './falErrors.ts';
 import { FAL_QUEUE_URL, falRequestUrls, type FalRequestUrls } from './falUrls.ts';
 
 export const FAL_API_URL = 'https://api.fal.ai';
@@ -51,7 +51,9 @@ const KLING_TEXT_MAX = 2500;
 /** The studio asks for a clip in seconds; Kling's own `"5"` or `"10"` is taken as given. */
 const CLIP: InputSchema = {
   prompt: { ...PROMPT, maxLength: KLING_TEXT_MAX },
-  image_url: { type: 'string', required: true, hint: 'the picture the clip starts from' },
+  // "Models on fal accept file inputs as URLs ... Some models also accept data URIs", and "the model's runner
+  // downloads the file from that URL" (fal.ai/docs/documentation/model-apis/fal-cdn).
+  image_url: { type: 'string', required: true, format: 'file-url', hint: 'the picture the clip starts from' },
   duration: { type: 'either', of: [{ type: 'number', min: 0.1, max: 3600 }, { type: 'string', oneOf: KLING_DURATIONS }] },
   negative_prompt: { type: 'string', maxLength: KLING_TEXT_MAX },
   // "Range: 0 to 1" (fal's schema for the endpoint, as fal.ai/models/fal-ai/kling-video/v2.1/standard/image-to-video/llms.txt lists it).
@@ -123,6 +125,9 @@ export class FalAdapter implements ProviderAdapter {
       'fal lists requests by endpoint once they have ended, with the status success, error or user_error, sorted by when they ended; ' +
       'a request still queued or running is not listed yet',
     lookupListsOnceEnded: true,
+    // "Retries happen transparently, up to 10 attempts, before the request is marked as failed"
+    // (fal.ai/docs/documentation/serverless/reliability/retries): one request may run that many times.
+    runsAtMost: 10,
     pollById: true,
     cancel: true,
     quote: 'endpoint',
@@ -132,6 +137,8 @@ export class FalAdapter implements ProviderAdapter {
   };
   private readonly queue: ProviderHttp;
   private readonly queueBase: string;
+  /** A failure each request's result URL answered once, by request id, until it is answered again or not (falRecheckMs). */
+  private readonly failedOnce = new Map<string, string>();
   private readonly api: ProviderHttp;
   private readonly rest: ProviderHttp;
 
@@ -189,7 +196,7 @@ export class FalAdapter implements ProviderAdapter {
 
   /**
    * A failed status or result call, a 404 included, is asked again later, unless the result answer carries
-   * fal's own error markers (falErrors.ts): fal keeps a result for 1 hour after the request completes, 6 minutes
+   * fal's own error markers twice in a row (falErrors.ts): fal keeps a result for 1 hour after the request completes, 6 minutes
    * when it is 10 KB or larger (fal.ai/docs/inference-api/queue/result), but documents no answer that says a
    * result has expired, so none is taken as one.
    */
@@ -201,7 +208,7 @@ export class FalAdapter implements ProviderAdapter {
       urls = alternate;
       status = await this.queue.get(urls.status, signal);
     }
-    return this.outcome(obj(status.json), urls, signal);
+    return this.outcome(remote.requestId, obj(status.json), urls, signal);
   }
 
   /**
@@ -216,14 +223,14 @@ export class FalAdapter implements ProviderAdapter {
     const q = new URLSearchParams(query);
     q.set('logs', '0');
     for await (const event of this.queue.events(`${path}/stream?${q}`, signal)) {
-      const answer = await this.outcome(obj(event), urls, signal);
+      const answer = await this.outcome(remote.requestId, obj(event), urls, signal);
       if (answer.state !== 'pending') return answer;
       onProgress(null);
     }
     return null;
   }
 
-  private async outcome(body: Record<string, any>, urls: { response: string }, signal?: AbortSignal): Promise<PollResult> {
+  private async outcome(requestId: string, body: Record<string, any>, urls: { response: string }, signal?: AbortSignal): Promise<PollResult> {
     if (body.status === 'IN_QUEUE' || body.status === 'IN_PROGRESS') return { state: 'pending', progress: null };
     if (body.status !== 'COMPLETED') throw new PollError(`fal reported an unknown status ${JSON.stringify(body.status)}`);
     // COMPLETED says only that the request ended: whether it failed, the result URL's answer says (falErrors.ts).
@@ -231,9 +238,16 @@ export class FalAdapter implements ProviderAdapter {
     if (result.status < 200 || result.status >= 300) {
       const type = result.headers['x-fal-error-type'];
       const failed = falFailure(result.status, result.json, Array.isArray(type) ? type[0] : type);
-      if (failed) return { state: 'failed', ...failed, costActual: null };
-      throw this.queue.failure(result);
+      if (!failed) throw this.queue.failure(result);
+      if (this.failedOnce.get(requestId) === failed.error) {
+        this.failedOnce.delete(requestId);
+        return { state: 'failed', ...failed, costActual: null };
+      }
+      // Heard once: a passing answer, or the request's end. Polling asks again after the pause, and decides then.
+      this.failedOnce.set(requestId, failed.error);
+      throw new PollError(`${failed.error}; asking once more before calling it the request's end`, falRecheckMs(result.status));
     }
+    this.failedOnce.delete(requestId);
     const outputs = collectOutputs(result.json);
     if (outputs.length === 0) throw new PollError('fal sent a result with no file in it');
     // fal reports no cost per request: its usage endpoint (GET /v1/models/usage) needs an admin key and sums
@@ -274,7 +288,7 @@ export class FalAdapter implements ProviderAdapter {
   }
 
   /** fal's request history, which lists a request once it has ended (see falListing.ts). */
-  lookup(window: { from: number; to: number }, request: PreparedRequest, signal?: AbortSignal): Promise<Candidate[]> {
+  lookup(window: { from: number; to: number }, request: PreparedRequest, signal?: AbortSignal): Promise<Listing> {
     return falLookup(this.api, window, request, signal);
   }
 }

@@ -1,6 +1,6 @@
 import { send, TransportError, type HttpTimeouts } from '../http/client.ts';
 import type { ProviderHttp } from '../http/providerHttp.ts';
-import { obj } from './shared.ts';
+import { UploadRefused } from './port.ts';
 
 /** fal's REST API, where uploads start (fal-js libs/client/src/config.ts getRestApiUrl). */
 export const FAL_REST_URL = 'https://rest.fal.ai';
@@ -16,9 +16,16 @@ const PUT_TIMEOUTS: HttpTimeouts = { headersMs: 30_000, bodyMs: 30_000, totalMs:
  * (Kling's `image_url`: "URL of the image to be used for the video").
  */
 export async function falUpload(rest: ProviderHttp, file: { bytes: Uint8Array; contentType: string; name: string }, signal?: AbortSignal): Promise<string> {
-  const started = obj((await rest.get('/storage/upload/initiate?storage_type=fal-cdn-v3', signal, 'POST', JSON.stringify({ content_type: file.contentType, file_name: file.name }))).json);
+  const answer = await rest.answer('/storage/upload/initiate?storage_type=fal-cdn-v3', signal, 'POST', JSON.stringify({ content_type: file.contentType, file_name: file.name }));
+  if (answer.status < 200 || answer.status >= 300) {
+    // A timeout, a rate limit or fal's own fault may pass (RFC 9110 408, 429, 5xx); any other refusal (the key
+    // refused, the account locked) comes back the same until the person changes something.
+    if (answer.status >= 400 && answer.status < 500 && answer.status !== 408 && answer.status !== 429) throw new UploadRefused(rest.failure(answer).message);
+    throw rest.failure(answer);
+  }
+  const started = answer.json && typeof answer.json === 'object' ? (answer.json as Record<string, unknown>) : {};
   const { upload_url: uploadUrl, file_url: fileUrl } = started;
-  if (!isWebUrl(uploadUrl) || !isWebUrl(fileUrl)) throw new Error('fal answered the upload without an upload_url and a file_url');
+  if (!isWebUrl(uploadUrl) || !isWebUrl(fileUrl)) throw new UploadRefused('fal answered the upload without an upload_url and a file_url');
   let status: number;
   try {
     const res = await send('PUT', uploadUrl, { headers: { 'content-type': file.contentType }, body: Buffer.from(file.bytes), timeouts: PUT_TIMEOUTS, signal });

@@ -21,6 +21,8 @@ export interface ProviderCapabilities {
   lookupLists?: string;
   /** The listing shows a request only once it has ended: before its longest run and queue time, absence proves nothing. */
   lookupListsOnceEnded?: boolean;
+  /** How many times the provider itself may run one request (its own retries, under the same id), where it says. */
+  runsAtMost?: number;
   /**
    * A request id alone is enough to ask for the request's outcome and collect its result later (a queue's
    * status URL, a history entry). When true, an id heard before the answer is whole is recorded as
@@ -95,6 +97,12 @@ export interface Candidate {
   aliases?: string[];
 }
 
+/**
+ * What a lookup read. `cut` says, in words, why it is not the whole window (the listing had more than a lookup
+ * reads): then a request absent from it may still be in the part not read.
+ */
+export type Listing = Candidate[] & { cut?: string };
+
 export interface SubmitOptions {
   idempotencyKey: string;
   signal?: AbortSignal;
@@ -130,11 +138,12 @@ export interface ProviderAdapter {
   cancel?(remote: RemoteRef): Promise<CancelOutcome>;
   /**
    * Puts an input file in the provider's own storage and returns the URL a request names it by, where the provider
-   * takes files that way (no charge: nothing is generated). Throws when it could not.
+   * takes files that way (no charge: nothing is generated). Throws when it could not: an UploadRefused when asking
+   * again would get the same answer.
    */
   upload?(file: { bytes: Uint8Array; contentType: string; name: string }, signal?: AbortSignal): Promise<string>;
   /** Requests created in a time window (ms since the epoch), compared with the request that was sent. */
-  lookup?(window: { from: number; to: number }, request: PreparedRequest, signal?: AbortSignal): Promise<Candidate[]>;
+  lookup?(window: { from: number; to: number }, request: PreparedRequest, signal?: AbortSignal): Promise<Listing>;
   /** What the account has used and may use this period, and what these requests need, where the provider tells an API key. */
   allowance?(requests: PreparedRequest[], signal?: AbortSignal): Promise<Allowance>;
 }
@@ -185,6 +194,9 @@ export class PollError extends Error {
 
 /** An answer larger than the studio reads: the same question gets the same answer, so a smaller one is asked. */
 export class TooLargeAnswer extends PollError {}
+
+/** An input file the provider's storage refused in a way that asking again will not change (a refused key, an answer with no place to put it). */
+export class UploadRefused extends Error {}
 
 /** A result the provider no longer has (expired or deleted): paid for, and gone. */
 export class ResultGone extends Error {}

@@ -2,7 +2,8 @@ import { InvalidInput } from './port.ts';
 
 /** A small declarative input schema, enough to refuse bad input with a message a person can act on. */
 export type Field =
-  | { type: 'string'; required?: boolean; maxLength?: number; oneOf?: readonly string[]; hint?: string }
+  /** `format: 'file-url'`: a file the provider fetches, by an http(s) address or inline as a data: URI. */
+  | { type: 'string'; required?: boolean; maxLength?: number; oneOf?: readonly string[]; format?: 'file-url'; hint?: string }
   | { type: 'number' | 'integer'; required?: boolean; min?: number; max?: number; hint?: string }
   | { type: 'boolean'; required?: boolean; hint?: string }
   /** An object whose own fields are checked in turn (fal's `image_size: {width, height}`). */
@@ -15,7 +16,7 @@ export type InputSchema = Record<string, Field>;
 function expected(f: Field): string {
   switch (f.type) {
     case 'string':
-      return f.oneOf ? `one of ${f.oneOf.join(', ')}` : 'text';
+      return f.oneOf ? `one of ${f.oneOf.join(', ')}` : f.format === 'file-url' ? 'an https or http address of the file, or a data: URI' : 'text';
     case 'boolean':
       return 'true or false';
     case 'object':
@@ -38,12 +39,24 @@ function characters(text: string): number {
   return [...text].length;
 }
 
+/** An address the provider's runner can fetch a file from, or the file itself inline. */
+function fileUrl(text: string): boolean {
+  if (/^data:[^,]*,/i.test(text)) return true;
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
 /** What is wrong with one value, or null when it fits the field. */
 function problem(name: string, f: Field, v: unknown): string | null {
   switch (f.type) {
     case 'string': {
       const length = typeof v === 'string' && f.maxLength !== undefined ? characters(v) : 0;
       if (f.maxLength !== undefined && length > f.maxLength) return `"${name}" is too long (at most ${f.maxLength} characters): it has ${length}, so shorten it by ${length - f.maxLength}`;
+      if (typeof v === 'string' && f.format === 'file-url' && v.trim() !== '' && !fileUrl(v)) return `"${name}" must be ${expected(f)}, not "${v.slice(0, 100)}"`;
       return typeof v === 'string' && v.trim() !== '' && (!f.oneOf || f.oneOf.includes(v)) ? null : `"${name}" must be ${expected(f)}`;
     }
     case 'boolean':
@@ -83,13 +96,30 @@ function fieldsProblem(schema: InputSchema, obj: Record<string, unknown>, prefix
   return null;
 }
 
+/**
+ * A whole number past Number.MAX_SAFE_INTEGER anywhere in the input: JSON text such as a 64-bit seed is read
+ * into the nearest number that can be kept, so what would be sent is not what was written.
+ */
+function unsafeNumber(value: unknown, name: string): { field: string; text: string } | null {
+  if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)) {
+    const limit = Number.MAX_SAFE_INTEGER;
+    return { field: name.split(/[.[]/)[0]!, text: `"${name}" is too large to be kept exactly (it reads as ${value}); give a whole number from -${limit} to ${limit}` };
+  }
+  if (!value || typeof value !== 'object') return null;
+  for (const [key, v] of Object.entries(value)) {
+    const wrong = unsafeNumber(v, Array.isArray(value) ? `${name}[${key}]` : name ? `${name}.${key}` : key);
+    if (wrong) return wrong;
+  }
+  return null;
+}
+
 /** Checks an input object field by field; unknown fields pass through to the provider as they are. */
 export function checkInput(schema: InputSchema, input: unknown): Record<string, unknown> {
   if (!input || typeof input !== 'object' || Array.isArray(input)) {
     throw new InvalidInput('the input must be a JSON object, for example {"prompt": "a red fox"}');
   }
   const obj = input as Record<string, unknown>;
-  const wrong = fieldsProblem(schema, obj);
+  const wrong = fieldsProblem(schema, obj) ?? unsafeNumber(obj, '');
   if (wrong) throw new InvalidInput(wrong.text, wrong.field);
   return obj;
 }

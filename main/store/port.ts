@@ -60,6 +60,13 @@ export interface Lease {
  */
 export type BoundaryMark = { marked: Task } | { refused: 'budget'; task: Task } | { refused: 'lease' };
 
+/** An input file put in a provider's storage for one attempt, named in the request by `url`. */
+export interface InputUpload {
+  provider: string;
+  sha256: string;
+  url: string;
+}
+
 /** Money in micro-units of the project's currency. */
 export interface SpendRow {
   projectId: number;
@@ -98,8 +105,11 @@ export interface TaskStore {
    * `concurrency` counts every owner's leased rows.
    */
   claim(kind: Kind, concurrency: number, leaseMs: number, lease: Lease, reclaimExpired?: boolean): Promise<Task[]>;
-  /** The boundary write before a paid request leaves: fenced by the lease and checked against the budget. */
-  markSubmitStarted(id: number, idempotencyKey: string, leaseMs: number, lease: Lease): Promise<BoundaryMark>;
+  /**
+   * The boundary write before a paid request leaves: fenced by the lease and checked against the budget. The files
+   * uploaded for this attempt are kept in its event, in the same write, so a lookup rebuilds the request it sent.
+   */
+  markSubmitStarted(id: number, idempotencyKey: string, leaseMs: number, lease: Lease, uploads?: readonly InputUpload[]): Promise<BoundaryMark>;
   recordSubmitted(id: number, remote: Omit<RemoteRef, 'model'>, estimate: { cost: number; source: string } | null, lease: Lease): Promise<Task | undefined>;
   noteRequestId(id: number, requestId: string, lease: Lease): Promise<Task | undefined>;
   applyReceipt(receipt: Receipt, pollable: boolean, now: number): Promise<Task | undefined>;
@@ -111,7 +121,7 @@ export interface TaskStore {
   outputs(taskId: number): Promise<TaskOutput[]>;
   setNote(id: number, note: string | null, lease: Lease): Promise<boolean>;
   fail(id: number, error: string, charged: Charged, lease: Lease, cost?: { amount: number; source: string } | null): Promise<Task | undefined>;
-  requeue(id: number, nextAttemptAt: number, reason: string, lease: Lease): Promise<Task | undefined>;
+  requeue(id: number, nextAttemptAt: number, reason: string, lease: Lease, detail?: unknown): Promise<Task | undefined>;
   parkUnknown(id: number, reason: string, lease: Lease, from?: 'RUNNING' | 'SUBMITTED'): Promise<Task | undefined>;
   note(id: number, reason: string, detail: unknown, now: number): Promise<void>;
   renewLeases(ids: readonly number[], leaseMs: number, lease: Lease): Promise<Set<number>>;
@@ -149,9 +159,15 @@ export interface TaskStore {
   unknownProviders(): Promise<string[]>;
   lookupNoted(id: number, attempt: string | null, reason: string, detail: { lookup: number; verdict: 'again' | 'ask' } & Record<string, unknown>, now: number): Promise<void>;
   sameInputOverlapping(task: Pick<Task, 'id' | 'inputHash'>, from: number, to: number): Promise<number[]>;
+  /**
+   * This provider's tasks other than `exceptTask` whose send started before `sentAt` and that had not been heard
+   * to end by then: still being sent, submitted or unknown, or ended (succeeded, failed, cancelled) after it.
+   */
+  unendedBefore(provider: string, sentAt: number, exceptTask: number): Promise<Task[]>;
   adoptFound(id: number, attempt: string | null, requestId: string, why: string, evidence: Record<string, unknown>, now: number): Promise<Task | undefined>;
   adopt(id: number, requestId: string, now: number): Promise<Task | undefined>;
-  resubmit(id: number, now: number): Promise<Task | undefined>;
+  /** `detail` goes on the decision's event (what the person was told and chose anyway). */
+  resubmit(id: number, now: number, detail?: Record<string, unknown>): Promise<Task | undefined>;
   giveUp(id: number, now: number): Promise<Task | undefined>;
   cancel(id: number, now: number): Promise<Task | undefined>;
   pendingDependents(id: number): Promise<Task[]>;
@@ -188,10 +204,16 @@ export interface TakeStore {
 }
 
 export interface OwnerStore {
-  /** `hostname` is the machine's name, a label; `machine` its id, which no other computer has (see OwnerIdentity). */
-  register(owner: { id: string; hostname: string; machine: string; pid: number }, now: number): Promise<void>;
-  /** The processes registered by the machine with this id: the only ones whose pids mean anything to it. */
-  onMachine(machine: string): Promise<{ id: string; pid: number }[]>;
+  /**
+   * `hostname` is the machine's name, a label; `machine` its id, kept in its data folder; `boot` the running
+   * system its pid belongs to (see OwnerIdentity).
+   */
+  register(owner: { id: string; hostname: string; machine: string; boot: string | null; pid: number }, now: number): Promise<void>;
+  /**
+   * The processes registered by the machine with this id in this same boot: the only ones whose pids mean anything
+   * to it (a copied data folder carries the id to another computer, never the boot).
+   */
+  onMachine(machine: string, boot: string): Promise<{ id: string; pid: number }[]>;
   remove(id: string): Promise<void>;
   /**
    * This machine's clock (`local`) less the database's, in ms, measured now, and kept on the row of `owner` when

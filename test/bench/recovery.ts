@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { bootIdentity } from '../../main/adapters/bootIdentity.ts';
 import { databasePath } from '../../main/config/paths.ts';
 import { openDatabase } from '../../main/db/database.ts';
 import { createSupervisor, openStudio } from '../../main/studio.ts';
@@ -10,7 +11,7 @@ function seed(dataDir: string, finished: number, inFlight: number): void {
   const db = openDatabase(databasePath(dataDir));
   const now = Date.now();
   db.prepare(`INSERT INTO projects (name, created_at) VALUES ('Bench', ?)`).run(now);
-  db.prepare(`INSERT INTO lease_owners VALUES ('gone', 'bench-host', 2147483646, ?, ?)`).run(now, now);
+  db.prepare(`INSERT INTO lease_owners (id, hostname, machine_id, boot_id, pid, started_at, seen_at) VALUES ('gone', 'bench-host', 'bench-machine', ?, 2147483646, ?, ?)`).run(bootIdentity(), now, now);
   const insert = db.prepare(
     `INSERT INTO tasks (project_id, kind, provider, model, input_json, input_hash, status, charged, next_attempt_at,
                         lease_owner, lease_expires_at, submit_started_at, remote_request_id, submitted_at,
@@ -50,7 +51,7 @@ export async function benchRecovery(finished: number, inFlight: number) {
   const start = performance.now();
   const studio = await openStudio(dataDir);
   studio.settings.engine.concurrency = { image: 0, clip: 0, speech: 0, render: 0 };
-  const supervisor = createSupervisor(studio, () => undefined, { owner: { id: 'bench', hostname: 'bench-host', machine: 'bench-machine', pid: process.pid } });
+  const supervisor = createSupervisor(studio, () => undefined, { owner: { id: 'bench', hostname: 'bench-host', machine: 'bench-machine', boot: bootIdentity(), pid: process.pid } });
   await supervisor.start();
   const ms = performance.now() - start;
   const by: Record<string, number> = {};

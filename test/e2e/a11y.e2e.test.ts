@@ -1,36 +1,16 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../main/simulator/server.ts';
+import { axe, serious, type Finding } from '../helpers/axe.ts';
 import { CHROMIUM, hasChromium, serve, useBrowser, quickSimulatorSettings } from '../helpers/browser.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 const SHOTS = 'test-results/screenshots';
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 if (!hasChromium) console.warn(`browser tests skipped: no Chromium at ${CHROMIUM} (install chromium or set CHROMIUM_PATH)`);
 
 const browser = useBrowser();
 beforeAll(() => mkdirSync(SHOTS, { recursive: true }));
-
-interface Finding {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: string[];
-}
-
-/** axe-core over the page as it is; evaluated through the debugging protocol, so the page's CSP stays on. */
-async function axe(page: Page): Promise<Finding[]> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
-  return page.evaluate(async () => {
-    const run = (window as unknown as { axe: { run(c: Document, o: object): Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[] }> } }).axe;
-    const result = await run.run(document, { resultTypes: ['violations'] });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')) }));
-  });
-}
-
-const serious = (findings: Finding[]) => findings.filter((f) => f.impact === 'serious' || f.impact === 'critical');
 
 describe.skipIf(!hasChromium)('accessibility, in Chromium', () => {
   let sim: RunningSimulator;

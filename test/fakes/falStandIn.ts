@@ -23,6 +23,16 @@ export interface FalStandInOptions {
   listingFails?: boolean;
   /** The first upload's start answers 503. */
   uploadFailsOnce?: boolean;
+  /** The n-th submit is answered this way instead, queueing and charging nothing (a rate limit). */
+  submitAnswer?: (n: number, model: string) => { status: number; body: unknown } | null;
+  /** The n-th upload's start answers this instead (a refusal, or an answer with no upload_url). */
+  uploadAnswer?: (n: number) => { status: number; body: unknown } | null;
+  /** The n-th PUT of a file is answered only once this settles (a stalled storage). */
+  holdPut?: (n: number) => Promise<void> | null;
+  /** A listing page answered instead of the one fal would give (`normal`): a cursor that never ends. */
+  listingPage?: (query: URLSearchParams, normal: () => unknown) => unknown;
+  /** fal's clock, for whether a request has ended, where a test moves the studio's on (test/helpers/clockShift.mjs). */
+  now?: () => number;
 }
 
 export interface FalStandIn {
@@ -46,17 +56,22 @@ export function falStandIn(ledger: Ledger, media: { png: Media; clip: Media }, o
   let next = 0;
   let stored = 0;
   let refusedUpload = false;
+  let initiated = 0;
+  let submits = 0;
+  let puts = 0;
   const uploads: FalStandIn['uploads'] = [];
   const pages: FalStandIn['pages'] = [];
   const history: HistoryEntry[] = [];
   const queued = new Map<string, HistoryEntry>();
-  const ended = (r: HistoryEntry) => r.endedAt <= Date.now();
+  const ended = (r: HistoryEntry) => r.endedAt <= (opts.now ?? Date.now)();
 
   const route: Route = async (req, res) => {
     const host = `http://${req.headers.host}`;
     const url = new URL(req.path, host);
     const model = [FLUX, KLING].find((m) => url.pathname === `/${m}`);
     if (req.method === 'POST' && model) {
+      const refused = opts.submitAnswer?.(++submits, model);
+      if (refused) return send(res, refused.status, refused.body);
       const n = ++next;
       const id = `fal-req-${n}`;
       ledger.charged.push(id);
@@ -88,6 +103,8 @@ export function falStandIn(ledger: Ledger, media: { png: Media; clip: Media }, o
         refusedUpload = true;
         return send(res, 503, { detail: 'Service Unavailable' });
       }
+      const instead = opts.uploadAnswer?.(++initiated);
+      if (instead) return send(res, instead.status, instead.body);
       const { file_name: name, content_type: contentType } = JSON.parse(req.body) as { file_name: string; content_type: string };
       const key = ++stored;
       uploads.push({ name, contentType, bytes: -1 });
@@ -97,6 +114,7 @@ export function falStandIn(ledger: Ledger, media: { png: Media; clip: Media }, o
       const upload = uploads[Number(url.pathname.split('/')[2]) - 1]!;
       upload.bytes = Number(req.headers['content-length']);
       upload.contentType = String(req.headers['content-type']);
+      await opts.holdPut?.(++puts);
       return send(res, 200, {});
     }
     if (url.pathname === '/v1/models/requests/by-endpoint') {
@@ -119,7 +137,8 @@ export function falStandIn(ledger: Ledger, media: { png: Media; clip: Media }, o
       const limit = Math.min(100, Number(q.get('limit') ?? 50));
       const page = Number(Buffer.from(q.get('cursor') ?? 'MA==', 'base64').toString());
       const more = (page + 1) * limit < items.length;
-      const body = JSON.stringify({ items: items.slice(page * limit, (page + 1) * limit), has_more: more, next_cursor: more ? Buffer.from(String(page + 1)).toString('base64') : null });
+      const normal = () => ({ items: items.slice(page * limit, (page + 1) * limit), has_more: more, next_cursor: more ? Buffer.from(String(page + 1)).toString('base64') : null });
+      const body = JSON.stringify(opts.listingPage ? opts.listingPage(q, normal) : normal());
       pages.push({ limit, payloads: q.get('expand') === 'payloads', bytes: Buffer.byteLength(body) });
       return send(res, 200, Buffer.from(body), { 'content-type': 'application/json' });
     }

@@ -61,6 +61,8 @@ export interface FalOptions {
    * with none of fal's markers on the first ask, then the images.
    */
   resultError?: 'request' | 'model' | 'gateway';
+  /** The first result ask of the n-th request submitted (1-based) answers with this status, body and headers; later ones with the images. */
+  resultOnceOf?: (n: number) => [number, unknown, Record<string, string>?] | null;
   /** The origin the submit answer's status, response and cancel URLs point at, instead of this stand-in's. */
   urlsOn?: string;
   /**
@@ -171,6 +173,11 @@ export function falQueue(ledger: Ledger, png: Media, opts: FalOptions = {}): Rou
       if (opts.resultError === 'model') {
         const detail = [{ loc: ['body', 'prompt'], msg: 'The content could not be processed because it contained material flagged by a content checker.', type: 'content_policy_violation', url: 'https://docs.fal.ai/errors#content_policy_violation' }];
         return send(res, 422, { detail });
+      }
+      const once = opts.resultOnceOf?.(Number(id!.replace('fal-req-', '')));
+      if (once && !refused.has(req.path)) {
+        refused.add(req.path);
+        return send(res, ...once);
       }
       if (opts.resultError === 'gateway' && !refused.has(req.path)) {
         refused.add(req.path);

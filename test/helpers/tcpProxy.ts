@@ -1,4 +1,5 @@
 import { createConnection, createServer, type Socket } from 'node:net';
+import { FrontendMessages, ranMarker } from './pgMessages.ts';
 
 /**
  * A TCP proxy on 127.0.0.1 between a process and a server (PostgreSQL), whose link can go silent: no byte is
@@ -12,6 +13,11 @@ export interface TcpProxy {
    * marker: a statement's parameters may leave before the message that runs it). Resolves when it has.
    */
   silentAfter(marker: string, through: Buffer): Promise<void>;
+  /**
+   * Goes silent once a client has sent all a statement holding `marker` needs to run, whichever way it is sent (see
+   * ranMarker): the server runs it, the client hears nothing back. Resolves when it has.
+   */
+  silentAfterRun(marker: string): Promise<void>;
   /** Delivers what was held and forwards again. */
   heal(): void;
   close(): Promise<void>;
@@ -42,6 +48,7 @@ class Direction {
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   let silent = false;
   let trip: { marker: Buffer; through: Buffer; tripped: () => void } | null = null;
+  let run: { marker: Buffer; tripped: () => void } | null = null;
   const directions: Direction[] = [];
   const sockets = new Set<Socket>();
 
@@ -57,8 +64,16 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       socket.on('close', () => sockets.delete(socket));
     }
     let marked = false;
+    const messages = new FrontendMessages();
+    const armed = { parsed: false };
     client.on('data', (chunk: Buffer) => {
       up.pass(chunk, silent);
+      const sent = messages.push(chunk);
+      if (run && ranMarker(sent, run.marker, armed)) {
+        silent = true;
+        run.tripped();
+        run = null;
+      }
       if (!trip) return;
       const at = marked ? 0 : chunk.indexOf(trip.marker);
       if (at < 0) return;
@@ -80,6 +95,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     port: address.port,
     silentAfter(marker, through) {
       return new Promise((tripped) => (trip = { marker: Buffer.from(marker), through, tripped }));
+    },
+    silentAfterRun(marker) {
+      return new Promise((tripped) => (run = { marker: Buffer.from(marker), tripped }));
     },
     heal() {
       silent = false;

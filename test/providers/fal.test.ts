@@ -93,14 +93,17 @@ describe('fal adapter', () => {
     expect(fake.count('POST', /./)).toBe(1);
   });
 
-  it('reads a failure from the result answer of a COMPLETED request: a request error is not charged, a model error may be', async () => {
+  it('reads a failure from the result answer of a COMPLETED request, answered twice: a request error is not charged, a model error may be', async () => {
     // fal.ai/docs/documentation/model-apis/request-errors and .../model-apis/errors; charges: fal.ai/docs/model-apis/faq.
     const requestError = await adapterFor(falQueue({ polls: 0, failWith: [503, { detail: 'Runner disconnected', error_type: 'runner_disconnected' }, { 'x-fal-error-type': 'runner_disconnected' }] }));
     const remote = { requestId: 'req-1', model: MODEL, handle: null };
+    // The first answer is asked again after fal-js's whole retry window for a 503 (1 s + 2 s + 4 s: libs/client/src/retry.ts).
+    expect(await requestError.fal.poll(remote).catch((e) => e)).toMatchObject({ constructor: PollError, retryAfterMs: 7_000 });
     expect(await requestError.fal.poll(remote)).toEqual({ state: 'failed', error: 'fal: Runner disconnected (runner_disconnected, HTTP 503)', charged: 'no', costActual: null });
 
     const detail = [{ loc: ['body', 'image_size', 'width'], msg: 'Input should be less than or equal to 14142', type: 'less_than_equal', url: 'https://docs.fal.ai/errors#less_than_equal' }];
     const modelError = await adapterFor(falQueue({ polls: 0, failWith: [422, { detail }] }));
+    expect(await modelError.fal.poll(remote).catch((e) => e)).toMatchObject({ constructor: PollError, retryAfterMs: 1_000 });
     expect(await modelError.fal.poll(remote)).toEqual({
       state: 'failed',
       error: 'fal: the model refused the request: image_size.width: Input should be less than or equal to 14142 (HTTP 422)',
@@ -110,7 +113,43 @@ describe('fal adapter', () => {
 
     // Only the header: a body that is not JSON still carries fal's marker.
     const headerOnly = await adapterFor(falQueue({ polls: 0, failWith: [504, 'upstream request timeout', { 'x-fal-error-type': 'startup_timeout' }] }));
+    await expect(headerOnly.fal.poll(remote)).rejects.toThrow(PollError);
     expect(await headerOnly.fal.poll(remote)).toMatchObject({ state: 'failed', charged: 'no', error: expect.stringContaining('startup_timeout') });
+  });
+
+  it('never ends a request on a rate limit, a key or route answer, or a gateway page, whatever markers it carries', async () => {
+    // A 429 is fal-js's to retry (libs/client/src/retry.ts DEFAULT_RETRYABLE_STATUS_CODES); a 401, 403 or 404 is a key
+    // or route problem; a model error is a 422 (fal-js response.ts ValidationError) with `{loc, msg, type}` entries.
+    for (const [status, body, headers] of [
+      [429, { detail: 'Too many requests', error_type: 'rate_limited' }],
+      [401, { detail: 'Unauthorized' }, { 'x-fal-error-type': 'unauthorized' }],
+      [403, { detail: 'Forbidden', error_type: 'forbidden' }],
+      [404, { detail: 'Request not found', error_type: 'not_found' }],
+      [502, { detail: [{ msg: 'upstream connect error' }] }],
+      [500, { detail: [{ loc: ['body', 'prompt'], msg: 'flagged', type: 'content_policy_violation' }] }],
+      [422, { detail: [{ msg: 'no location, no type' }] }],
+    ] as const) {
+      const { fal } = await adapterFor(falQueue({ polls: 0, failWith: [status, body, headers] }));
+      for (let ask = 1; ask <= 3; ask++) await expect(fal.poll({ requestId: 'req-1', model: MODEL, handle: null }), `${status} ask ${ask}`).rejects.toThrow(PollError);
+    }
+  });
+
+  it('collects the result after one answer carrying fal\'s markers, and ends only on the same failure answered again', async () => {
+    const remote = { requestId: 'req-1', model: MODEL, handle: null };
+    const { fal } = await adapterFor(failingOnce(/requests\/req-1$/, 500, falQueue({ polls: 0 }), { 'x-fal-error-type': 'internal_error' }));
+    await expect(fal.poll(remote)).rejects.toThrow(/internal_error, HTTP 500\); asking once more/);
+    expect(await fal.poll(remote)).toMatchObject({ state: 'succeeded' });
+
+    // Two different failures in a row are not the same answer twice.
+    let asked = 0;
+    const changing = await adapterFor((req, res) => {
+      if (req.path.endsWith('/status')) return send(res, 200, { status: 'COMPLETED', request_id: 'req-1', logs: [] });
+      const type = ++asked === 1 ? 'runner_disconnected' : 'runner_server_error';
+      return send(res, asked === 1 ? 503 : 500, { detail: 'failed', error_type: type }, { 'x-fal-error-type': type });
+    });
+    await expect(changing.fal.poll(remote)).rejects.toThrow(PollError);
+    await expect(changing.fal.poll(remote)).rejects.toThrow(PollError);
+    expect(await changing.fal.poll(remote)).toMatchObject({ state: 'failed', charged: 'no', error: expect.stringContaining('runner_server_error') });
   });
 
   it('takes a 5xx or a flat detail without fal\'s markers as a passing failure, asked again later', async () => {

@@ -10,20 +10,24 @@ import { iso, table } from '../output.ts';
 export async function resolve(argv: string[], ctx: CliContext) {
   const { values, positionals } = parse(
     argv,
-    { adopt: { type: 'string' }, resubmit: { type: 'boolean' }, 'give-up': { type: 'boolean' } },
+    { adopt: { type: 'string' }, resubmit: { type: 'boolean' }, 'give-up': { type: 'boolean' }, 'even-if-running': { type: 'boolean' } },
     1,
   );
   const id = taskId(positionals[0]);
   const chosen = [values.adopt !== undefined, !!values.resubmit, !!values['give-up']].filter(Boolean).length;
   if (chosen !== 1) throw new UsageError('choose exactly one of --adopt REQUEST_ID, --resubmit or --give-up');
+  if (values['even-if-running'] && !values.resubmit) throw new UsageError('--even-if-running goes with --resubmit only');
   const decision: Decision =
-    values.adopt !== undefined ? { adopt: values.adopt } : values.resubmit ? { resubmit: true } : { giveUp: true };
+    values.adopt !== undefined ? { adopt: values.adopt } : values.resubmit ? { resubmit: true, evenIfRunning: !!values['even-if-running'] } : { giveUp: true };
   const studio = await openStudio(ctx.dataDir, undefined, { existing: true, database: ctx.database, media: ctx.media });
+  const providers = await openProviders(studio.settings, studio.dataDir);
   try {
     await recordJournaledRequests(studio);
     let task;
     try {
-      task = await resolveUnknown(studio.tasks, id, decision, studio.clock.now());
+      const provider = (await studio.tasks.get(id))?.provider;
+      const check = { provider: provider === undefined ? undefined : providers.get(provider), queueMs: studio.settings.engine.lookup?.queueMs, flag: `studio resolve ${id} --resubmit --even-if-running` };
+      task = await resolveUnknown(studio.tasks, id, decision, studio.clock.now(), check);
     } catch (err) {
       // The request id given is the mistake to fix, as with any wrong argument.
       if (err instanceof RequestTaken) throw new UsageError(err.message);
@@ -36,6 +40,7 @@ export async function resolve(argv: string[], ctx: CliContext) {
     }[task.status as 'SUBMITTED' | 'PENDING' | 'FAILED'];
     ctx.out(`task ${id}: ${what}`);
   } finally {
+    await providers.close();
     await studio.close();
   }
 }
@@ -71,9 +76,12 @@ export async function reconcileCommand(argv: string[], ctx: CliContext) {
       ctx.err(`studio: ${err.message}; nothing was changed. Try again later: studio reconcile ${id}`);
       return 1;
     }
-    const { candidates, lists, listed } = found;
+    const { candidates, lists, listed, cut } = found;
     if (values.json) {
-      ctx.out(JSON.stringify(candidates.map((c) => ({ ...c, createdAt: iso(c.createdAt) })), null, 2));
+      // An object, not the bare list: an empty list alone would read as "nothing there" while the request may
+      // still be running (notListedYet) or in the part of the listing not read (cut).
+      const notListedYet = listed ? { until: iso(listed.at), why: listed.why } : null;
+      ctx.out(JSON.stringify({ taskId: id, candidates: candidates.map((c) => ({ ...c, createdAt: iso(c.createdAt) })), notListedYet, cut }, null, 2));
       return;
     }
     if (lists) ctx.out(`What the lookup sees: ${lists}.`);
@@ -83,12 +91,19 @@ export async function reconcileCommand(argv: string[], ctx: CliContext) {
       ctx.out(`Look again after then: studio reconcile ${id}`);
       return;
     }
+    if (candidates.length === 0 && cut) {
+      ctx.out(`No request at ${task!.provider} matching task ${id} was among those read, but the listing could not be looked through whole: ${cut}.`);
+      ctx.out(`Whether it was accepted cannot be told from it: look for a request made at ${iso(task!.submitStartedAt ?? task!.createdAt)} in ${task!.provider}'s dashboard.`);
+      ctx.out(`Then decide: studio resolve ${id} --adopt REQUEST_ID, --resubmit or --give-up`);
+      return;
+    }
     if (candidates.length === 0) {
       ctx.out(`No request at ${task!.provider} matches task ${id}: it was probably never accepted.`);
       ctx.out(`Decide: studio resolve ${id} --resubmit (or --give-up)`);
       return;
     }
     ctx.out(table([['REQUEST ID', 'CREATED', 'STATUS', 'WHY'], ...candidates.map((c) => [c.requestId, iso(c.createdAt)!, c.status, c.why])]));
+    if (cut) ctx.out(`The listing could not be looked through whole (${cut}): another request may match too.`);
     ctx.out(`Adopt one: studio resolve ${id} --adopt REQUEST_ID`);
   } finally {
     await providers.close();

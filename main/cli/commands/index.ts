@@ -44,8 +44,9 @@ usage: studio [--data DIR] [--db URL] [--media DIR] <command> [options]
                             list tasks
   unknown [--json]          tasks whose outcome nobody can know, waiting for your decision
   reconcile ID [--json]     requests at the provider that may be the one an unknown outcome sent
-  resolve ID --adopt REQUEST_ID | --resubmit | --give-up
-                            decide an unknown outcome
+  resolve ID --adopt REQUEST_ID | --resubmit [--even-if-running] | --give-up
+                            decide an unknown outcome (a resubmit while the request may still be
+                            running at the provider needs --even-if-running)
   cancel ID                 cancel unfinished work (a submitted request is cancelled at the provider too)
   spend [--project P] [--json]
                             what each project has cost

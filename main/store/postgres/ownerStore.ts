@@ -3,22 +3,23 @@ import type { Sql } from './sql.ts';
 
 /**
  * The processes that hold leases, by machine and pid. A machine recovers at once the rows of its own processes
- * that no longer exist (onMachine, by the machine's id: two computers may share a name); another machine's owners
- * are never judged by pid here, only by their leases' expiry on the database's clock.
+ * that no longer exist (onMachine, by the machine's id and boot: two computers may share a name, and a copied data
+ * folder an id); another machine's owners are never judged by pid here, only by their leases' expiry on the
+ * database's clock.
  */
 export class PostgresOwnerStore implements OwnerStore {
   constructor(private readonly sql: Sql) {}
 
-  async register(owner: { id: string; hostname: string; machine: string; pid: number }, now: number): Promise<void> {
+  async register(owner: { id: string; hostname: string; machine: string; boot: string | null; pid: number }, now: number): Promise<void> {
     await this.sql.query(
-      `INSERT INTO lease_owners (id, hostname, machine_id, pid, started_at, seen_at) VALUES ($1, $2, $3, $4, $5, $5)
+      `INSERT INTO lease_owners (id, hostname, machine_id, boot_id, pid, started_at, seen_at) VALUES ($1, $2, $3, $4, $5, $6, $6)
        ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at`,
-      [owner.id, owner.hostname, owner.machine, owner.pid, now],
+      [owner.id, owner.hostname, owner.machine, owner.boot, owner.pid, now],
     );
   }
 
-  async onMachine(machine: string): Promise<{ id: string; pid: number }[]> {
-    return this.sql.query<{ id: string; pid: number }>(`SELECT id, pid FROM lease_owners WHERE machine_id = $1 ORDER BY id`, [machine]);
+  async onMachine(machine: string, boot: string): Promise<{ id: string; pid: number }[]> {
+    return this.sql.query<{ id: string; pid: number }>(`SELECT id, pid FROM lease_owners WHERE machine_id = $1 AND boot_id = $2 ORDER BY id`, [machine, boot]);
   }
 
   async remove(id: string): Promise<void> {

@@ -5,7 +5,7 @@ import type { Actor, Charged, Kind, NewTask, RemoteRef, Status, Task, TaskEvent,
 import { inputHash } from '../../tasks/inputHash.ts';
 import { REQUEST_HELD_NOTE } from '../../tasks/requestHeld.ts';
 import { rowToEvent, rowToOutput, rowToTask, type EventRow, type OutputRow, type TaskRow } from '../../tasks/rows.ts';
-import type { BoundaryMark, CompletedResult, DaySpend, Lease, LibraryFilter, ModelSpend, SpendRow, TaskStore } from '../port.ts';
+import type { BoundaryMark, CompletedResult, DaySpend, InputUpload, Lease, LibraryFilter, ModelSpend, SpendRow, TaskStore } from '../port.ts';
 import { receiptParams } from '../receiptParams.ts';
 import { inlined } from './inlined.ts';
 import { named } from './named.ts';
@@ -75,6 +75,17 @@ const MARKED_BEFORE = `EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tas
 const ATTEMPT_NUMBER = `(SELECT count(*)::integer FROM task_events e WHERE e.task_id = tasks.id AND e.reason = 'submit started'
                           AND e.id <= (SELECT min(m.id) FROM task_events m WHERE m.task_id = tasks.id AND m.reason = 'submit started'
                                                                               AND m.detail_json::json ->> 'idempotencyKey' = @key::text))`;
+
+/**
+ * Attempt @key was counted in the row's abandoned amount: a person resubmitted the row after it was marked, before any
+ * later attempt was (the resubmit adds the estimate to cost_abandoned; a retry of the engine adds nothing).
+ */
+const RESUBMITTED = 'resubmitted: the earlier attempt may also have been charged';
+const ABANDONED_AT_KEY = `(SELECT e.reason FROM task_events e WHERE e.task_id = tasks.id AND e.reason IN ('submit started', '${RESUBMITTED}')
+                             AND e.id > (SELECT min(m.id) FROM task_events m WHERE m.task_id = tasks.id AND m.reason = 'submit started'
+                                                                                 AND m.detail_json::json ->> 'idempotencyKey' = @key::text)
+                           ORDER BY e.id LIMIT 1) IS NOT DISTINCT FROM '${RESUBMITTED}'`;
+const UNCOUNT_ABANDONED = `cost_abandoned = CASE WHEN ${ABANDONED_AT_KEY} THEN greatest(0, cost_abandoned - coalesce(cost_estimated, 0)) ELSE cost_abandoned END`;
 
 /**
  * The history of a row that moved on keeps the request of an earlier attempt named after it, or the task that
@@ -337,16 +348,19 @@ export class PostgresTaskStore implements TaskStore {
    * A project with a budget is checked in a transaction of its own: the project's row is held first (FOR NO KEY
    * UPDATE: the boundary writes of one project, from every machine, wait for each other, while enqueues, whose
    * foreign key only shares the row, do not), and the write is a statement after it, so its check reads what the
-   * boundary write before it committed and two machines cannot both spend the last of the budget. There the task's
-   * row is held too before the write, so a refusal is told apart exactly: the budget refused it only when the row
-   * was still this owner's to send. A stalled worker that lost the row is never told "budget".
+   * boundary write before it committed and two machines cannot both spend the last of the budget. The lock and the
+   * write go to the server as one script, which runs to its end and commits whatever the sender does meanwhile: a
+   * machine stopped right after sending it holds the project for no longer than the write takes on the server (as
+   * the claim does; only two flags come back, the row is read after). There the task's row is held too before the
+   * write, so a refusal is told apart exactly: the budget refused it only when the row was still this owner's to
+   * send. A stalled worker that lost the row is never told "budget".
    */
-  async markSubmitStarted(id: number, idempotencyKey: string, leaseMs: number, lease: Lease): Promise<BoundaryMark> {
+  async markSubmitStarted(id: number, idempotencyKey: string, leaseMs: number, lease: Lease, uploads: readonly InputUpload[] = []): Promise<BoundaryMark> {
     const where = `${FENCE} AND status = 'RUNNING' AND submit_started_at IS NULL`;
     const set = `submit_started_at = ${DB_NOW}, attempts = attempts + 1, idempotency_key = @key::text, charged = 'maybe',
          lease_expires_at = ${DB_NOW} + @leaseMs::bigint, heartbeat_at = ${DB_NOW}`;
     const params = { ...lease, key: idempotencyKey, leaseMs };
-    const t: Transition = { actor: 'engine', reason: 'submit started', detail: { idempotencyKey } };
+    const t: Transition = { actor: 'engine', reason: 'submit started', detail: { idempotencyKey, ...(uploads.length > 0 ? { uploads } : {}) } };
     const [first] = await this.run<Partial<TaskRow> & { budgeted: boolean }>(
       this.sql,
       `${this.transitionWith(`${where} AND NOT (SELECT budgeted FROM project)`, set, 'RUNNING', {
@@ -359,13 +373,18 @@ export class PostgresTaskStore implements TaskStore {
     );
     if (first?.id != null) return { marked: this.wake(rowToTask(first as TaskRow)) };
     if (!first?.budgeted) return { refused: 'lease' };
-    return this.sql.tx(async (tx): Promise<BoundaryMark> => {
-      await this.run(tx, `SELECT 1 FROM projects WHERE id = (SELECT project_id FROM tasks WHERE id = @id::bigint) FOR NO KEY UPDATE`, { id });
-      const [held] = await this.run(tx, `SELECT * FROM tasks WHERE id = @id::bigint AND ${where} FOR NO KEY UPDATE`, { id, owner: lease.owner });
-      if (!held) return { refused: 'lease' };
-      const marked = await this.transition(tx, id, `${where} AND ${WITHIN_BUDGET}`, set, params, 'RUNNING', t);
-      return marked ? { marked: this.wake(marked) } : { refused: 'budget', task: rowToTask(held) };
-    });
+    const held = { ...t, before: `held AS MATERIALIZED (SELECT id FROM tasks WHERE id = @id::bigint AND ${where} FOR NO KEY UPDATE)` };
+    const [outcome] = await this.sql.query<{ held: boolean; marked: boolean }>(
+      inlined(
+        `SELECT 1 FROM projects WHERE id = (SELECT project_id FROM tasks WHERE id = @id::bigint) FOR NO KEY UPDATE;
+         ${this.transitionWith(`${where} AND ${WITHIN_BUDGET} AND EXISTS (SELECT 1 FROM held)`, set, 'RUNNING', held)}
+         SELECT EXISTS (SELECT 1 FROM held) AS held, EXISTS (SELECT 1 FROM changed) AS marked`,
+        this.transitionParams(id, params, 'RUNNING', t),
+      ),
+    );
+    if (!outcome?.held) return { refused: 'lease' };
+    const task = (await this.get(id))!;
+    return outcome.marked ? { marked: this.wake(task) } : { refused: 'budget', task };
   }
 
   /**
@@ -439,11 +458,12 @@ export class PostgresTaskStore implements TaskStore {
 
   /**
    * The request of an earlier attempt, named after the row moved on (parked and resubmitted meanwhile): that attempt
-   * was paid. A row whose own attempt has not left yet, or whose outcome is unknown, takes that request and is
-   * polled for its result instead of buying the step again (what the resubmit counted as abandoned is that request,
-   * unless another unknown attempt stands for it now). Any other row's later attempt left too: a sibling task
-   * collects the earlier one (see collectLate); where the provider cannot be asked by id, the row keeps it in its
-   * history, with its attempt. Returns the row that took the request.
+   * was paid. A row whose own attempt has not been marked (PENDING after a resubmit, RUNNING not yet marked) takes
+   * that request and is polled for its result instead of buying the step again (what a resubmit counted as abandoned
+   * for that attempt is counted as charged now). Any other row's own attempt may have left, paid, an unknown outcome
+   * included, which stays the row's to look up and ask about: a sibling task collects the earlier one (see
+   * collectLate); where the provider cannot be asked by id, the row keeps it in its history, with its attempt.
+   * Returns the row that took the request.
    */
   private async lateReceipt(tx: Sql, receipt: Receipt, params: Record<string, unknown>): Promise<Task | undefined> {
     const earlier = `idempotency_key IS DISTINCT FROM @key::text AND ${MARKED_BEFORE}`;
@@ -454,8 +474,8 @@ export class PostgresTaskStore implements TaskStore {
             tx,
             receipt.taskId,
             `${earlier} AND remote_request_id IS NULL AND NOT ${HELD_ELSEWHERE}
-             AND (status IN ('PENDING', 'OUTCOME_UNKNOWN') OR (status = 'RUNNING' AND submit_started_at IS NULL))`,
-            `cost_abandoned = CASE WHEN status = 'OUTCOME_UNKNOWN' THEN cost_abandoned ELSE greatest(0, cost_abandoned - coalesce(cost_estimated, 0)) END,
+             AND (status = 'PENDING' OR (status = 'RUNNING' AND submit_started_at IS NULL))`,
+            `${UNCOUNT_ABANDONED},
              status = 'SUBMITTED', idempotency_key = @key::text, remote_request_id = @requestId::text, remote_handle = @handle::text,
              submit_started_at = coalesce(submit_started_at, @at::bigint), submitted_at = @at::bigint, charged = 'yes', progress = NULL,
              unknown_reason = NULL, finished_at = NULL, note = NULL, lease_owner = NULL, lease_expires_at = NULL, next_attempt_at = ${DB_NOW}`,
@@ -477,8 +497,8 @@ export class PostgresTaskStore implements TaskStore {
 
   /**
    * A sibling task for the paid request of an earlier attempt whose row has moved on: the same step, SUBMITTED with
-   * that request, polled and saved like any other; it has no dependents, the row keeps its own. The resubmit counted
-   * that attempt's estimate as abandoned on the row; the sibling counts it now, so it is taken off there. Once only:
+   * that request, polled and saved like any other; it has no dependents, the row keeps its own. Where a resubmit
+   * counted that attempt's estimate as abandoned on the row, the sibling counts it now, so it is taken off there. Once only:
    * a request held by another task is never given to a second one (HELD_ELSEWHERE, under LOCK_REQUEST).
    */
   private async collectLate(tx: Sql, receipt: Receipt, params: Record<string, unknown>, earlier: string): Promise<Task | undefined> {
@@ -506,14 +526,14 @@ export class PostgresTaskStore implements TaskStore {
     const detail = { requestId: receipt.requestId, attempt: receipt.idempotencyKey };
     await this.run(
       tx,
-      `WITH abandoned AS (UPDATE tasks SET cost_abandoned = greatest(0, cost_abandoned - coalesce(cost_estimated, 0)), updated_at = @now::bigint
-                           WHERE id = @id::bigint)
+      `WITH abandoned AS (UPDATE tasks SET ${UNCOUNT_ABANDONED}, updated_at = @now::bigint WHERE id = @id::bigint)
        INSERT INTO task_events (task_id, at, from_status, to_status, actor, reason, detail_json)
        VALUES (@id::bigint, @now::bigint, @status::text, @status::text, 'engine', @collected::text, @collectedDetail::text),
               (@sibling::bigint, @now::bigint, NULL, 'SUBMITTED', 'engine', @of::text, @ofDetail::text)`,
       {
         id,
         now: params.now,
+        key: params.key,
         status: original.status,
         sibling: row!.id,
         collected: `the paid request of its earlier attempt ${original.attempt} is collected as task ${row!.id}`,
@@ -675,14 +695,14 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   /** Back to the queue, as if never sent: only for outcomes that prove the request was not applied. */
-  async requeue(id: number, nextAttemptAt: number, reason: string, lease: Lease) {
+  async requeue(id: number, nextAttemptAt: number, reason: string, lease: Lease, detail?: unknown) {
     return this.change(
       id,
       `${fence(lease)} AND status = 'RUNNING'`,
       `status = 'PENDING', next_attempt_at = ${DUE_AT('nextAttemptAt')}, submit_started_at = NULL, idempotency_key = NULL,
        charged = 'no', lease_owner = NULL, lease_expires_at = NULL, heartbeat_at = NULL`,
       { ...lease, nextAttemptAt },
-      { from: 'RUNNING', actor: 'engine', reason },
+      { from: 'RUNNING', actor: 'engine', reason, detail },
     );
   }
 
@@ -1077,6 +1097,17 @@ export class PostgresTaskStore implements TaskStore {
     return rows.map((r) => r.id);
   }
 
+  async unendedBefore(provider: string, sentAt: number, exceptTask: number): Promise<Task[]> {
+    const rows = await this.run(
+      this.sql,
+      `SELECT * FROM tasks WHERE provider = @provider::text AND id <> @id::bigint AND submit_started_at < @sentAt::bigint
+          AND (status IN ('RUNNING', 'SUBMITTED', 'OUTCOME_UNKNOWN') OR (status IN ('SUCCEEDED', 'FAILED', 'CANCELLED') AND finished_at > @sentAt::bigint))
+        ORDER BY submit_started_at, id`,
+      { provider, id: exceptTask, sentAt },
+    );
+    return rows.map(rowToTask);
+  }
+
   /**
    * The engine adopts the request a lookup found to be exactly the one sent (see lookupVerdict), as a person's
    * adoption does and under the same conditions, recording why and the evidence, and telling the person on the row.
@@ -1127,7 +1158,7 @@ export class PostgresTaskStore implements TaskStore {
     return this.wake(task);
   }
 
-  async resubmit(id: number, now: number) {
+  async resubmit(id: number, now: number, detail?: Record<string, unknown>) {
     return this.change(
       id,
       `status = 'OUTCOME_UNKNOWN'`,
@@ -1135,7 +1166,7 @@ export class PostgresTaskStore implements TaskStore {
        submit_started_at = NULL, idempotency_key = NULL, remote_request_id = NULL, remote_handle = NULL, submitted_at = NULL,
        unknown_reason = NULL, finished_at = NULL, next_attempt_at = ${DB_NOW}, progress = NULL`,
       { now },
-      { from: 'OUTCOME_UNKNOWN', actor: 'person', reason: 'resubmitted: the earlier attempt may also have been charged' },
+      { from: 'OUTCOME_UNKNOWN', actor: 'person', reason: RESUBMITTED, ...(detail ? { detail } : {}) },
     );
   }
 

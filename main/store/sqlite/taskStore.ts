@@ -8,7 +8,7 @@ import { inputHash } from '../../tasks/inputHash.ts';
 import { requestHeldDetail } from '../../tasks/requestHeld.ts';
 import { rowToEvent, rowToOutput, rowToTask, type EventRow, type OutputRow, type TaskRow } from '../../tasks/rows.ts';
 import { refuseIfMoved, refuseIfTaskMoved } from './projectMoves.ts';
-import type { BoundaryMark, CompletedResult, DaySpend, Lease, LibraryFilter, ModelSpend, SpendRow, TaskStore } from '../port.ts';
+import type { BoundaryMark, CompletedResult, DaySpend, InputUpload, Lease, LibraryFilter, ModelSpend, SpendRow, TaskStore } from '../port.ts';
 import { receiptParams } from '../receiptParams.ts';
 
 interface Transition {
@@ -60,6 +60,17 @@ const MARKED_BEFORE = `EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tas
 const ATTEMPT_NUMBER = `(SELECT count(*) FROM task_events e WHERE e.task_id = tasks.id AND e.reason = 'submit started'
                           AND e.id <= (SELECT min(m.id) FROM task_events m WHERE m.task_id = tasks.id AND m.reason = 'submit started'
                                                                               AND json_extract(m.detail_json, '$.idempotencyKey') = @key))`;
+
+/**
+ * Attempt @key was counted in the row's abandoned amount: a person resubmitted the row after it was marked, before any
+ * later attempt was (the resubmit adds the estimate to cost_abandoned; a retry of the engine adds nothing).
+ */
+const RESUBMITTED = 'resubmitted: the earlier attempt may also have been charged';
+const ABANDONED_AT_KEY = `(SELECT e.reason FROM task_events e WHERE e.task_id = tasks.id AND e.reason IN ('submit started', '${RESUBMITTED}')
+                             AND e.id > (SELECT min(m.id) FROM task_events m WHERE m.task_id = tasks.id AND m.reason = 'submit started'
+                                                                                 AND json_extract(m.detail_json, '$.idempotencyKey') = @key)
+                           ORDER BY e.id LIMIT 1) IS '${RESUBMITTED}'`;
+const UNCOUNT_ABANDONED = `cost_abandoned = CASE WHEN ${ABANDONED_AT_KEY} THEN max(0, cost_abandoned - coalesce(cost_estimated, 0)) ELSE cost_abandoned END`;
 
 /**
  * The history of a row that moved on keeps the request of an earlier attempt named after it, or the task that
@@ -247,7 +258,7 @@ export class SqliteTaskStore implements TaskStore {
    * budget is checked in the same write, so two workers cannot both spend the last of it. Which of the two
    * refused it is told apart in the same transaction: a stalled worker that lost the row is never told "budget".
    */
-  async markSubmitStarted(id: number, idempotencyKey: string, leaseMs: number, lease: Lease): Promise<BoundaryMark> {
+  async markSubmitStarted(id: number, idempotencyKey: string, leaseMs: number, lease: Lease, uploads: readonly InputUpload[] = []): Promise<BoundaryMark> {
     const sendable = `${FENCE} AND status = 'RUNNING' AND submit_started_at IS NULL`;
     return this.tx((): BoundaryMark => {
       const marked = this.change(
@@ -256,7 +267,7 @@ export class SqliteTaskStore implements TaskStore {
         `submit_started_at = @now, attempts = attempts + 1, idempotency_key = @key, charged = 'maybe',
          lease_expires_at = @now + @leaseMs, heartbeat_at = @now`,
         { ...lease, key: idempotencyKey, leaseMs },
-        { from: 'RUNNING', actor: 'engine', reason: 'submit started', detail: { idempotencyKey } },
+        { from: 'RUNNING', actor: 'engine', reason: 'submit started', detail: { idempotencyKey, ...(uploads.length > 0 ? { uploads } : {}) } },
       );
       if (marked) return { marked };
       const held = this.stmt(`SELECT * FROM tasks WHERE id = @id AND ${sendable}`).get({ id, ...lease }) as TaskRow | undefined;
@@ -335,11 +346,12 @@ export class SqliteTaskStore implements TaskStore {
 
   /**
    * The request of an earlier attempt, named after the row moved on (parked and resubmitted meanwhile): that attempt
-   * was paid. A row whose own attempt has not left yet, or whose outcome is unknown, takes that request and is
-   * polled for its result instead of buying the step again (what the resubmit counted as abandoned is that request,
-   * unless another unknown attempt stands for it now). Any other row's later attempt left too: a sibling task
-   * collects the earlier one (see collectLate); where the provider cannot be asked by id, the row keeps it in its
-   * history, with its attempt. Returns the row that took the request.
+   * was paid. A row whose own attempt has not been marked (PENDING after a resubmit, RUNNING not yet marked) takes
+   * that request and is polled for its result instead of buying the step again (what a resubmit counted as abandoned
+   * for that attempt is counted as charged now). Any other row's own attempt may have left, paid, an unknown outcome
+   * included, which stays the row's to look up and ask about: a sibling task collects the earlier one (see
+   * collectLate); where the provider cannot be asked by id, the row keeps it in its history, with its attempt.
+   * Returns the row that took the request.
    */
   private lateReceipt(receipt: Receipt, params: Record<string, unknown>): Task | undefined {
     const earlier = `idempotency_key IS NOT @key AND ${MARKED_BEFORE}`;
@@ -349,8 +361,8 @@ export class SqliteTaskStore implements TaskStore {
         ? this.change(
             receipt.taskId,
             `${earlier} AND remote_request_id IS NULL AND NOT ${HELD_ELSEWHERE}
-             AND (status IN ('PENDING', 'OUTCOME_UNKNOWN') OR (status = 'RUNNING' AND submit_started_at IS NULL))`,
-            `cost_abandoned = CASE WHEN status = 'OUTCOME_UNKNOWN' THEN cost_abandoned ELSE max(0, cost_abandoned - coalesce(cost_estimated, 0)) END,
+             AND (status = 'PENDING' OR (status = 'RUNNING' AND submit_started_at IS NULL))`,
+            `${UNCOUNT_ABANDONED},
              status = 'SUBMITTED', idempotency_key = @key, remote_request_id = @requestId, remote_handle = @handle,
              submit_started_at = coalesce(submit_started_at, @at), submitted_at = @at, charged = 'yes', progress = NULL,
              unknown_reason = NULL, finished_at = NULL, note = NULL, lease_owner = NULL, lease_expires_at = NULL, next_attempt_at = @now`,
@@ -370,8 +382,8 @@ export class SqliteTaskStore implements TaskStore {
 
   /**
    * A sibling task for the paid request of an earlier attempt whose row has moved on: the same step, SUBMITTED with
-   * that request, polled and saved like any other; it has no dependents, the row keeps its own. The resubmit counted
-   * that attempt's estimate as abandoned on the row; the sibling counts it now, so it is taken off there. Once only:
+   * that request, polled and saved like any other; it has no dependents, the row keeps its own. Where a resubmit
+   * counted that attempt's estimate as abandoned on the row, the sibling counts it now, so it is taken off there. Once only:
    * a request held by another task is never given to a second one (HELD_ELSEWHERE).
    */
   private collectLate(receipt: Receipt, params: Record<string, unknown>, earlier: string): Task | undefined {
@@ -388,7 +400,7 @@ export class SqliteTaskStore implements TaskStore {
               @now, @at, @key, @requestId, @handle, @at, cost_estimated, cost_estimate_source, currency, @now, @now
          FROM tasks WHERE id = @id RETURNING *`,
     ).get({ ...params, id: receipt.taskId }) as TaskRow;
-    this.stmt(`UPDATE tasks SET cost_abandoned = max(0, cost_abandoned - coalesce(cost_estimated, 0)), updated_at = @now WHERE id = @id`).run({
+    this.stmt(`UPDATE tasks SET ${UNCOUNT_ABANDONED}, updated_at = @now WHERE id = @id`).run({
       ...params,
       id: receipt.taskId,
     });
@@ -532,14 +544,14 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   /** Back to the queue, as if never sent: only for outcomes that prove the request was not applied. */
-  async requeue(id: number, nextAttemptAt: number, reason: string, lease: Lease) {
+  async requeue(id: number, nextAttemptAt: number, reason: string, lease: Lease, detail?: unknown) {
     return this.change(
       id,
       `${fence(lease)} AND status = 'RUNNING'`,
       `status = 'PENDING', next_attempt_at = @nextAttemptAt, submit_started_at = NULL, idempotency_key = NULL,
        charged = 'no', lease_owner = NULL, lease_expires_at = NULL, heartbeat_at = NULL`,
       { ...lease, nextAttemptAt },
-      { from: 'RUNNING', actor: 'engine', reason },
+      { from: 'RUNNING', actor: 'engine', reason, detail },
     );
   }
 
@@ -886,6 +898,15 @@ export class SqliteTaskStore implements TaskStore {
       .all({ hash: task.inputHash, id: task.id, from, to }) as number[];
   }
 
+  async unendedBefore(provider: string, sentAt: number, exceptTask: number): Promise<Task[]> {
+    const rows = this.stmt(
+      `SELECT * FROM tasks WHERE provider = @provider AND id <> @id AND submit_started_at < @sentAt
+          AND (status IN ('RUNNING', 'SUBMITTED', 'OUTCOME_UNKNOWN') OR (status IN ('SUCCEEDED', 'FAILED', 'CANCELLED') AND finished_at > @sentAt))
+        ORDER BY submit_started_at, id`,
+    ).all({ provider, id: exceptTask, sentAt }) as TaskRow[];
+    return rows.map(rowToTask);
+  }
+
   /**
    * The engine adopts the request a lookup found to be exactly the one sent (see lookupVerdict), as a person's
    * adoption does and under the same conditions, recording why and the evidence, and telling the person on the row.
@@ -925,7 +946,7 @@ export class SqliteTaskStore implements TaskStore {
     });
   }
 
-  async resubmit(id: number, now: number) {
+  async resubmit(id: number, now: number, detail?: Record<string, unknown>) {
     return this.tx(() => {
       refuseIfTaskMoved(this.db, id);
       return this.change(
@@ -935,7 +956,7 @@ export class SqliteTaskStore implements TaskStore {
          submit_started_at = NULL, idempotency_key = NULL, remote_request_id = NULL, remote_handle = NULL, submitted_at = NULL,
          unknown_reason = NULL, finished_at = NULL, next_attempt_at = @now, progress = NULL`,
         { now },
-        { from: 'OUTCOME_UNKNOWN', actor: 'person', reason: 'resubmitted: the earlier attempt may also have been charged' },
+        { from: 'OUTCOME_UNKNOWN', actor: 'person', reason: RESUBMITTED, ...(detail ? { detail } : {}) },
       );
     });
   }
