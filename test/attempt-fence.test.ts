@@ -126,8 +126,10 @@ describe.each(storeKinds())('the $kind store fences the writes of a marked attem
       const s = await openUnderTest(kind);
       const { id } = await s.repo.enqueue(imageTask(s.projectId, 'a fox', { estimate: { cost: 40_000, source: 'catalogue', currency: 'USD' } }), s.clock.now());
       await s.repo.claim('image', 4, LEASE, s.as(OWNER));
+      const markedAt = s.clock.now();
       await s.repo.markSubmitStarted(id, 'k1', LEASE, s.as(OWNER));
       await parkAndResubmit(s, id);
+      await s.pass(120_000);
       await s.repo.claim('image', 4, LEASE, s.as('worker-b'));
       await s.repo.markSubmitStarted(id, 'k2', LEASE, s.as('worker-b'));
       // Attempt 2 was sent too and its answer cut: it may be paid, and only a lookup or a person can tell.
@@ -138,6 +140,13 @@ describe.each(storeKinds())('the $kind store fences the writes of a marked attem
       const sibling = await s.repo.applyReceipt(late, true, s.clock.now());
       expect(sibling).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'req-1', idempotencyKey: 'k1', charged: 'yes', costEstimated: 40_000, leaseOwner: null });
       expect(sibling!.id).not.toBe(id);
+      // Sent when attempt 1 was marked, not when its id was heard: its request, known and taken, makes no lookup of
+      // attempt 2 (sent two minutes later) ambiguous.
+      const sentAt = sibling!.submitStartedAt!;
+      if (kind.kind === 'sqlite') expect(sentAt).toBe(markedAt);
+      expect(sentAt).toBeLessThan(late.at - 60_000);
+      const unknown = (await s.repo.get(id))!;
+      expect(await s.repo.sameInputOverlapping(unknown, unknown.submitStartedAt! - 120_000, s.clock.now())).toEqual([]);
       expect(await s.repo.get(id)).toMatchObject({
         status: 'OUTCOME_UNKNOWN',
         idempotencyKey: 'k2',
@@ -211,6 +220,7 @@ describe.each(storeKinds())('the $kind store fences the writes of a marked attem
       const input = imageTask(s.projectId, 'a fox', { estimate: { cost: 40_000, source: 'catalogue', currency: 'USD' } });
       const { id } = await s.repo.enqueue(input, s.clock.now());
       await s.repo.claim('image', 4, LEASE, s.as(OWNER));
+      const markedAt = s.clock.now();
       await s.repo.markSubmitStarted(id, 'k1', LEASE, s.as(OWNER));
       await parkAndResubmit(s, id);
       await s.repo.claim('image', 4, LEASE, s.as('worker-b'));
@@ -236,7 +246,8 @@ describe.each(storeKinds())('the $kind store fences the writes of a marked attem
         costEstimated: 40_000,
         costEstimateSource: 'catalogue',
         costAbandoned: 0,
-        submitStartedAt: late.at,
+        // Sent when its attempt was marked; known to be accepted only when its id was heard.
+        submitStartedAt: markedAt,
         submittedAt: late.at,
         leaseOwner: null,
       });

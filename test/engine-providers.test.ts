@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { LocalOutputStore } from '../main/adapters/outputStore.ts';
-import { reconcile } from '../main/engine/reconciler.ts';
 import type { Providers } from '../main/providers/registry.ts';
 import type { Faults } from '../main/simulator/faults.ts';
 import type { RunningSimulator } from '../main/simulator/server.ts';
@@ -70,15 +69,17 @@ describe('the engine with the simulator', () => {
     expect(sim.charges).toHaveLength(2);
   });
 
-  it('never offers a request that already belongs to another task', async () => {
+  it('never takes a request that already belongs to another task: a twin sent at once holding its own leaves no doubt', async () => {
     const { enqueue, run } = await setup({ submit: ['drop-after-accept'] });
     const lost = await enqueue();
     const twin = await enqueue();
     await run();
-    expect((await studio.tasks.get(twin))!.status).toBe('SUCCEEDED');
-    const { candidates } = await reconcile(studio.tasks, studio.files, providers.get('simulator'), lost, Date.now());
-    expect(candidates.map((c) => c.requestId)).not.toContain((await studio.tasks.get(twin))!.remoteRequestId);
-    expect(candidates).toHaveLength(1);
+    const held = (await studio.tasks.get(twin))!.remoteRequestId;
+    expect(await studio.tasks.get(twin)).toMatchObject({ status: 'SUCCEEDED' });
+    expect((await studio.tasks.events(lost)).map((e) => e.toStatus)).toContain('OUTCOME_UNKNOWN');
+    const own = sim.charges.map((c) => c.requestId).find((id) => id !== held);
+    expect(await studio.tasks.get(lost)).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: own });
+    expect(sim.charges).toHaveLength(2);
   });
 
   it('requeues what the provider refused before accepting and what it rate limited, and pays once', async () => {

@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FalAdapter } from '../main/providers/fal.ts';
 import type { Studio } from '../main/studio.ts';
-import { FLUX, KLING, type FalStandInOptions, type HistoryEntry } from './fakes/falStandIn.ts';
-import { FAL_KEY, falMedia, falStudio, type FalMedia } from './helpers/falStudio.ts';
+import { KLING, type FalStandInOptions, type HistoryEntry } from './fakes/falStandIn.ts';
+import { FAL_KEY, falMedia, falStudio, imageThenClip, type FalMedia } from './helpers/falStudio.ts';
 import { runStudio, startStudio } from './helpers/processes.ts';
 import { until } from './helpers/wait.ts';
 
@@ -36,16 +36,6 @@ function busyHistory(now: number): HistoryEntry[] {
 const setup = (opts: FalStandInOptions) => falStudio(media, opts, { image: 2, clip: 2, lookupTries: 5 });
 
 const events = async (studio: Studio, id: number) => (await studio.tasks.events(id)).map((e) => e.reason);
-
-/** A FLUX image, and a Kling clip that starts from it. */
-async function imageThenClip(studio: Studio, projectId: number): Promise<number> {
-  const image = (await studio.tasks.enqueue({ projectId, kind: 'image', provider: 'fal', model: FLUX, input: { prompt: 'a fox' } }, Date.now())).id;
-  const clip = await studio.tasks.enqueue(
-    { projectId, kind: 'clip', provider: 'fal', model: KLING, input: { prompt: 'push in', image_url: { $output: image }, duration: 5 }, dependsOn: [image] },
-    Date.now(),
-  );
-  return clip.id;
-}
 
 describe('fal lookups that fit in what the studio reads', () => {
   it('uploads the start image to fal storage and sends its URL; a lookup over pages of inline images still finds and adopts the request', async () => {

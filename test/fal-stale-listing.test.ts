@@ -1,11 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { openStudio } from '../main/studio.ts';
-import { falStandIn, FLUX } from './fakes/falStandIn.ts';
-import type { Ledger } from './fakes/providers.ts';
-import { startFake } from './fakes/server.ts';
-import { FAL_KEY, falMedia, type FalMedia } from './helpers/falStudio.ts';
-import { startStudio, whenStopped, writeSettings } from './helpers/processes.ts';
-import { tempDir } from './helpers/tmp.ts';
+import { FLUX } from './fakes/falStandIn.ts';
+import { falMedia, falStudio, type FalMedia } from './helpers/falStudio.ts';
+import { startStudio, whenStopped } from './helpers/processes.ts';
 import { until } from './helpers/wait.ts';
 
 let media: FalMedia;
@@ -20,33 +16,22 @@ beforeAll(async () => {
  */
 describe('a fal listing read late', () => {
   it('is judged as of when it was asked for: the request, listed later, is adopted; one charge', async () => {
-    const ledger: Ledger = { charged: [] };
     const standIn = { jobMs: 300, dropAnswer: () => false };
-    const fal = falStandIn(ledger, media, standIn);
     let onListing: (() => Promise<void>) | null = null;
-    const fake = await startFake(async (req, res) => {
-      if (req.path.startsWith('/v1/models/requests/by-endpoint') && onListing) {
-        const hook = onListing;
-        onListing = null;
-        await hook();
-      }
-      return fal.route(req, res);
-    });
-    const dataDir = tempDir();
-    // A short queue allowance keeps the run short; any stall across "listed by" does the same with the default.
-    writeSettings(dataDir, {
-      engine: {
-        leaseMs: 3_000,
-        tickMs: 50,
-        concurrency: { image: 2, clip: 0, speech: 0, render: 0 },
-        poll: { intervalMs: 100, maxIntervalMs: 300, deadlineMs: 60_000 },
-        lookup: { intervalMs: 700, tries: 3, queueMs: 6_000 },
+    const { ledger, dataDir, studio, projectId, env } = await falStudio(
+      media,
+      standIn,
+      // A short queue allowance keeps the run short; any stall across "listed by" does the same with the default.
+      { image: 2, clip: 0, lookupTries: 3, deadlineMs: 60_000, lookup: { intervalMs: 700, queueMs: 6_000 } },
+      async (req) => {
+        if (req.path.startsWith('/v1/models/requests/by-endpoint') && onListing) {
+          const hook = onListing;
+          onListing = null;
+          await hook();
+        }
       },
-    });
-    const studio = await openStudio(dataDir);
-    const project = await studio.projects.ensure('Flux', Date.now());
-    const enqueue = async (prompt: string) => (await studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'fal', model: FLUX, input: { prompt } }, Date.now())).id;
-    const env = { STUDIO_FAL_BASE_URL: fake.url, FAL_KEY };
+    );
+    const enqueue = async (prompt: string) => (await studio.tasks.enqueue({ projectId, kind: 'image', provider: 'fal', model: FLUX, input: { prompt } }, Date.now())).id;
 
     // Four runs first: how long this model runs here is learned.
     for (let i = 0; i < 4; i++) await enqueue(`warm ${i}`);

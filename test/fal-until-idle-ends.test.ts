@@ -1,7 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Studio } from '../main/studio.ts';
-import { FLUX, KLING, type FalStandInOptions } from './fakes/falStandIn.ts';
-import { falMedia, falStudio, type FalMedia } from './helpers/falStudio.ts';
+import { FLUX, type FalStandInOptions } from './fakes/falStandIn.ts';
+import { falMedia, falStudio, imageThenClip, type FalMedia } from './helpers/falStudio.ts';
 import { startStudio } from './helpers/processes.ts';
 
 let media: FalMedia;
@@ -18,16 +17,6 @@ async function untilIdle(dataDir: string, env: Record<string, string>, ms: numbe
     await worker.exited;
   }
   return ended;
-}
-
-/** A FLUX image, and a Kling clip that starts from it. */
-async function imageThenClip(studio: Studio, projectId: number): Promise<number> {
-  const image = (await studio.tasks.enqueue({ projectId, kind: 'image', provider: 'fal', model: FLUX, input: { prompt: 'a fox' } }, Date.now())).id;
-  const clip = await studio.tasks.enqueue(
-    { projectId, kind: 'clip', provider: 'fal', model: KLING, input: { prompt: 'push in', image_url: { $output: image }, duration: 5 }, dependsOn: [image] },
-    Date.now(),
-  );
-  return clip.id;
 }
 
 const initiations = (seen: { method: string; path: string }[]) => seen.filter((s) => s.method === 'POST' && s.path.startsWith('/storage/upload/initiate')).length;

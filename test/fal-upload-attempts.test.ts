@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Studio } from '../main/studio.ts';
-import { FLUX, KLING } from './fakes/falStandIn.ts';
-import { falMedia, falStudio, type FalMedia } from './helpers/falStudio.ts';
+import { KLING } from './fakes/falStandIn.ts';
+import { falMedia, falStudio, imageThenClip, type FalMedia } from './helpers/falStudio.ts';
 import { runStudio, startStudio } from './helpers/processes.ts';
 import { until } from './helpers/wait.ts';
 
@@ -9,16 +9,6 @@ let media: FalMedia;
 beforeAll(async () => {
   media = await falMedia();
 }, 60_000);
-
-/** A FLUX image, and a Kling clip that starts from it. */
-async function imageThenClip(studio: Studio, projectId: number): Promise<number> {
-  const image = (await studio.tasks.enqueue({ projectId, kind: 'image', provider: 'fal', model: FLUX, input: { prompt: 'a fox' } }, Date.now())).id;
-  const clip = await studio.tasks.enqueue(
-    { projectId, kind: 'clip', provider: 'fal', model: KLING, input: { prompt: 'push in', image_url: { $output: image }, duration: 5 }, dependsOn: [image] },
-    Date.now(),
-  );
-  return clip.id;
-}
 
 /** The start image's URL each Kling request named, in the order sent. */
 const klingImages = (seen: { method: string; path: string; body: string }[]) =>

@@ -16,7 +16,7 @@ import { LEASE, OPTIONS, OWNER } from './helpers/executorUnderTest.ts';
 import { memoryReceipts, sweepOf } from './helpers/recording.ts';
 import { simulatorForTest } from './helpers/running.ts';
 import { openUnderTest, type StoreUnderTest } from './helpers/storeUnderTest.ts';
-import { storeKinds } from './helpers/stores.ts';
+import { storeKinds, type StoreKind } from './helpers/stores.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 /**
@@ -39,36 +39,47 @@ function ports(s: StoreUnderTest, provider: ProviderAdapter, media: ReturnType<t
   };
 }
 
+/**
+ * A fox image whose attempt 1 is accepted (and charged) at the simulator, but whose answer reaches the worker only
+ * after its lease ran out, the row was parked, a person resubmitted it, and worker-b ran attempt 2: collected, or
+ * with its answer cut after the simulator accepted and charged it (`cut`), left an unknown outcome of its own.
+ */
+async function answeredLate(kind: StoreKind, attempt2: 'collected' | 'cut') {
+  const s = await openUnderTest(kind);
+  const sim = await simulatorForTest({ jobMs: 0 });
+  const simulator = new SimulatorAdapter(sim.url);
+  const media = dataFolderMedia(tempDir(), 'test');
+  const logs: string[] = [];
+  const { id } = await s.repo.enqueue({ projectId: s.projectId, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: 'a fox' } }, s.clock.now());
+
+  const late: ProviderAdapter = Object.assign(Object.create(simulator) as SimulatorAdapter, {
+    submit: async (...args: Parameters<SimulatorAdapter['submit']>) => {
+      const accepted = await simulator.submit(...args);
+      await s.pass(LEASE + 1);
+      await recoverExpired(sweepOf(s.store), s.clock.now(), new Set(), () => undefined);
+      await resolveUnknown(s.repo, id, { resubmit: true }, s.clock.now());
+      if (attempt2 === 'cut') sim.setFaults({ submit: ['drop-after-accept'] });
+      const [again] = await s.repo.claim('image', 4, LEASE, s.as('worker-b'));
+      await runRemoteTask(again!, ports(s, simulator, media, logs), { ...OPTIONS, owner: 'worker-b' }, new AbortController().signal);
+      const status = attempt2 === 'cut' ? 'OUTCOME_UNKNOWN' : 'SUCCEEDED';
+      expect(await s.repo.get(id)).toMatchObject({ status, idempotencyKey: `studio-task-${id}-attempt-2` });
+      return accepted;
+    },
+  });
+  const [first] = await s.repo.claim('image', 4, LEASE, s.as(OWNER));
+  await runRemoteTask(first!, ports(s, late, media, logs), OPTIONS, new AbortController().signal);
+
+  const [r1, r2] = chargesOf(sim, id);
+  expect([r1?.idempotencyKey, r2?.idempotencyKey]).toEqual([`studio-task-${id}-attempt-1`, `studio-task-${id}-attempt-2`]);
+  return { s, sim, simulator, media, logs, id, r1, r2 };
+}
+
 describe.each(storeKinds())('on the $kind store, the paid request of an earlier attempt named after its task moved on', (kind) => {
   const it = base.skipIf(!kind.available);
 
   it('is collected by a sibling task: both results saved, two charges at the provider, each counted once', async () => {
-    const s = await openUnderTest(kind);
-    const sim = await simulatorForTest({ jobMs: 0 });
-    const simulator = new SimulatorAdapter(sim.url);
-    const media = dataFolderMedia(tempDir(), 'test');
-    const logs: string[] = [];
-    const { id } = await s.repo.enqueue({ projectId: s.projectId, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: 'a fox' } }, s.clock.now());
-
-    // Attempt 1 is accepted (and charged) at the simulator, but its answer reaches the worker only after its lease
-    // ran out, the row was parked, a person resubmitted it, and another worker bought and collected attempt 2.
-    const late: ProviderAdapter = Object.assign(Object.create(simulator) as SimulatorAdapter, {
-      submit: async (...args: Parameters<SimulatorAdapter['submit']>) => {
-        const accepted = await simulator.submit(...args);
-        await s.pass(LEASE + 1);
-        await recoverExpired(sweepOf(s.store), s.clock.now(), new Set(), () => undefined);
-        await resolveUnknown(s.repo, id, { resubmit: true }, s.clock.now());
-        const [again] = await s.repo.claim('image', 4, LEASE, s.as('worker-b'));
-        await runRemoteTask(again!, ports(s, simulator, media, logs), { ...OPTIONS, owner: 'worker-b' }, new AbortController().signal);
-        expect(await s.repo.get(id)).toMatchObject({ status: 'SUCCEEDED', idempotencyKey: `studio-task-${id}-attempt-2` });
-        return accepted;
-      },
-    });
-    const [first] = await s.repo.claim('image', 4, LEASE, s.as(OWNER));
-    await runRemoteTask(first!, ports(s, late, media, logs), OPTIONS, new AbortController().signal);
-
-    const [r1, r2] = chargesOf(sim, id);
-    expect([r1?.idempotencyKey, r2?.idempotencyKey]).toEqual([`studio-task-${id}-attempt-1`, `studio-task-${id}-attempt-2`]);
+    // Attempt 1's answer comes after another worker bought and collected attempt 2.
+    const { s, sim, simulator, media, logs, id, r1, r2 } = await answeredLate(kind, 'collected');
     const tasks = await s.repo.list({ projectId: s.projectId });
     expect(tasks).toHaveLength(2);
     const sibling = tasks.find((t) => t.id !== id)!;
@@ -97,33 +108,8 @@ describe.each(storeKinds())('on the $kind store, the paid request of an earlier 
   });
 
   it('is collected by a sibling task while the later attempt, its answer cut, stays an unknown outcome that is still looked up', async () => {
-    const s = await openUnderTest(kind);
-    const sim = await simulatorForTest({ jobMs: 0 });
-    const simulator = new SimulatorAdapter(sim.url);
-    const media = dataFolderMedia(tempDir(), 'test');
-    const logs: string[] = [];
-    const { id } = await s.repo.enqueue({ projectId: s.projectId, kind: 'image', provider: 'simulator', model: 'sim-image-1', input: { prompt: 'a fox' } }, s.clock.now());
-
-    // Attempt 1's answer reaches the worker only after the row was parked and resubmitted, and attempt 2 was
-    // accepted and charged at the simulator with its answer cut: attempt 2 is an unknown outcome of its own.
-    const late: ProviderAdapter = Object.assign(Object.create(simulator) as SimulatorAdapter, {
-      submit: async (...args: Parameters<SimulatorAdapter['submit']>) => {
-        const accepted = await simulator.submit(...args);
-        await s.pass(LEASE + 1);
-        await recoverExpired(sweepOf(s.store), s.clock.now(), new Set(), () => undefined);
-        await resolveUnknown(s.repo, id, { resubmit: true }, s.clock.now());
-        sim.setFaults({ submit: ['drop-after-accept'] });
-        const [again] = await s.repo.claim('image', 4, LEASE, s.as('worker-b'));
-        await runRemoteTask(again!, ports(s, simulator, media, logs), { ...OPTIONS, owner: 'worker-b' }, new AbortController().signal);
-        expect(await s.repo.get(id)).toMatchObject({ status: 'OUTCOME_UNKNOWN', idempotencyKey: `studio-task-${id}-attempt-2` });
-        return accepted;
-      },
-    });
-    const [first] = await s.repo.claim('image', 4, LEASE, s.as(OWNER));
-    await runRemoteTask(first!, ports(s, late, media, logs), OPTIONS, new AbortController().signal);
-
-    const [r1, r2] = chargesOf(sim, id);
-    expect([r1?.idempotencyKey, r2?.idempotencyKey]).toEqual([`studio-task-${id}-attempt-1`, `studio-task-${id}-attempt-2`]);
+    // Attempt 1's answer comes after attempt 2 was accepted and charged with its answer cut: an unknown outcome of its own.
+    const { s, sim, simulator, media, logs, id, r1, r2 } = await answeredLate(kind, 'cut');
     const sibling = (await s.repo.list({ projectId: s.projectId })).find((t) => t.id !== id)!;
     expect(sibling).toMatchObject({ status: 'SUBMITTED', remoteRequestId: r1!.requestId, idempotencyKey: `studio-task-${id}-attempt-1` });
     // Attempt 2 is still the row's: unknown, to be looked up and asked about, never written over by attempt 1.

@@ -72,6 +72,16 @@ const MARKED_BEFORE = `EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tas
                                  AND e.detail_json::json ->> 'idempotencyKey' = @key::text)`;
 
 /** Which of the task's marked attempts @key is: 1 for the first (see MARKED_BEFORE). */
+/**
+ * A task that sent one request only and holds its id: a listed request of another id is not its own, so it makes no
+ * lookup of the same input ambiguous (its own is marked taken there).
+ */
+const ONE_KNOWN_REQUEST = `(remote_request_id IS NOT NULL AND attempts = 1)`;
+
+/** When the task marked attempt @key: the send time of that attempt's request, whenever its id was heard. */
+const MARKED_AT = `(SELECT max(e.at) FROM task_events e WHERE e.task_id = tasks.id AND e.reason = 'submit started'
+                      AND e.detail_json::json ->> 'idempotencyKey' = @key::text)`;
+
 const ATTEMPT_NUMBER = `(SELECT count(*)::integer FROM task_events e WHERE e.task_id = tasks.id AND e.reason = 'submit started'
                           AND e.id <= (SELECT min(m.id) FROM task_events m WHERE m.task_id = tasks.id AND m.reason = 'submit started'
                                                                               AND m.detail_json::json ->> 'idempotencyKey' = @key::text))`;
@@ -518,7 +528,7 @@ export class PostgresTaskStore implements TaskStore {
                           next_attempt_at, submit_started_at, idempotency_key, remote_request_id, remote_handle, submitted_at,
                           cost_estimated, cost_estimate_source, currency, created_at, updated_at)
        SELECT project_id, kind, provider, model, input_json, input_hash, max_attempts, 'SUBMITTED', 'yes', 1,
-              ${DB_NOW}, @at::bigint, @key::text, @requestId::text, @handle::text, @at::bigint,
+              ${DB_NOW}, coalesce(${MARKED_AT}, @at::bigint), @key::text, @requestId::text, @handle::text, @at::bigint,
               cost_estimated, cost_estimate_source, currency, @now::bigint, @now::bigint
          FROM tasks WHERE id = @id::bigint RETURNING *`,
       { ...params, id },
@@ -1090,7 +1100,7 @@ export class PostgresTaskStore implements TaskStore {
   async sameInputOverlapping(task: Pick<Task, 'id' | 'inputHash'>, from: number, to: number): Promise<number[]> {
     const rows = await this.run<{ id: number }>(
       this.sql,
-      `SELECT id FROM tasks WHERE input_hash = @hash::text AND id <> @id::bigint AND submit_started_at IS NOT NULL
+      `SELECT id FROM tasks WHERE input_hash = @hash::text AND id <> @id::bigint AND submit_started_at IS NOT NULL AND NOT ${ONE_KNOWN_REQUEST}
           AND submit_started_at <= @to::bigint AND coalesce(submitted_at, finished_at, @to::bigint) >= @from::bigint ORDER BY id`,
       { hash: task.inputHash, id: task.id, from, to },
     );

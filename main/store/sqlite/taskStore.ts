@@ -57,6 +57,16 @@ const MARKED_BEFORE = `EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tas
                                  AND json_extract(e.detail_json, '$.idempotencyKey') = @key)`;
 
 /** Which of the task's marked attempts @key is: 1 for the first (see MARKED_BEFORE). */
+/**
+ * A task that sent one request only and holds its id: a listed request of another id is not its own, so it makes no
+ * lookup of the same input ambiguous (its own is marked taken there).
+ */
+const ONE_KNOWN_REQUEST = `(remote_request_id IS NOT NULL AND attempts = 1)`;
+
+/** When the task marked attempt @key: the send time of that attempt's request, whenever its id was heard. */
+const MARKED_AT = `(SELECT max(e.at) FROM task_events e WHERE e.task_id = tasks.id AND e.reason = 'submit started'
+                      AND json_extract(e.detail_json, '$.idempotencyKey') = @key)`;
+
 const ATTEMPT_NUMBER = `(SELECT count(*) FROM task_events e WHERE e.task_id = tasks.id AND e.reason = 'submit started'
                           AND e.id <= (SELECT min(m.id) FROM task_events m WHERE m.task_id = tasks.id AND m.reason = 'submit started'
                                                                               AND json_extract(m.detail_json, '$.idempotencyKey') = @key))`;
@@ -397,7 +407,7 @@ export class SqliteTaskStore implements TaskStore {
                           next_attempt_at, submit_started_at, idempotency_key, remote_request_id, remote_handle, submitted_at,
                           cost_estimated, cost_estimate_source, currency, created_at, updated_at)
        SELECT project_id, kind, provider, model, input_json, input_hash, max_attempts, 'SUBMITTED', 'yes', 1,
-              @now, @at, @key, @requestId, @handle, @at, cost_estimated, cost_estimate_source, currency, @now, @now
+              @now, coalesce(${MARKED_AT}, @at), @key, @requestId, @handle, @at, cost_estimated, cost_estimate_source, currency, @now, @now
          FROM tasks WHERE id = @id RETURNING *`,
     ).get({ ...params, id: receipt.taskId }) as TaskRow;
     this.stmt(`UPDATE tasks SET ${UNCOUNT_ABANDONED}, updated_at = @now WHERE id = @id`).run({
@@ -891,7 +901,7 @@ export class SqliteTaskStore implements TaskStore {
    */
   async sameInputOverlapping(task: Pick<Task, 'id' | 'inputHash'>, from: number, to: number): Promise<number[]> {
     return this.stmt(
-      `SELECT id FROM tasks WHERE input_hash = @hash AND id <> @id AND submit_started_at IS NOT NULL
+      `SELECT id FROM tasks WHERE input_hash = @hash AND id <> @id AND submit_started_at IS NOT NULL AND NOT ${ONE_KNOWN_REQUEST}
           AND submit_started_at <= @to AND coalesce(submitted_at, finished_at, @to) >= @from ORDER BY id`,
     )
       .pluck()
