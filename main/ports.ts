@@ -33,6 +33,12 @@ export interface ResultRecord {
 /** Paid bytes that are kept on disk but are not the media they should be: no retry can mend them. */
 export class UnusableResult extends Error {}
 
+/**
+ * The folder results are saved in (the data folder, or the media folder) is gone, moved or deleted while the studio
+ * runs: a download is left at the provider rather than recreate the folder at its old place.
+ */
+export class FolderGone extends Error {}
+
 export interface TaskRef {
   projectId: number;
   id: number;
@@ -56,13 +62,18 @@ export interface OutputTarget {
  * complete a row from disk when the process died between saving a result and writing SUCCEEDED.
  */
 export interface OutputStore {
-  /** A downloaded file: checked as media before it takes its place (UnusableResult when it is not). */
+  /**
+   * A downloaded file: checked as media before it takes its place (UnusableResult when it is not). FolderGone, with
+   * nothing written, when the folder files are saved in is gone.
+   */
   save(target: OutputTarget, body: AsyncIterable<Uint8Array>): Promise<SavedOutput>;
   /**
    * Bytes already in hand and paid for, kept whatever the check says (UnusableResult when they are not the
    * media asked for). `rescue` puts them in the data folder's rescue place when the project's folder fails.
    */
   keep(target: OutputTarget, bytes: Uint8Array, rescue?: boolean): Promise<SavedOutput>;
+  /** Writes bytes in hand to a synced temporary file beside their place, which `keep` then checks and places. */
+  stage(target: OutputTarget, bytes: Uint8Array, rescue?: boolean): Promise<void>;
   /** Where and what `keep` will put, without writing: for a record written before the bytes. */
   plan(target: OutputTarget, bytes: Uint8Array, rescue?: boolean): SavedOutput;
   record(task: TaskRef, result: ResultRecord, rescue?: boolean): Promise<void>;
@@ -75,12 +86,31 @@ export interface OutputStore {
   has(task: TaskRef): boolean;
 }
 
+/** A task as its row records it from its creation: its input's hash and when it was created. */
+export interface TaskIdentity {
+  inputHash: string;
+  createdAt: number;
+}
+
 /** A request id the provider gave, journaled before the database is written, for a start-up to replay. */
 export interface Receipt {
+  /**
+   * The id of the database whose task this is (see Store.databaseId); null in journals written before receipts named
+   * their database, which are applied only on stricter evidence (see the stores' applyReceipt).
+   */
+  database: string | null;
   taskId: number;
+  /**
+   * Which step the task is: a restored backup numbers a new task with an id the journal names for another, and a copied
+   * data folder keeps its database's id, so database and task id alone do not tell one step from another. Null in
+   * journals written before receipts named their task, which are read as those that name no database.
+   */
+  task: TaskIdentity | null;
   /** The attempt it belongs to: a receipt of an attempt a person has since replaced is never applied. */
   idempotencyKey: string;
   requestId: string;
+  /** The request's other name, where its answer gave one (see SubmitResult.alias). */
+  alias?: string | null;
   handle: Record<string, string> | null;
   at: number;
 }
@@ -88,8 +118,13 @@ export interface Receipt {
 export interface ReceiptLog {
   /** Appends and syncs; throws if it cannot (the caller still writes the row). */
   append(receipt: Receipt): void;
-  /** Every receipt left by this and earlier processes. */
+  /** Every receipt of this database left by this and earlier processes, and those of journals that named no database. */
   all(): Receipt[];
-  /** Drops what the table already holds: files of processes that are gone, and this process's own when all is settled. */
+  /**
+   * Moves what the table already holds out of the journal into its archive: files of processes that are gone, and this
+   * process's own when all is settled.
+   */
   settle(isSettled: (receipt: Receipt) => boolean): void;
+  /** The receipts settled in the last days (see ReceiptJournal), for a database restored from a backup older than they are. */
+  archived(): Receipt[];
 }

@@ -7,8 +7,11 @@ import { systemClock } from './adapters/systemClock.ts';
 import { databasePath } from './config/paths.ts';
 import { loadSettings, type Settings } from './config/settings.ts';
 import { chooseMediaDir, studioMedia } from './config/media.ts';
+import { mediaFoldersUsed, rememberMediaFolder } from './config/mediaFolders.ts';
 import { chooseDatabase, chooseMachineName, type DatabaseSource } from './config/team.ts';
 import { machineId, MachineIdUnreadable } from './config/machineId.ts';
+import { cancelTask } from './engine/decisions.ts';
+import { cancelLateRequest } from './engine/lateCancel.ts';
 import { newOwner } from './engine/owners.ts';
 import { replayReceipts } from './engine/receiptReplay.ts';
 import { Supervisor, type SupervisorDeps } from './engine/supervisor.ts';
@@ -108,7 +111,11 @@ export async function openStudio(
       throw err;
     }
   }
-  const media = studioMedia({ dataDir, configured: chooseMediaDir(options.media, process.env, settings.team), kind: store.kind, space: store.mediaSpace, machine });
+  const configured = chooseMediaDir(options.media, process.env, settings.team);
+  // Remembered before anything is saved into it, so rows that name its files are found once it is unset.
+  // A list that cannot be written (a full disk) is said in the log, never a reason not to open.
+  if (configured) for (const problem of rememberMediaFolder(dataDir, configured)) process.stderr.write(`studio: ${problem}\n`);
+  const media = studioMedia({ dataDir, configured, kind: store.kind, space: store.mediaSpace, machine, earlier: mediaFoldersUsed(dataDir) });
   return {
     dataDir,
     store,
@@ -122,7 +129,7 @@ export async function openStudio(
     projects: store.projects,
     storyboards: store.storyboards,
     takes: store.takes,
-    receipts: new ReceiptJournal(dataDir),
+    receipts: new ReceiptJournal(dataDir, store.databaseId),
     databaseMoved: () => store.moved(),
     settings,
     clock: teamClock ?? clock,
@@ -135,8 +142,25 @@ export async function openStudio(
  * Puts request ids still only in a receipt journal into the table, before a person reconciles or decides,
  * so a request the provider named for one task is never offered to, or adopted by, another.
  */
-export async function recordJournaledRequests(studio: Studio): Promise<void> {
-  await replayReceipts({ repo: studio.tasks, transaction: (fn) => studio.store.transaction(fn) }, studio.receipts, pollsById, studio.clock.now());
+export async function recordJournaledRequests(studio: Studio) {
+  return replayReceipts({ repo: studio.tasks, transaction: (fn) => studio.store.transaction(fn) }, studio.receipts, pollsById, studio.clock.now());
+}
+
+/**
+ * A person's cancel (see cancelTask), once the request ids only journaled are in the table: a row whose request was
+ * named is cancelled as sent with that id, never as if still being sent. A request the journal names for a task
+ * cancelled earlier is treated as the engine treats one that arrives late (see cancelLateRequest).
+ */
+export async function cancelAsked(studio: Studio, providers: (id: string) => ProviderAdapter | undefined, id: number) {
+  for (const { receipt, task } of await recordJournaledRequests(studio)) {
+    if (task.status === 'CANCELLED') await cancelLateRequest(studio.tasks, providers(task.provider), task, receipt.requestId, () => studio.clock.now());
+  }
+  const task = await studio.tasks.get(id);
+  const outputs = new LocalOutputStore(studio.media);
+  return cancelTask(studio.tasks, task && providers(task.provider), id, studio.clock.now(), {
+    transaction: (fn) => studio.store.transaction(fn),
+    saved: (t) => outputs.find(t),
+  });
 }
 
 /** The engine for a studio's data folder, as every host runs it. */
@@ -161,6 +185,7 @@ export function createSupervisor(
       media: { ffmpegPath: ffmpegPath(studio.settings.media.ffmpegPath), ffprobePath: ffprobePath(studio.settings.media.ffprobePath) },
       prices: () => studio.settings.prices,
       database: studio.store.kind === 'postgres' ? `the team database at ${studio.store.where}` : `the studio database ${studio.store.where}`,
+      databaseId: studio.store.databaseId,
       owner: newOwner(studio.machine, studio.machineId),
       checkClock: (owner) => studio.checkClock(owner),
       ...extra,

@@ -123,8 +123,8 @@ describe('scenePlan', () => {
     expect(done.render!.task!.outputUrl).toMatch(/^\/media\/\d+$/);
 
     // The narration's file and the video are gone: the narration was paid for, and is shown so; the video is to make again.
-    unlinkSync((await studio.tasks.get(step(done, 'dawn:speech').task!.id))!.outputPath!);
-    unlinkSync((await studio.tasks.get(done.render!.task!.id))!.outputPath!);
+    unlinkSync(studio.media.resolve((await studio.tasks.get(step(done, 'dawn:speech').task!.id))!.outputPath!));
+    unlinkSync(studio.media.resolve((await studio.tasks.get(done.render!.task!.id))!.outputPath!));
     const lost = await service.scenePlan('Fox');
     expect(step(lost, 'dawn:speech')).toMatchObject({ state: 'paid, result lost', lost: { paid: 'yes', why: 'its output file is gone' } });
     expect(lost.render!.state).toBe('not generated');

@@ -67,8 +67,8 @@ describe('the StudioApi keeps one purchase per result', () => {
     expect((await call('generate', 'Fox')).status).toBe(200);
     const done = await eventually(async () => (await call<TaskPage>('listTasks', 'Fox', 0, 50)).result.tasks, (ts) => ts.length === 3 && ts.every((t) => t.status === 'SUCCEEDED'));
     const clip = done.find((t) => t.kind === 'clip')!;
-    unlinkSync((await studio.tasks.get(clip.id))!.outputPath!);
-    unlinkSync((await studio.tasks.get(done.find((t) => t.kind === 'render')!.id))!.outputPath!);
+    unlinkSync(studio.media.resolve((await studio.tasks.get(clip.id))!.outputPath!));
+    unlinkSync(studio.media.resolve((await studio.tasks.get(done.find((t) => t.kind === 'render')!.id))!.outputPath!));
 
     const { result: estimate } = await call<EstimateView>('estimate', 'Fox');
     expect(estimate.steps.find((s) => s.key === 'dawn:clip')).toMatchObject({

@@ -4,8 +4,9 @@ import { runRemoteTask } from '../main/engine/executor.ts';
 import { recoverExpired } from '../main/engine/recoverySweep.ts';
 import type { TaskStore } from '../main/store/port.ts';
 import { imageTask } from './helpers/engine.ts';
-import { executorPorts, LEASE, OPTIONS, OWNER, withMark } from './helpers/executorUnderTest.ts';
+import { executorPorts, LEASE, optionsOf, OWNER, withMark } from './helpers/executorUnderTest.ts';
 import { FakeProvider, sweepOf } from './helpers/recording.ts';
+import { receiptOf } from './helpers/receipts.ts';
 import { openUnderTest, type StoreUnderTest } from './helpers/storeUnderTest.ts';
 import { storeKinds } from './helpers/stores.ts';
 
@@ -16,7 +17,7 @@ import { storeKinds } from './helpers/stores.ts';
  * one; and a request id of the old attempt heard after the row moved on is kept and collected, never dropped.
  */
 
-const receipt = (taskId: number, idempotencyKey: string, requestId: string) => ({ taskId, idempotencyKey, requestId, handle: null, at: 1 });
+const receipt = (s: StoreUnderTest, taskId: number, idempotencyKey: string, requestId: string) => receiptOf(s.repo, s.store.databaseId, taskId, idempotencyKey, requestId);
 
 /** Parked as unknown by the recovery sweep once the lease of `key` ran out, then resubmitted by a person. */
 async function parkAndResubmit(s: StoreUnderTest, id: number) {
@@ -42,7 +43,7 @@ describe.each(storeKinds())('the $kind store fences the writes of a marked attem
       return mark;
     };
     const logs: string[] = [];
-    await runRemoteTask(task!, executorPorts(s, withMark(s.repo, slowMark), provider, logs), OPTIONS, new AbortController().signal);
+    await runRemoteTask(task!, executorPorts(s, withMark(s.repo, slowMark), provider, logs), optionsOf(s), new AbortController().signal);
 
     expect(provider.keys).toEqual([]);
     expect(logs).toContain(`task ${id}: lease lost before sending; stopping`);
@@ -85,12 +86,12 @@ describe.each(storeKinds())('the $kind store fences the writes of a marked attem
         await parkAndResubmit(s, id);
         return accept(...args);
       };
-      await runRemoteTask(task!, executorPorts(s, s.repo, provider, []), OPTIONS, new AbortController().signal);
-      expect(await s.repo.get(id)).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'req-1', idempotencyKey: `studio-task-${id}-attempt-1` });
+      await runRemoteTask(task!, executorPorts(s, s.repo, provider, []), optionsOf(s), new AbortController().signal);
+      expect(await s.repo.get(id)).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'req-1', idempotencyKey: `studio-${s.store.databaseId}-task-${id}-attempt-1` });
 
       const [again] = await s.repo.claim('image', 4, LEASE, s.as('worker-b'));
-      await runRemoteTask(again!, executorPorts(s, s.repo, provider, []), { ...OPTIONS, owner: 'worker-b' }, new AbortController().signal);
-      expect(provider.keys).toEqual([`studio-task-${id}-attempt-1`]);
+      await runRemoteTask(again!, executorPorts(s, s.repo, provider, []), optionsOf(s, 'worker-b'), new AbortController().signal);
+      expect(provider.keys).toEqual([`studio-${s.store.databaseId}-task-${id}-attempt-1`]);
       expect(await s.repo.get(id)).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: 'req-1', charged: 'yes', attempts: 1 });
     });
 
@@ -104,7 +105,7 @@ describe.each(storeKinds())('the $kind store fences the writes of a marked attem
       // A claim after the resubmit, not marked yet: its executor's boundary write is then refused, nothing sent.
       await s.repo.claim('image', 4, LEASE, s.as('worker-b'));
 
-      expect(await s.repo.applyReceipt(receipt(id, 'k1', 'req-1'), true, s.clock.now())).toMatchObject({
+      expect(await s.repo.applyReceipt(await receipt(s, id, 'k1', 'req-1'), true, s.clock.now())).toMatchObject({
         status: 'SUBMITTED',
         remoteRequestId: 'req-1',
         idempotencyKey: 'k1',
@@ -118,7 +119,7 @@ describe.each(storeKinds())('the $kind store fences the writes of a marked attem
         reason: 'the request of an earlier attempt was named after the task had moved on; its result is collected',
         detail: { requestId: 'req-1', attempt: 'k1' },
       });
-      expect(await s.repo.receiptSettled(receipt(id, 'k1', 'req-1'))).toBe(true);
+      expect(await s.repo.receiptSettled(await receipt(s, id, 'k1', 'req-1'))).toBe(true);
       expect(await s.repo.claim('image', 4, LEASE, s.as('worker-c'))).toMatchObject([{ id, status: 'SUBMITTED', remoteRequestId: 'req-1' }]);
     });
 
@@ -135,7 +136,7 @@ describe.each(storeKinds())('the $kind store fences the writes of a marked attem
       // Attempt 2 was sent too and its answer cut: it may be paid, and only a lookup or a person can tell.
       await s.repo.parkUnknown(id, 'reset after sending', { ...s.as('worker-b'), attempt: 'k2' });
       expect((await s.repo.spend())[0]).toMatchObject({ estimated: 0, possiblyCharged: 80_000 });
-      const late = { ...receipt(id, 'k1', 'req-1'), at: s.clock.now() };
+      const late = { ...(await receipt(s, id, 'k1', 'req-1')), at: s.clock.now() };
 
       const sibling = await s.repo.applyReceipt(late, true, s.clock.now());
       expect(sibling).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'req-1', idempotencyKey: 'k1', charged: 'yes', costEstimated: 40_000, leaseOwner: null });
@@ -184,11 +185,11 @@ describe.each(storeKinds())('the $kind store fences the writes of a marked attem
       expect((await s.repo.spend())[0]).toMatchObject({ estimated: 40_000, possiblyCharged: 40_000 });
 
       // k1's request is collected by a sibling: k2 still stands as abandoned.
-      expect(await s.repo.applyReceipt(receipt(id, 'k1', 'req-1'), true, s.clock.now())).toMatchObject({ remoteRequestId: 'req-1', charged: 'yes' });
+      expect(await s.repo.applyReceipt(await receipt(s, id, 'k1', 'req-1'), true, s.clock.now())).toMatchObject({ remoteRequestId: 'req-1', charged: 'yes' });
       expect(await s.repo.get(id)).toMatchObject({ remoteRequestId: 'req-3', costAbandoned: 40_000 });
       expect((await s.repo.spend())[0]).toMatchObject({ estimated: 80_000, possiblyCharged: 40_000 });
       // k2's request is collected by a second sibling: what its resubmit counted is counted as charged now.
-      expect(await s.repo.applyReceipt(receipt(id, 'k2', 'req-2'), true, s.clock.now())).toMatchObject({ remoteRequestId: 'req-2', charged: 'yes' });
+      expect(await s.repo.applyReceipt(await receipt(s, id, 'k2', 'req-2'), true, s.clock.now())).toMatchObject({ remoteRequestId: 'req-2', charged: 'yes' });
       expect(await s.repo.get(id)).toMatchObject({ remoteRequestId: 'req-3', costAbandoned: 0 });
       expect((await s.repo.spend())[0]).toMatchObject({ estimated: 120_000, possiblyCharged: 0 });
     });
@@ -204,7 +205,7 @@ describe.each(storeKinds())('the $kind store fences the writes of a marked attem
       await s.repo.requeue(id, s.clock.now() + 60_000, 'temporary failure', { ...s.as(OWNER), attempt: 'k2' });
       expect((await s.repo.spend())[0]).toMatchObject({ estimated: 0, possiblyCharged: 40_000 });
 
-      expect(await s.repo.applyReceipt(receipt(id, 'k2', 'req-2'), true, s.clock.now())).toMatchObject({
+      expect(await s.repo.applyReceipt(await receipt(s, id, 'k2', 'req-2'), true, s.clock.now())).toMatchObject({
         id,
         status: 'SUBMITTED',
         remoteRequestId: 'req-2',
@@ -227,7 +228,7 @@ describe.each(storeKinds())('the $kind store fences the writes of a marked attem
       await s.repo.markSubmitStarted(id, 'k2', LEASE, s.as('worker-b'));
       await s.repo.recordSubmitted(id, { requestId: 'req-2', handle: null }, null, { ...s.as('worker-b'), attempt: 'k2' });
       expect((await s.repo.spend())[0]).toMatchObject({ estimated: 40_000, possiblyCharged: 40_000 });
-      const late = { ...receipt(id, 'k1', 'req-1'), handle: { statusUrl: 'http://127.0.0.1/req-1' }, at: s.clock.now() };
+      const late = { ...(await receipt(s, id, 'k1', 'req-1')), handle: { statusUrl: 'http://127.0.0.1/req-1' }, at: s.clock.now() };
       expect(await s.repo.receiptSettled(late)).toBe(false);
 
       const sibling = await s.repo.applyReceipt(late, true, s.clock.now());
@@ -282,9 +283,9 @@ describe.each(storeKinds())('the $kind store fences the writes of a marked attem
       await parkAndResubmit(s, id);
       await s.repo.claim('image', 4, LEASE, s.as(OWNER));
       await s.repo.markSubmitStarted(id, 'k2', LEASE, s.as(OWNER));
-      expect(await s.repo.receiptSettled(receipt(id, 'k1', 'req-1'))).toBe(false);
+      expect(await s.repo.receiptSettled(await receipt(s, id, 'k1', 'req-1'))).toBe(false);
 
-      for (let heard = 0; heard < 2; heard++) expect(await s.repo.applyReceipt(receipt(id, 'k1', 'req-1'), false, s.clock.now())).toBeUndefined();
+      for (let heard = 0; heard < 2; heard++) expect(await s.repo.applyReceipt(await receipt(s, id, 'k1', 'req-1'), false, s.clock.now())).toBeUndefined();
       expect(await s.repo.get(id)).toMatchObject({ status: 'RUNNING', idempotencyKey: 'k2', remoteRequestId: null });
       const late = (await s.repo.events(id)).filter((e) => e.reason.startsWith('the request of an earlier attempt'));
       expect(late).toMatchObject([
@@ -295,9 +296,9 @@ describe.each(storeKinds())('the $kind store fences the writes of a marked attem
           detail: { requestId: 'req-1', attempt: 'k1' },
         },
       ]);
-      expect(await s.repo.receiptSettled(receipt(id, 'k1', 'req-1'))).toBe(true);
+      expect(await s.repo.receiptSettled(await receipt(s, id, 'k1', 'req-1'))).toBe(true);
       // A key this task never marked is no attempt of it: nothing is written.
-      expect(await s.repo.applyReceipt(receipt(id, 'k0', 'req-0'), true, s.clock.now())).toBeUndefined();
+      expect(await s.repo.applyReceipt(await receipt(s, id, 'k0', 'req-0'), true, s.clock.now())).toBeUndefined();
       expect(await s.repo.list({ projectId: s.projectId })).toHaveLength(1);
       expect((await s.repo.events(id)).filter((e) => e.reason.startsWith('the request of an earlier attempt'))).toHaveLength(1);
     });

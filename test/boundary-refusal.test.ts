@@ -3,7 +3,7 @@ import { runRemoteTask } from '../main/engine/executor.ts';
 import { recoverExpired } from '../main/engine/recoverySweep.ts';
 import type { TaskStore } from '../main/store/port.ts';
 import { imageTask } from './helpers/engine.ts';
-import { executorPorts, LEASE, OPTIONS, OWNER, withMark } from './helpers/executorUnderTest.ts';
+import { executorPorts, LEASE, optionsOf, OWNER, withMark } from './helpers/executorUnderTest.ts';
 import { FakeProvider, sweepOf } from './helpers/recording.ts';
 import { openUnderTest } from './helpers/storeUnderTest.ts';
 import { storeKinds } from './helpers/stores.ts';
@@ -36,7 +36,7 @@ describe.each(storeKinds())('the $kind boundary write', (kind) => {
     };
     const provider = new FakeProvider();
     const logs: string[] = [];
-    await runRemoteTask(stalled!, executorPorts(s, withMark(s.repo, markThenReclaimed), provider, logs), OPTIONS, new AbortController().signal);
+    await runRemoteTask(stalled!, executorPorts(s, withMark(s.repo, markThenReclaimed), provider, logs), optionsOf(s), new AbortController().signal);
 
     expect(provider.keys).toEqual([]);
     expect(logs).toContain(`task ${id}: lease lost before the boundary mark; stopping`);
@@ -51,7 +51,7 @@ describe.each(storeKinds())('the $kind boundary write', (kind) => {
     const [task] = await s.repo.claim('image', 4, LEASE, s.as(OWNER));
     expect(await s.repo.markSubmitStarted(id, 'k', LEASE, s.as('someone-else'))).toEqual({ refused: 'lease' });
     const provider = new FakeProvider();
-    await runRemoteTask(task!, executorPorts(s, s.repo, provider, []), OPTIONS, new AbortController().signal);
+    await runRemoteTask(task!, executorPorts(s, s.repo, provider, []), optionsOf(s), new AbortController().signal);
 
     expect(provider.keys).toEqual([]);
     const failed = await s.repo.get(id);

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../main/simulator/faults.ts';
 import { startSimulator } from '../main/simulator/server.ts';
 import type { Kind, Task, TaskEvent } from '../main/tasks/model.ts';
+import { taskOfKey } from './helpers/charges.ts';
 import { startStudio } from './helpers/processes.ts';
 import { storeKinds, type StoreKind } from './helpers/stores.ts';
 import { teamOn, type Team } from './helpers/team.ts';
@@ -155,7 +156,7 @@ describe.each(RUNS)('chaos on the $kind.kind store', ({ kind, tasks: counts, mac
 
     const chargesByTask = new Map<number, number>();
     for (const c of sim.charges) {
-      const id = Number(/^studio-task-(\d+)-/.exec(c.idempotencyKey ?? '')?.[1]);
+      const id = taskOfKey(c.idempotencyKey);
       chargesByTask.set(id, (chargesByTask.get(id) ?? 0) + 1);
     }
     const duplicates = [...chargesByTask.values()].filter((n) => n > 1).length;
@@ -165,18 +166,18 @@ describe.each(RUNS)('chaos on the $kind.kind store', ({ kind, tasks: counts, mac
     const byId = new Map(tasks.map((t) => [t.id, t]));
     const paidResultsLost = sim.charges.filter((c) => {
       if (unmade.has(c.requestId)) return false;
-      const task = byId.get(Number(/^studio-task-(\d+)-/.exec(c.idempotencyKey ?? '')?.[1]));
+      const task = byId.get(taskOfKey(c.idempotencyKey));
       const holds = task?.remoteRequestId === c.requestId && (task.status === 'SUCCEEDED' || task.status === 'SUBMITTED');
       return !task || !(holds || task.status === 'OUTCOME_UNKNOWN');
     });
     const killedPids = new Set(killed.map((k) => k.pid));
     // Only these faults can leave an outcome unknown: an answer lost after accepting, or a job that never ends.
     const unknowing = new Set(['drop-after-accept', 'error-after-accept', 'malformed-json', 'slow-body']);
-    const injectedKeys = new Set(sim.injected.filter((f) => unknowing.has(f.fault)).map((f) => f.idempotencyKey?.replace(/-attempt-\d+$/, '')));
+    const injectedTasks = new Set(sim.injected.filter((f) => unknowing.has(f.fault)).map((f) => taskOfKey(f.idempotencyKey)));
 
     const unexplained = tasks
       .filter((t) => t.status === 'OUTCOME_UNKNOWN')
-      .filter((t) => !explained(t, events.get(t.id)!, killedPids, injectedKeys));
+      .filter((t) => !explained(t, events.get(t.id)!, killedPids, injectedTasks));
     const byStatus = Object.fromEntries(['SUCCEEDED', 'FAILED', 'OUTCOME_UNKNOWN', 'CANCELLED'].map((s) => [s, tasks.filter((t) => t.status === s).length]));
     const neverFinishing = new Set(sim.injected.filter((f) => f.fault === 'never-finish').map((f) => f.requestId));
     const unsettled = tasks.filter((t) => ['PENDING', 'RUNNING', 'SUBMITTED'].includes(t.status));
@@ -206,7 +207,7 @@ describe.each(RUNS)('chaos on the $kind.kind store', ({ kind, tasks: counts, mac
     expect(tasks).toHaveLength(total);
     expect(unsettled.filter((t) => !(neverFinishing.has(t.remoteRequestId) && /^still running at the provider/.test(t.note ?? '')))).toEqual([]);
     expect(duplicates).toBe(0);
-    expect(paidResultsLost.map((c) => [c.requestId, c.idempotencyKey, byId.get(Number(/^studio-task-(\d+)-/.exec(c.idempotencyKey ?? '')?.[1]))])).toEqual([]);
+    expect(paidResultsLost.map((c) => [c.requestId, c.idempotencyKey, byId.get(taskOfKey(c.idempotencyKey))])).toEqual([]);
     expect(trouble.locks).toBeGreaterThan(0);
     if (blockSaves) expect(trouble.blockedSaves).toBeGreaterThan(0);
     expect(unexplained.map((t) => [t.id, t.unknownReason, events.get(t.id)])).toEqual([]);
@@ -222,8 +223,8 @@ describe.each(RUNS)('chaos on the $kind.kind store', ({ kind, tasks: counts, mac
 });
 
 /** An unknown outcome is explained by a kill of the worker that had marked it, or by a fault injected on it. */
-function explained(task: Task, events: TaskEvent[], killedPids: Set<number>, injectedKeys: Set<string | undefined>): boolean {
-  if (injectedKeys.has(`studio-task-${task.id}`)) return true;
+function explained(task: Task, events: TaskEvent[], killedPids: Set<number>, injectedTasks: Set<number>): boolean {
+  if (injectedTasks.has(task.id)) return true;
   const mark = events.filter((e) => e.reason === 'submit started').at(-1);
   const claim = events.filter((e) => e.reason === 'claimed' && e.at <= (mark?.at ?? 0)).at(-1);
   const owner = (claim?.detail as { owner?: string } | null)?.owner ?? '';

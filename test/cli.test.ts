@@ -124,14 +124,14 @@ describe('studio CLI', () => {
     const made = await tasksOf(dir);
     expect(made.map((t) => t.status)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
     const clip = made.find((t) => t.kind === 'clip')!;
-    unlinkSync(clip.outputPath!);
-    unlinkSync(made.find((t) => t.kind === 'render')!.outputPath!);
+    unlinkSync(join(dir, clip.outputPath!));
+    unlinkSync(join(dir, made.find((t) => t.kind === 'render')!.outputPath!));
 
     const estimate = await cli(dir, 'estimate', 'Fox');
-    expect(estimate.out).toMatch(new RegExp(`dawn:clip: paid, result lost: task ${clip.id} cost \\d+\\.\\d\\d USD \\(its output file is gone\\); buying it again needs "studio generate Fox --rebuy-lost"`));
+    expect(estimate.out).toMatch(new RegExp(`dawn:clip: paid, result lost: task ${clip.id} cost \\d+\\.\\d\\d USD \\(its output file is gone\\), looked for at ${join(dir, clip.outputPath!)}; buying it again needs "studio generate Fox --rebuy-lost"`));
     const refused = await cli(dir, 'generate', 'Fox');
     expect(refused.code).toBe(2);
-    expect(refused.err).toMatch(new RegExp(`^studio: paid for before, result lost: dawn:clip \\(task ${clip.id}, \\d+\\.\\d\\d USD\\); nothing was enqueued\\. To buy again, run "studio generate Fox --rebuy-lost"\\.$`));
+    expect(refused.err).toMatch(new RegExp(`^studio: paid for before, result lost: dawn:clip \\(task ${clip.id}, \\d+\\.\\d\\d USD\\), looked for at ${join(dir, clip.outputPath!)}; nothing was enqueued\\. To buy again, run "studio generate Fox --rebuy-lost"\\.$`));
     expect(await tasksOf(dir)).toHaveLength(3);
     expect(sim!.charges).toHaveLength(2);
 

@@ -44,8 +44,8 @@ describe('the engine with the simulator', () => {
     expect(task).toMatchObject({ status: 'SUCCEEDED', costEstimated: 100_000, charged: 'yes' });
     expect(task.costEstimateSource).toBe('simulator quote');
     expect(task.costActual).toBeGreaterThanOrEqual(100_000);
-    expect(existsSync(task.outputPath!)).toBe(true);
-    expect(readdirSync(join(task.outputPath!, '..')).filter((f) => f.endsWith('.part'))).toEqual([]);
+    expect(existsSync(studio.media.resolve(task.outputPath!))).toBe(true);
+    expect(readdirSync(join(studio.media.resolve(task.outputPath!), '..')).filter((f) => f.endsWith('.part'))).toEqual([]);
   });
 
   it('recovers an accepted request whose answer was lost: unknown, looked up before the run ends, adopted, collected, paid once', async () => {
@@ -167,10 +167,10 @@ describe('output store', () => {
     await store.record(attempt, { idempotencyKey: attempt.idempotencyKey, requestId: 'req_1', costActual: null, outputs: planned });
     // The studio died after syncing the first file's temporary copy, before renaming it, and before the second.
     mkdirSync(join(dir, 'projects', '1', 'media'), { recursive: true });
-    writeFileSync(`${planned[0]!.path}.0badc0de.part`, png.bytes);
+    writeFileSync(join(dir, `${planned[0]!.path}.0badc0de.part`), png.bytes);
     const found = await store.find(attempt);
     expect(found).toMatchObject({ missing: 1, outputs: [{ path: planned[0]!.path }] });
-    expect(readFileSync(planned[0]!.path)).toEqual(png.bytes);
+    expect(readFileSync(join(dir, planned[0]!.path))).toEqual(png.bytes);
   });
 
   it('keeps paid bytes that are not the media asked for under a name no recovery takes for a result', async () => {

@@ -11,7 +11,7 @@ import { dataFolderMedia } from '../main/media/mediaFolder.ts';
 import { OutputLocator } from '../main/media/outputLocator.ts';
 
 const OWNER = 'worker-a';
-const OPTIONS: ExecutorOptions = {
+const OPTIONS: Omit<ExecutorOptions, 'database'> = {
   owner: OWNER,
   leaseMs: 30_000,
   poll: { intervalMs: 1_000, maxIntervalMs: 5_000, deadlineMs: 60_000 },
@@ -20,7 +20,7 @@ const ORDER = ['markSubmitStarted', 'submit', 'recordSubmitted', 'poll', 'comple
 
 async function setup(script: FakeProviderScript = {}) {
   const dir = tempDir();
-  const { repo } = await openTestStore(dir);
+  const { store, repo } = await openTestStore(dir);
   const files = new OutputLocator(repo, dataFolderMedia(dir, 'test'));
   const clock = new ManualClock();
   const calls: string[] = [];
@@ -40,8 +40,8 @@ async function setup(script: FakeProviderScript = {}) {
     const [task] = await repo.claim('image', 4, OPTIONS.leaseMs, { owner: OWNER, now: clock.now() });
     return task!;
   };
-  const run = (task: Task) => runRemoteTask(task, ports, OPTIONS, new AbortController().signal);
-  return { repo, clock, calls, provider, claim, run, files };
+  const run = (task: Task) => runRemoteTask(task, ports, { ...OPTIONS, database: store.databaseId }, new AbortController().signal);
+  return { store, repo, clock, calls, provider, claim, run, files };
 }
 
 describe('executor order (pinned: any refactor that sends before the mark must fail here)', () => {
@@ -68,7 +68,7 @@ describe('executor order (pinned: any refactor that sends before the mark must f
     await runRemoteTask(
       restored!,
       { repo: t.repo, provider: recording(t.provider, t.calls, ORDER), clock: t.clock, outputs: memoryOutputs(), files: t.files, receipts: memoryReceipts(), health: new EngineHealth(() => undefined), random: () => 0.5, log: () => undefined },
-      { ...OPTIONS, owner: 'worker-b' },
+      { ...OPTIONS, owner: 'worker-b', database: t.store.databaseId },
       new AbortController().signal,
     );
     expect(t.calls).not.toContain('submit');
@@ -105,7 +105,7 @@ describe('executor order (pinned: any refactor that sends before the mark must f
     await runRemoteTask(
       again!,
       { repo: t.repo, provider: recording(t.provider, t.calls, ORDER), clock: t.clock, outputs: memoryOutputs(), files: t.files, receipts: memoryReceipts(), health: new EngineHealth(() => undefined), random: () => 0.5, log: () => undefined },
-      { ...OPTIONS, owner: 'worker-b' },
+      { ...OPTIONS, owner: 'worker-b', database: t.store.databaseId },
       new AbortController().signal,
     );
     expect(t.provider.keys).toEqual([]);
@@ -166,7 +166,8 @@ describe('submit outcomes', () => {
     const t = await setup({ idempotencyHeader: 'Idempotency-Key', submits: [{ kind: 'maybe_applied', message: 'timeout' }] });
     await t.repo.enqueue(imageTask(1), t.clock.now());
     await t.run(await t.claim());
-    expect(t.provider.keys).toEqual(['studio-task-1-attempt-1', 'studio-task-1-attempt-1']);
+    const key = `studio-${t.store.databaseId}-task-1-attempt-1`;
+    expect(t.provider.keys).toEqual([key, key]);
     expect((await t.repo.get(1))!.status).toBe('SUCCEEDED');
   });
 

@@ -64,7 +64,7 @@ describe('the loopback host meets faults', () => {
     const { dir, id } = await withOneTask();
     expect((await runStudio(dir, ['worker', '--until-idle'])).code).toBe(0);
     const done = await openStudio(dir);
-    const path = (await done.tasks.get(id))!.outputPath!;
+    const path = done.media.resolve((await done.tasks.get(id))!.outputPath!);
     await done.close();
     rmSync(path);
     mkdirSync(path);

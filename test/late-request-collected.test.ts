@@ -12,7 +12,7 @@ import { OutputLocator } from '../main/media/outputLocator.ts';
 import type { ProviderAdapter } from '../main/providers/port.ts';
 import { SimulatorAdapter } from '../main/providers/simulatorAdapter.ts';
 import { chargesOf } from './helpers/charges.ts';
-import { LEASE, OPTIONS, OWNER } from './helpers/executorUnderTest.ts';
+import { LEASE, optionsOf, OWNER } from './helpers/executorUnderTest.ts';
 import { memoryReceipts, sweepOf } from './helpers/recording.ts';
 import { simulatorForTest } from './helpers/running.ts';
 import { openUnderTest, type StoreUnderTest } from './helpers/storeUnderTest.ts';
@@ -60,17 +60,17 @@ async function answeredLate(kind: StoreKind, attempt2: 'collected' | 'cut') {
       await resolveUnknown(s.repo, id, { resubmit: true }, s.clock.now());
       if (attempt2 === 'cut') sim.setFaults({ submit: ['drop-after-accept'] });
       const [again] = await s.repo.claim('image', 4, LEASE, s.as('worker-b'));
-      await runRemoteTask(again!, ports(s, simulator, media, logs), { ...OPTIONS, owner: 'worker-b' }, new AbortController().signal);
+      await runRemoteTask(again!, ports(s, simulator, media, logs), optionsOf(s, 'worker-b'), new AbortController().signal);
       const status = attempt2 === 'cut' ? 'OUTCOME_UNKNOWN' : 'SUCCEEDED';
-      expect(await s.repo.get(id)).toMatchObject({ status, idempotencyKey: `studio-task-${id}-attempt-2` });
+      expect(await s.repo.get(id)).toMatchObject({ status, idempotencyKey: `studio-${s.store.databaseId}-task-${id}-attempt-2` });
       return accepted;
     },
   });
   const [first] = await s.repo.claim('image', 4, LEASE, s.as(OWNER));
-  await runRemoteTask(first!, ports(s, late, media, logs), OPTIONS, new AbortController().signal);
+  await runRemoteTask(first!, ports(s, late, media, logs), optionsOf(s), new AbortController().signal);
 
   const [r1, r2] = chargesOf(sim, id);
-  expect([r1?.idempotencyKey, r2?.idempotencyKey]).toEqual([`studio-task-${id}-attempt-1`, `studio-task-${id}-attempt-2`]);
+  expect([r1?.idempotencyKey, r2?.idempotencyKey]).toEqual([`studio-${s.store.databaseId}-task-${id}-attempt-1`, `studio-${s.store.databaseId}-task-${id}-attempt-2`]);
   return { s, sim, simulator, media, logs, id, r1, r2 };
 }
 
@@ -83,13 +83,13 @@ describe.each(storeKinds())('on the $kind store, the paid request of an earlier 
     const tasks = await s.repo.list({ projectId: s.projectId });
     expect(tasks).toHaveLength(2);
     const sibling = tasks.find((t) => t.id !== id)!;
-    expect(sibling).toMatchObject({ status: 'SUBMITTED', remoteRequestId: r1!.requestId, idempotencyKey: `studio-task-${id}-attempt-1`, leaseOwner: null });
-    expect(logs).toContain(`task ${id}: request ${r1!.requestId} of attempt studio-task-${id}-attempt-1 was named after the task had moved on; collected as task ${sibling.id}`);
+    expect(sibling).toMatchObject({ status: 'SUBMITTED', remoteRequestId: r1!.requestId, idempotencyKey: `studio-${s.store.databaseId}-task-${id}-attempt-1`, leaseOwner: null });
+    expect(logs).toContain(`task ${id}: request ${r1!.requestId} of attempt studio-${s.store.databaseId}-task-${id}-attempt-1 was named after the task had moved on; collected as task ${sibling.id}`);
 
     // A worker collects it like any submitted request.
     const [collect] = await s.repo.claim('image', 4, LEASE, s.as('worker-c'));
     expect(collect).toMatchObject({ id: sibling.id });
-    await runRemoteTask(collect!, ports(s, simulator, media, logs), { ...OPTIONS, owner: 'worker-c' }, new AbortController().signal);
+    await runRemoteTask(collect!, ports(s, simulator, media, logs), optionsOf(s, 'worker-c'), new AbortController().signal);
 
     expect(await s.repo.get(id)).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: r2!.requestId, charged: 'yes', costAbandoned: 0 });
     expect(await s.repo.get(sibling.id)).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: r1!.requestId, charged: 'yes' });
@@ -111,9 +111,9 @@ describe.each(storeKinds())('on the $kind store, the paid request of an earlier 
     // Attempt 1's answer comes after attempt 2 was accepted and charged with its answer cut: an unknown outcome of its own.
     const { s, sim, simulator, media, logs, id, r1, r2 } = await answeredLate(kind, 'cut');
     const sibling = (await s.repo.list({ projectId: s.projectId })).find((t) => t.id !== id)!;
-    expect(sibling).toMatchObject({ status: 'SUBMITTED', remoteRequestId: r1!.requestId, idempotencyKey: `studio-task-${id}-attempt-1` });
+    expect(sibling).toMatchObject({ status: 'SUBMITTED', remoteRequestId: r1!.requestId, idempotencyKey: `studio-${s.store.databaseId}-task-${id}-attempt-1` });
     // Attempt 2 is still the row's: unknown, to be looked up and asked about, never written over by attempt 1.
-    expect(await s.repo.get(id)).toMatchObject({ status: 'OUTCOME_UNKNOWN', idempotencyKey: `studio-task-${id}-attempt-2`, remoteRequestId: null, charged: 'maybe' });
+    expect(await s.repo.get(id)).toMatchObject({ status: 'OUTCOME_UNKNOWN', idempotencyKey: `studio-${s.store.databaseId}-task-${id}-attempt-2`, remoteRequestId: null, charged: 'maybe' });
     // A lookup never offers attempt 1's request, the sibling's now; a person adopts attempt 2's.
     const { candidates } = await reconcile(s.repo, new OutputLocator(s.repo, media), simulator, id, s.clock.now());
     expect(candidates.map((c) => c.requestId)).not.toContain(r1!.requestId);
@@ -123,7 +123,7 @@ describe.each(storeKinds())('on the $kind store, the paid request of an earlier 
     // A worker collects both like any submitted requests.
     const collect = await s.repo.claim('image', 4, LEASE, s.as('worker-c'));
     expect(collect.map((t) => t.id).sort()).toEqual([id, sibling.id].sort());
-    for (const task of collect) await runRemoteTask(task, ports(s, simulator, media, logs), { ...OPTIONS, owner: 'worker-c' }, new AbortController().signal);
+    for (const task of collect) await runRemoteTask(task, ports(s, simulator, media, logs), optionsOf(s, 'worker-c'), new AbortController().signal);
     expect(await s.repo.get(id)).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: r2!.requestId, charged: 'yes', costAbandoned: 0 });
     expect(await s.repo.get(sibling.id)).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: r1!.requestId, charged: 'yes' });
     expect([...(await s.repo.outputs(id)), ...(await s.repo.outputs(sibling.id))]).toHaveLength(2);

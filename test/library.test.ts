@@ -127,7 +127,7 @@ describe('the library', () => {
     const items = (await call<LibraryPage>('library', { project: 'Fox', offset: 0, limit: 50 })).items;
     const speech = items.find((i) => i.kind === 'speech')!;
     const render = items.find((i) => i.kind === 'render')!;
-    const path = (await studio.tasks.get(speech.id))!.outputPath!;
+    const path = studio.media.resolve((await studio.tasks.get(speech.id))!.outputPath!);
     const spentBefore = (await call<SpendOverview>('spendOverview')).projects.find((p) => p.name === 'Fox')!;
     expect(existsSync(path)).toBe(true);
 
@@ -260,7 +260,7 @@ describe('task detail, cancel preview and spend across projects', () => {
     expect(preview.sent).toBe(true);
     expect(preview.message).toBe(
       `It is already sent to simulator as request ${image.remoteRequestId}; it may be charged (about ${image.costEstimated!.toFixed(2)} USD). ` +
-        'The studio asks simulator to stop it; if it is already running, it may still finish and be charged.',
+        'The studio asks simulator to stop it; if it is already running, it may still finish and be charged, and then its result is collected.',
     );
     expect(preview.mayCost).toBe(image.costEstimated);
     // The clip waits for the image, and the render for the clip: both are cancelled with it.

@@ -34,10 +34,10 @@ describe('the media folder', () => {
     expect(media.stored('/elsewhere/x.png')).toBe('/elsewhere/x.png');
   });
 
-  it('without one, the embedded studio keeps its files in its data folder under absolute paths, as before', () => {
+  it('without one, the embedded studio keeps its files in its data folder, relative to it, so the folder may move', () => {
     const media = studioMedia({ dataDir: '/data', configured: null, kind: 'sqlite', space: 'local-ab12', machine: 'm' });
     expect(media.base).toBe('/data');
-    expect(media.stored('/data/projects/1/media/task-1-a1.png')).toBe('/data/projects/1/media/task-1-a1.png');
+    expect(media.stored('/data/projects/1/media/task-1-a1.png')).toBe('projects/1/media/task-1-a1.png');
     expect(media.shared).toBe(false);
   });
 
@@ -62,9 +62,9 @@ describe('saying why a file cannot be read here', () => {
 
   it('says a file this machine saved was moved or deleted', () => {
     expect(notHereWords("task 4's result", { path: 'team/x.png', machine: 'studio-a' }, 'missing', here)).toMatch(
-      /^task 4's result was saved on this machine \('studio-a'\) at team\/x\.png in the media folder \/mnt\/media, and is no longer there: it was moved or deleted$/,
+      /^task 4's result was saved on this machine \('studio-a'\) at team\/x\.png in the media folder \/mnt\/media, and is no longer there: it was moved or deleted \(looked for at \/mnt\/media\/team\/x\.png\)$/,
     );
-    expect(notHereWords("task 4's result", { path: '/data/x.png', machine: null }, 'missing', here)).toBe("task 4's result is no longer at /data/x.png: it was moved or deleted");
+    expect(notHereWords("task 4's result", { path: '/data/x.png', machine: null }, 'missing', here)).toBe("task 4's result is no longer at /data/x.png: it was moved or deleted (looked for at /data/x.png)");
   });
 
   it('says a file that is there but not the one saved is changed, naming who saved it', () => {
@@ -120,8 +120,9 @@ describe('finding saved results on this machine (real files)', () => {
     expect(await checks.state(path, output, false)).toBe('changed');
   });
 
-  it('keeps files of the data folder under absolute paths when there is no media folder', () => {
+  it('finds files of the data folder relative to it when there is no media folder, and those kept absolute before', () => {
     const media = dataFolderMedia('/data', 'm');
+    expect(media.resolve('projects/1/media/x.png')).toBe('/data/projects/1/media/x.png');
     expect(media.resolve('/data/projects/1/media/x.png')).toBe('/data/projects/1/media/x.png');
   });
 });

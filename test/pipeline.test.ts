@@ -56,14 +56,15 @@ describe('from storyboard to finished clip', () => {
 
     const render = (await studio.tasks.list()).find((t) => t.kind === 'render')!;
     expect(render.status).toBe('SUCCEEDED');
-    const p = await probe(render.outputPath!);
+    const file = studio.media.resolve(render.outputPath!);
+    const p = await probe(file);
     expect(Math.abs(p.durationSec! - 4.5)).toBeLessThanOrEqual(1 / 24);
     expect(p.video).toMatchObject({ codec: 'h264', width: 320, height: 180 });
     expect(p.audio).toMatchObject({ codec: 'aac' });
     // Decoding the whole file with no error is what playable means here.
-    const decoded = await run(ffmpegPath(), ['-v', 'error', '-i', render.outputPath!, '-f', 'null', '-']);
+    const decoded = await run(ffmpegPath(), ['-v', 'error', '-i', file, '-f', 'null', '-']);
     expect(decoded.stderr).toBe('');
-    const streams = await run(ffprobePath(), ['-v', 'error', '-show_entries', 'stream=codec_type', '-of', 'csv=p=0', render.outputPath!]);
+    const streams = await run(ffprobePath(), ['-v', 'error', '-show_entries', 'stream=codec_type', '-of', 'csv=p=0', file]);
     expect(streams.stdout.trim().split('\n')).toEqual(['video', 'audio']);
     expect(sim.charges).toHaveLength(8);
   });
@@ -170,8 +171,8 @@ describe('from storyboard to finished clip', () => {
     await work();
     const made = await studio.tasks.list();
     const clip = made.find((t) => t.kind === 'clip' && (t.input as { prompt: string }).prompt === 'hold')!;
-    unlinkSync(clip.outputPath!);
-    unlinkSync(made.find((t) => t.kind === 'render')!.outputPath!);
+    unlinkSync(studio.media.resolve(clip.outputPath!));
+    unlinkSync(studio.media.resolve(made.find((t) => t.kind === 'render')!.outputPath!));
 
     const estimate = await pipeline.estimate('Fox');
     expect(estimate.steps.filter((s) => s.action !== 'reuse').map((s) => [s.key, s.action])).toEqual([
@@ -184,6 +185,7 @@ describe('from storyboard to finished clip', () => {
       cost: clip.costActual,
       currency: 'USD',
       why: 'its output file is gone',
+      looked: [studio.media.resolve(clip.outputPath!)],
     });
     expect(estimate.total).toBe(150_000);
 
@@ -204,7 +206,7 @@ describe('from storyboard to finished clip', () => {
     await pipeline.generate('Fox');
     await work();
     const image = (await studio.tasks.list()).find((t) => t.kind === 'image')!;
-    unlinkSync(image.outputPath!);
+    unlinkSync(studio.media.resolve(image.outputPath!));
     const estimate = await pipeline.estimate('Fox');
     expect(estimate.steps.every((s) => s.action === 'reuse')).toBe(true);
     expect(estimate.steps[0]!.source).toMatch(/its output file is gone, but every step made from it is kept/);

@@ -6,8 +6,10 @@ import { openDatabase } from '../main/db/database.ts';
 import { connect, type TeamPool } from '../main/store/postgres/connection.ts';
 import { PostgresTaskStore } from '../main/store/postgres/taskStore.ts';
 import type { Lease, TaskStore } from '../main/store/port.ts';
+import { databaseIdOf } from '../main/store/sqlite/databaseId.ts';
 import { SqliteTaskStore } from '../main/store/sqlite/taskStore.ts';
 import type { NewTask, Task } from '../main/tasks/model.ts';
+import { receiptOf } from './helpers/receipts.ts';
 import { freshDatabase, postgresAvailable } from './helpers/postgres.ts';
 
 const LEASE = 60_000;
@@ -325,7 +327,7 @@ describe.skipIf(!postgresAvailable)('the PostgreSQL task store', () => {
     await one.tasks.adopt(holder, 'REQ-1', Date.now());
     const other = await parked('other');
     expect(await two.tasks.adopt(other, 'req-1', Date.now())).toBeUndefined();
-    expect(await two.tasks.requestHolder(other, 'Req-1')).toMatchObject({ id: holder });
+    expect(await two.tasks.requestHolder(other, ['Req-1'])).toMatchObject({ id: holder });
     expect(await two.tasks.requestIdsInUse('fake', ['req-1', 'req-2'], other)).toEqual(new Set(['req-1']));
     // Whatever writes the table: the index refuses a second holder.
     await expect(one.pool.sql.query(`UPDATE tasks SET remote_request_id = 'req-1' WHERE id = $1`, [other])).rejects.toThrow(/tasks_remote_request/);
@@ -426,7 +428,7 @@ async function script(tasks: TaskStore, projectId: number, now: number) {
 }
 
 /** More of the same: receipts, late results, recovery, renders and the reads made from them. */
-async function scriptMore(tasks: TaskStore, projectId: number, now: number) {
+async function scriptMore(tasks: TaskStore, database: string, projectId: number, now: number) {
   const a = as('a', now);
   const strip = (t: Task | undefined) =>
     t && { ...t, ...dbTimes(t), leaseExpiresAt: t.leaseExpiresAt === null ? null : 'set', heartbeatAt: t.heartbeatAt === null ? null : 'set', nextAttemptAt: 'set' };
@@ -448,7 +450,7 @@ async function scriptMore(tasks: TaskStore, projectId: number, now: number) {
   await tasks.complete(render.id, { outputs: [output('render')], costActual: null }, { owner: 'a', now: now + 500 });
 
   const receipted = await sent('a receipt', 'k-receipt');
-  const receipt = { taskId: receipted, idempotencyKey: 'k-receipt', requestId: 'req-receipt', handle: { status: 'https://x' }, at: now };
+  const receipt = { ...(await receiptOf(tasks, database, receipted, 'k-receipt', 'req-receipt')), handle: { status: 'https://x' }, at: now };
   const applied = await tasks.applyReceipt(receipt, true, now);
   const late = await sent('a late result', 'k-late');
   await tasks.cancel(late, now);
@@ -492,7 +494,7 @@ async function scriptMore(tasks: TaskStore, projectId: number, now: number) {
     byDayAll: await tasks.spendByDayAll(),
     providers: await tasks.libraryProviders(),
     unknown: await tasks.unknownProviders(),
-    holder: (await tasks.requestHolder(late, 'REQ-POLLED'))?.id,
+    holder: (await tasks.requestHolder(late, ['REQ-POLLED']))?.id,
     overlapping: await tasks.sameInputOverlapping({ id: 0, inputHash: (await tasks.get(late))!.inputHash }, now - 1, now + 60_000),
     unendedBefore: (await tasks.unendedBefore('fake', now + 60_000, late)).map((t) => [t.id, t.status]),
     unendedLater: (await tasks.unendedBefore('fake', now - 60_000, late)).map((t) => t.id),
@@ -516,8 +518,9 @@ describe.skipIf(!postgresAvailable)('the PostgreSQL and SQLite task stores', () 
       const onPostgres = await script(one.tasks, pgProject, now);
       expect(onPostgres).toEqual(onSqlite);
       expect(onPostgres.tasks.map((t) => t.status)).toEqual(['SUCCEEDED', 'FAILED', 'CANCELLED', 'SUBMITTED', 'CANCELLED']);
-      const moreOnSqlite = await scriptMore(new SqliteTaskStore(db, 'host-one'), sqliteProject, now);
-      const moreOnPostgres = await scriptMore(one.tasks, pgProject, now);
+      const [pgDatabase] = await one.pool.sql.query<{ id: string }>(`SELECT id FROM database_identity`);
+      const moreOnSqlite = await scriptMore(new SqliteTaskStore(db, 'host-one'), databaseIdOf(db), sqliteProject, now);
+      const moreOnPostgres = await scriptMore(one.tasks, pgDatabase!.id, pgProject, now);
       expect(moreOnPostgres).toEqual(moreOnSqlite);
       expect(onPostgres.due).toEqual([{ id: 4, tries: 1 }]);
       expect(moreOnPostgres).toMatchObject({ expired: 2, settled: true, renders: 1, libraryByKind: { total: 1, ids: [8] }, holder: 12, unendedLater: [] });

@@ -1,16 +1,16 @@
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it, test as base } from 'vitest';
 import { ffprobePath } from '../main/media/binaries.ts';
 import { openStudio } from '../main/studio.ts';
 import type { NewTask } from '../main/tasks/model.ts';
-import { elevenLabs, FAL_MODEL, falQueue, openAiImages, realMedia, type Ledger } from './fakes/providers.ts';
-import { startFake, type Route } from './fakes/server.ts';
+import { elevenLabs, falQueue, openAiImages, realMedia, type Ledger } from './fakes/providers.ts';
+import { type Route } from './fakes/server.ts';
+import { elevenSpeech, ENGINE, enqueueIn, falImage, fileIn, openAiImage, paidStudio, readTask } from './helpers/paidStudio.ts';
 import { runStudio, startStudio, whenStopped, writeSettings } from './helpers/processes.ts';
 import { storeKinds, type StoreKind } from './helpers/stores.ts';
-import { tempDir } from './helpers/tmp.ts';
 import { until } from './helpers/wait.ts';
 
 /**
@@ -25,59 +25,11 @@ beforeAll(async () => {
   media = await realMedia();
 }, 60_000);
 
-const ENGINE = { leaseMs: 60_000, tickMs: 100, poll: { intervalMs: 100, maxIntervalMs: 200, deadlineMs: 60_000 } };
-
 const [SQLITE, POSTGRES] = storeKinds() as [StoreKind, StoreKind];
 
-/** The team database each data folder of a test on PostgreSQL points at. */
-const databases = new Map<string, string>();
-
-async function setup(route: (ledger: Ledger) => Route, kind = SQLITE) {
-  const ledger: Ledger = { charged: [] };
-  const fake = await startFake(route(ledger));
-  const dataDir = tempDir();
-  writeSettings(dataDir, { engine: ENGINE });
-  if (kind.kind === 'postgres') databases.set(dataDir, await kind.fresh());
-  const team: Record<string, string> = kind.kind === 'postgres' ? { STUDIO_DATABASE_URL: databases.get(dataDir)!, STUDIO_MACHINE_NAME: 'machine-a' } : {};
-  const env = {
-    ...team,
-    STUDIO_FAL_BASE_URL: fake.url,
-    FAL_KEY: 'fal-key-0123456789',
-    STUDIO_OPENAI_BASE_URL: fake.url,
-    OPENAI_API_KEY: 'sk-test-0123456789',
-    STUDIO_ELEVENLABS_BASE_URL: fake.url,
-    ELEVENLABS_API_KEY: 'el-key-0123456789',
-  };
-  return { ledger, fake, dataDir, env };
-}
-
-const studioAt = (dataDir: string) => openStudio(dataDir, undefined, { database: databases.get(dataDir) });
-
-/** Where a saved file is: a row of the team database keeps its path relative to the machine's folder. */
-const fileIn = (dataDir: string, path: string) => (isAbsolute(path) ? path : join(dataDir, path));
-
-async function enqueue(dataDir: string, task: Omit<NewTask, 'projectId'>): Promise<number> {
-  const studio = await studioAt(dataDir);
-  try {
-    const project = await studio.projects.ensure('Promise', Date.now());
-    return (await studio.tasks.enqueue({ ...task, projectId: project.id }, Date.now())).id;
-  } finally {
-    await studio.close();
-  }
-}
-
-async function read(dataDir: string, id: number) {
-  const studio = await studioAt(dataDir);
-  try {
-    return { task: (await studio.tasks.get(id))!, events: await studio.tasks.events(id), outputs: await studio.tasks.outputs(id) };
-  } finally {
-    await studio.close();
-  }
-}
-
-const falImage = (input: Record<string, unknown> = {}) => ({ kind: 'image' as const, provider: 'fal', model: FAL_MODEL, input: { prompt: 'a fox', ...input } });
-const openAiImage = { kind: 'image' as const, provider: 'openai', model: 'gpt-image-1', input: { prompt: 'a fox' } };
-const elevenSpeech = { kind: 'speech' as const, provider: 'elevenlabs', model: 'eleven_multilingual_v2', input: { text: 'hello there', voice_id: 'voice-1' } };
+const setup = (route: (ledger: Ledger) => Route, kind = SQLITE) => paidStudio(route, kind);
+const enqueue = (dataDir: string, task: Omit<NewTask, 'projectId'>) => enqueueIn(dataDir, task, 'Promise');
+const read = readTask;
 
 describe.each([SQLITE, POSTGRES])('a request the provider names, whatever its answer ($kind)', (kind) => {
   const it = base.skipIf(!kind.available);
@@ -133,7 +85,7 @@ describe('a paid result is never dropped', () => {
     expect(task.status).toBe('SUCCEEDED');
     expect(outputs.map((o) => o.index)).toEqual([0, 1, 2]);
     expect(new Set(outputs.map((o) => o.path)).size).toBe(3);
-    for (const o of outputs) expect(createHash('sha256').update(readFileSync(o.path)).digest('hex')).toBe(o.sha256);
+    for (const o of outputs) expect(createHash('sha256').update(readFileSync(fileIn(dataDir, o.path))).digest('hex')).toBe(o.sha256);
     expect(task.outputPath).toBe(outputs[0]!.path);
   });
 
@@ -143,8 +95,8 @@ describe('a paid result is never dropped', () => {
     blockMedia(dataDir);
     expect((await runStudio(dataDir, ['worker', '--until-idle'], env)).code).toBe(0);
     const { task } = await read(dataDir, id);
-    expect(task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: 'req_1', outputPath: join(dataDir, 'rescued', 'task-1-a1.png') });
-    expect(readFileSync(task.outputPath!)).toEqual(media.png.bytes);
+    expect(task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: 'req_1', outputPath: 'rescued/task-1-a1.png' });
+    expect(readFileSync(fileIn(dataDir, task.outputPath!))).toEqual(media.png.bytes);
     expect(ledger.charged).toHaveLength(1);
   });
 
@@ -160,7 +112,7 @@ describe('a paid result is never dropped', () => {
     expect(await worker.exited).toBe(0);
     const { task } = await read(dataDir, id);
     expect(task).toMatchObject({ status: 'SUCCEEDED', note: null, remoteRequestId: 'req_1' });
-    expect(readFileSync(task.outputPath!)).toEqual(media.png.bytes);
+    expect(readFileSync(fileIn(dataDir, task.outputPath!))).toEqual(media.png.bytes);
     expect(ledger.charged).toHaveLength(1);
   });
 });
@@ -272,7 +224,7 @@ describe.each([SQLITE, POSTGRES])('cancel ($kind)', (kind) => {
     await until(async () => (await read(dataDir, id)).task.status === 'SUBMITTED');
     const cancel = await runStudio(dataDir, ['cancel', String(id)], env);
     expect(cancel.code).toBe(2);
-    expect(cancel.stderr).toMatch(/was not cancelled: fal .*the studio will collect the result you paid for/);
+    expect(cancel.stderr).toMatch(/was not cancelled: fal had already ended request .*; the studio collects its outcome, and its result if it made one/);
     expect(await worker.exited).toBe(0);
     expect((await read(dataDir, id)).task).toMatchObject({ status: 'SUCCEEDED', charged: 'yes' });
     expect(fake.count('PUT', /\/cancel$/)).toBe(1);
@@ -294,14 +246,14 @@ describe.each([SQLITE, POSTGRES])('cancel ($kind)', (kind) => {
     expect(fake.count('PUT', /\/cancel$/)).toBe(1);
   });
 
-  it('of a queued request fal removed: the task is cancelled, counted as possibly charged', async () => {
+  it('of a queued request fal removed: the task is cancelled, not charged (fal bills no time spent in its queue)', async () => {
     const { fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { polls: 1_000 }), kind);
     const id = await enqueue(dataDir, falImage());
     const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
     await until(async () => (await read(dataDir, id)).task.status === 'SUBMITTED');
-    expect((await runStudio(dataDir, ['cancel', String(id)], env)).stdout).toMatch(/cancelled; fal cancelled the request/);
+    expect((await runStudio(dataDir, ['cancel', String(id)], env)).stdout).toMatch(/cancelled; fal cancelled the request; it had not started, so it is not charged/);
     expect(await worker.exited).toBe(0);
-    expect((await read(dataDir, id)).task).toMatchObject({ status: 'CANCELLED', charged: 'maybe' });
+    expect((await read(dataDir, id)).task).toMatchObject({ status: 'CANCELLED', charged: 'no' });
     expect(fake.count('PUT', /\/cancel$/)).toBe(1);
   });
 });
@@ -309,7 +261,7 @@ describe.each([SQLITE, POSTGRES])('cancel ($kind)', (kind) => {
 describe.each([SQLITE, POSTGRES])('cancel while the request is being sent ($kind)', (kind) => {
   const it = base.skipIf(!kind.available);
   // The submit is held long enough for the cancel command (a process that starts cold) to arrive while it is being sent.
-  it('cancels the paid job at the provider when its id arrives, records it, and counts it as possibly charged', async () => {
+  it('cancels the job at the provider when its id arrives, records it, and counts it as not charged: fal removed it from its queue', async () => {
     const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { submitDelayMs: 5_000 }), kind);
     const id = await enqueue(dataDir, falImage());
     const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
@@ -318,9 +270,10 @@ describe.each([SQLITE, POSTGRES])('cancel while the request is being sent ($kind
     expect(cancel.code).toBe(0);
     expect(await worker.exited).toBe(0);
     const { task, events } = await read(dataDir, id);
-    expect(task).toMatchObject({ status: 'CANCELLED', charged: 'maybe', remoteRequestId: ledger.charged[0] });
+    // fal's OK removed it from the queue, and fal charges nothing for time waiting in its queue (see cancelledUnbilled).
+    expect(task).toMatchObject({ status: 'CANCELLED', charged: 'no', remoteRequestId: ledger.charged[0] });
     expect(fake.count('PUT', new RegExp(`/requests/${ledger.charged[0]}/cancel`))).toBe(1);
-    expect(events.map((e) => e.reason).join('\n')).toMatch(/arrived after the cancel; asked fal to cancel it/);
+    expect(events.map((e) => e.reason).join('\n')).toMatch(/was sent before the cancel reached the worker; fal stopped it before it ran, which it does not charge for/);
   });
 });
 
@@ -343,7 +296,7 @@ describe('a worker that stalls or stops while a paid answer is arriving', () => 
     await stalled.exited;
     const { task } = await read(dataDir, id);
     expect(task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: 'req_1', charged: 'yes', unknownReason: null });
-    expect(readFileSync(task.outputPath!)).toEqual(media.png.bytes);
+    expect(readFileSync(fileIn(dataDir, task.outputPath!))).toEqual(media.png.bytes);
     expect(ledger.charged).toHaveLength(1);
   }, 60_000);
 
@@ -361,25 +314,26 @@ describe('a worker that stalls or stops while a paid answer is arriving', () => 
     expect(task.note).toMatch(/could not be saved yet/);
   });
 
-  it('cancelled after fal named the request, then killed before the answer: the next start cancels it at fal', async () => {
+  it('cancelled after fal named the request, then killed before the answer: the cancel, reading the journal, cancels it at fal', async () => {
     const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { holdBodyMs: 3_000 }));
     const id = await enqueue(dataDir, falImage());
     const doomed = startStudio(dataDir, ['worker', '--until-idle'], env);
     await until(() => fake.count('POST', /./) === 1);
     await new Promise((r) => setTimeout(r, 300));
-    expect((await runStudio(dataDir, ['cancel', String(id)], env)).code).toBe(0);
+    const cancel = await runStudio(dataDir, ['cancel', String(id)], env);
+    expect(cancel.stdout).toMatch(/cancelled; fal cancelled the request/);
     doomed.child.kill('SIGKILL');
     await doomed.exited;
     await runStudio(dataDir, ['worker', '--until-idle'], env);
     const { task, events } = await read(dataDir, id);
-    expect(task).toMatchObject({ status: 'CANCELLED', charged: 'maybe', remoteRequestId: ledger.charged[0] });
-    await until(() => fake.count('PUT', /\/cancel$/) === 1);
-    expect(events.map((e) => e.reason).join('\n')).toMatch(/arrived after the cancel; asked fal to cancel it/);
+    expect(task).toMatchObject({ status: 'CANCELLED', charged: 'no', remoteRequestId: ledger.charged[0] });
+    expect(fake.count('PUT', /\/cancel$/)).toBe(1);
+    expect(events.map((e) => e.reason).join('\n')).toMatch(/recorded the request id kept in the receipt journal\ncancelled/);
   });
 });
 
 describe('results that are only partly usable', () => {
-  it('a crash while two images in hand are being placed: the one on disk is kept, and the task says one was lost', async () => {
+  it('a crash while two images in hand are being placed: both were staged on disk before either was placed, so both are kept', async () => {
     const { ledger, dataDir, env } = await setup((l) => openAiImages(l, media.png, { n: 2 }));
     const id = await enqueue(dataDir, { ...openAiImage, input: { prompt: 'a fox', n: 2 } });
     const doomed = startStudio(dataDir, ['worker', '--until-idle'], { ...env, STUDIO_STOP_AT: 'mid-save' });
@@ -389,8 +343,8 @@ describe('results that are only partly usable', () => {
     await runStudio(dataDir, ['worker', '--until-idle'], env);
     const { task, outputs, events } = await read(dataDir, id);
     expect(task).toMatchObject({ status: 'SUCCEEDED', remoteRequestId: 'req_1' });
-    expect(outputs).toHaveLength(1);
-    expect(events.at(-1)!.reason).toMatch(/kept 1 of 2 files; left out: 1 file\(s\) were lost when the studio stopped while saving them/);
+    expect(outputs).toHaveLength(2);
+    expect(events.some((e) => /left out/.test(e.reason))).toBe(false);
     expect(ledger.charged).toHaveLength(1);
   });
 

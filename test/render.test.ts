@@ -86,7 +86,7 @@ describe('the render', () => {
     expect(again.code, again.stderr).toBe(0);
     const task = await renderTask(dataDir);
     expect(task.status).toBe('SUCCEEDED');
-    expect((await probe(task.outputPath!)).durationSec).toBeCloseTo(12, 1);
+    expect((await probe(join(dataDir, task.outputPath!))).durationSec).toBeCloseTo(12, 1);
     expect(leftovers(renders)).toEqual([]);
     expect(ffmpegsWriting(renders)).toEqual([]);
     expect(sim.charges).toHaveLength(9);

@@ -2,8 +2,10 @@ import { describe, expect, it as base } from 'vitest';
 import { resolveUnknown } from '../main/engine/decisions.ts';
 import { recoverExpired } from '../main/engine/recoverySweep.ts';
 import { sweepOf } from './helpers/recording.ts';
+import type { Store } from '../main/store/port.ts';
 import { imageTask, openTestStore } from './helpers/engine.ts';
 import { sqlOf } from './helpers/sql.ts';
+import { receiptOf } from './helpers/receipts.ts';
 import { openUnderTest } from './helpers/storeUnderTest.ts';
 import { storeKinds } from './helpers/stores.ts';
 import { tempDir } from './helpers/tmp.ts';
@@ -256,7 +258,7 @@ describe.each(storeKinds())('the $kind task store', (kind) => {
   });
 
   describe('receipts of request ids', () => {
-    const receipt = (taskId: number, idempotencyKey: string, requestId = 'req-r') => ({ taskId, idempotencyKey, requestId, handle: null, at: 1 });
+    const receipt = (store: Store, taskId: number, idempotencyKey: string, requestId = 'req-r') => receiptOf(store.tasks, store.databaseId, taskId, idempotencyKey, requestId);
 
     it('a journaled id makes a parked row SUBMITTED again, for the attempt it belongs to only', async () => {
       const { store, repo, projectId, clock, as, pass } = await setup();
@@ -267,27 +269,27 @@ describe.each(storeKinds())('the $kind task store', (kind) => {
       await recoverExpired(sweepOf(store), clock.now(), new Set(), () => undefined);
       expect((await repo.get(id))!.status).toBe('OUTCOME_UNKNOWN');
 
-      expect(await repo.applyReceipt(receipt(id, 'k0'), true, clock.now())).toBeUndefined();
-      expect(await repo.receiptSettled(receipt(id, 'k0'))).toBe(true);
-      expect(await repo.receiptSettled(receipt(id, 'k1'))).toBe(false);
-      expect(await repo.applyReceipt(receipt(id, 'k1'), true, clock.now())).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'req-r', charged: 'yes', unknownReason: null });
-      expect(await repo.receiptSettled(receipt(id, 'k1'))).toBe(true);
+      expect(await repo.applyReceipt(await receipt(store, id, 'k0'), true, clock.now())).toBeUndefined();
+      expect(await repo.receiptSettled(await receipt(store, id, 'k0'))).toBe(true);
+      expect(await repo.receiptSettled(await receipt(store, id, 'k1'))).toBe(false);
+      expect(await repo.applyReceipt(await receipt(store, id, 'k1'), true, clock.now())).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'req-r', charged: 'yes', unknownReason: null });
+      expect(await repo.receiptSettled(await receipt(store, id, 'k1'))).toBe(true);
       expect((await repo.events(id)).at(-1)).toMatchObject({ fromStatus: 'OUTCOME_UNKNOWN', toStatus: 'SUBMITTED', reason: 'recorded the request id kept in the receipt journal' });
     });
 
     it('a receipt of an attempt a person resubmitted is collected before the step is bought again; a cancelled row keeps its status and gets the id', async () => {
-      const { repo, projectId, clock, as } = await setup();
+      const { store, repo, projectId, clock, as } = await setup();
       const resubmitted = await repo.enqueue(imageTask(projectId, 'a'), clock.now());
       const cancelled = await repo.enqueue(imageTask(projectId, 'b'), clock.now());
       await repo.claim('image', 4, LEASE, as('a'));
       await repo.markSubmitStarted(resubmitted.id, 'k1', LEASE, as('a'));
       await repo.parkUnknown(resubmitted.id, 'lost', as('a'));
       await resolveUnknown(repo, resubmitted.id, { resubmit: true }, clock.now());
-      expect(await repo.applyReceipt(receipt(resubmitted.id, 'k1'), true, clock.now())).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'req-r', idempotencyKey: 'k1' });
+      expect(await repo.applyReceipt(await receipt(store, resubmitted.id, 'k1'), true, clock.now())).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'req-r', idempotencyKey: 'k1' });
 
       await repo.markSubmitStarted(cancelled.id, 'k2', LEASE, as('a'));
       await repo.cancel(cancelled.id, clock.now());
-      expect(await repo.applyReceipt(receipt(cancelled.id, 'k2', 'req-c'), true, clock.now())).toMatchObject({ status: 'CANCELLED', charged: 'maybe', remoteRequestId: 'req-c' });
+      expect(await repo.applyReceipt(await receipt(store, cancelled.id, 'k2', 'req-c'), true, clock.now())).toMatchObject({ status: 'CANCELLED', charged: 'maybe', remoteRequestId: 'req-c' });
     });
 
     it('the sweep records a dead worker\'s journaled id instead of parking the row, and leaves a saved result to be completed', async () => {
@@ -299,7 +301,7 @@ describe.each(storeKinds())('the $kind task store', (kind) => {
       await repo.markSubmitStarted(saved.id, 'k2', LEASE, as('a'));
       await pass(LEASE + 1);
       const ports = sweepOf(store);
-      ports.receipts.append(receipt(named.id, 'k1'));
+      ports.receipts.append(await receipt(store, named.id, 'k1'));
       ports.hasResult = (t) => t.id === saved.id;
       await recoverExpired(ports, clock.now(), new Set(), () => undefined);
       expect(await repo.get(named.id)).toMatchObject({ status: 'SUBMITTED', remoteRequestId: 'req-r' });

@@ -4,6 +4,7 @@ import type { Faults } from '../main/simulator/faults.ts';
 import { startSimulator, type Charge } from '../main/simulator/server.ts';
 import { openStudio } from '../main/studio.ts';
 import type { Task } from '../main/tasks/model.ts';
+import { taskOfKey } from './helpers/charges.ts';
 import { runStudio, startStudio, writeSettings } from './helpers/processes.ts';
 import { tempDir } from './helpers/tmp.ts';
 
@@ -44,7 +45,7 @@ async function ledger(dataDir: string): Promise<Charge[]> {
   }
 }
 
-const chargesOf = (charges: Charge[], id: number) => charges.filter((c) => c.idempotencyKey?.startsWith(`studio-task-${id}-`));
+const chargesOf = (charges: Charge[], id: number) => charges.filter((c) => taskOfKey(c.idempotencyKey) === id);
 
 async function until<T>(look: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
   const end = Date.now() + timeoutMs;

@@ -17,7 +17,7 @@ class HangingProvider extends FakeProvider {
 }
 
 /** No render runs in these tests; the paths are never used. */
-const LOCAL = { dataDir: '/nonexistent', media: { ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe' } };
+const LOCAL = { databaseId: 'f'.repeat(32), dataDir: '/nonexistent', media: { ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe' } };
 
 const OPTIONS: EngineOptions = { ...DEFAULT_ENGINE_OPTIONS, leaseMs: 60_000, tickMs: 3_600_000 };
 

@@ -202,14 +202,14 @@ describe('takes', () => {
     await made(dir, 'generate', 'Fox', '--new-take', 'dawn');
     const [one, two] = await takesOf(dir, 'dawn');
     const tasks = JSON.parse((await cli(dir, 'tasks', '--json')).out) as TaskJson[];
-    unlinkSync(tasks.find((t) => t.id === taskOf(one!, 'clip'))!.outputPath!);
+    unlinkSync(join(dir, tasks.find((t) => t.id === taskOf(one!, 'clip'))!.outputPath!));
 
     const refused = await cli(dir, 'pick', 'Fox', 'dawn', '1');
     expect(refused.code).toBe(2);
     expect(refused.err).toBe(`studio: scene "dawn" take 1 cannot go into the render: its clip (task ${taskOf(one!, 'clip')}) its output file is gone. Pick another take, or make a new one`);
     expect((await takesOf(dir, 'dawn')).map((t) => [t.picked, t.state])).toEqual([[false, 'lost'], [true, 'ready']]);
 
-    unlinkSync(tasks.find((t) => t.id === taskOf(two!, 'clip'))!.outputPath!);
+    unlinkSync(join(dir, tasks.find((t) => t.id === taskOf(two!, 'clip'))!.outputPath!));
     const render = await cli(dir, 'render', 'Fox');
     expect(render.code).toBe(2);
     expect(render.err).toMatch(/^studio: scene "dawn" take 2, picked for the render, cannot go into it: its clip \(task \d+\) its output file is gone/);

@@ -47,6 +47,6 @@ describe.skipIf(!postgresAvailable)('a team database that goes away while a work
     const [task] = await queryRows<{ status: string; charged: string }>(url, 'SELECT status, charged FROM tasks WHERE id = $1', [id]);
     expect(task).toMatchObject({ status: 'SUCCEEDED', charged: 'yes' });
     expect(await queryRows(url, 'SELECT machine FROM task_outputs WHERE task_id = $1', [id])).toEqual([{ machine: 'studio-a' }]);
-    expect(sim.charges.filter((c) => c.idempotencyKey?.startsWith(`studio-task-${id}-`))).toHaveLength(1);
+    expect(sim.charges.filter((c) => c.idempotencyKey?.endsWith(`-task-${id}-attempt-1`))).toHaveLength(1);
   }, 120_000);
 });

@@ -65,7 +65,7 @@ describe.skipIf(!postgresAvailable)('a machine whose link to the team database g
     expect(chargesOf(sim, id)).toHaveLength(1);
 
     proxy.heal();
-    const attempt1 = `studio-task-${id}-attempt-1`;
+    const attempt1 = `studio-${store.databaseId}-task-${id}-attempt-1`;
     await until(
       () => /lease lost before sending/.test(cutOff.stderr()) || sim!.charges.some((c) => c.idempotencyKey === attempt1),
       'heard from machine A after the link healed',
@@ -74,8 +74,8 @@ describe.skipIf(!postgresAvailable)('a machine whose link to the team database g
     cutOff.child.kill('SIGTERM');
     await Promise.all([other.exited, cutOff.exited]);
 
-    expect(chargesOf(sim, id).map((c) => c.idempotencyKey)).toEqual([`studio-task-${id}-attempt-2`]);
+    expect(chargesOf(sim, id).map((c) => c.idempotencyKey)).toEqual([`studio-${store.databaseId}-task-${id}-attempt-2`]);
     expect(cutOff.stderr()).toContain(`task ${id}: lease lost before sending; stopping`);
-    expect(await store.tasks.get(id)).toMatchObject({ status: 'SUCCEEDED', attempts: 2, idempotencyKey: `studio-task-${id}-attempt-2` });
+    expect(await store.tasks.get(id)).toMatchObject({ status: 'SUCCEEDED', attempts: 2, idempotencyKey: `studio-${store.databaseId}-task-${id}-attempt-2` });
   }, 120_000);
 });

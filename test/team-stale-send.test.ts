@@ -51,7 +51,7 @@ describe.skipIf(!postgresAvailable)('a worker that wakes after its lease ran out
     expect(sleeper.stderr()).toMatch(new RegExp(`task ${id}: lease lost before sending; stopping`));
     other.child.kill('SIGTERM');
     await other.exited;
-    expect(sim.charges.map((c) => c.idempotencyKey)).toEqual([`studio-task-${id}-attempt-2`]);
+    expect(sim.charges.map((c) => c.idempotencyKey)).toEqual([`studio-${store.databaseId}-task-${id}-attempt-2`]);
     expect((await store.tasks.get(id))!).toMatchObject({ status: 'SUCCEEDED', attempts: 2 });
   }, 90_000);
 });

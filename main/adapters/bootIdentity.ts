@@ -36,3 +36,11 @@ function read(): string | null {
     return null;
   }
 }
+
+/**
+ * Which run of the monotonic clock this process reads: performance.now() counts from this process's start, so two
+ * readings compare only when both name the same process of the same boot.
+ */
+export function monotonicRun(): string {
+  return `${bootIdentity() ?? 'boot not known'}, pid ${process.pid} from ${performance.timeOrigin}`;
+}

@@ -1,12 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { sha256File } from '../media/checksum.ts';
 import { dataFolderMedia, type MediaFolder } from '../media/mediaFolder.ts';
 import { assertMedia, ProbeUnavailable } from '../media/probe.ts';
-import { UnusableResult, type OutputStore, type OutputTarget, type ResultRecord, type SavedOutput, type TaskRef } from '../ports.ts';
+import { FolderGone, UnusableResult, type OutputStore, type OutputTarget, type ResultRecord, type SavedOutput, type TaskRef } from '../ports.ts';
 
 const EXTENSIONS: Record<string, string> = {
   'image/png': 'png',
@@ -46,13 +46,40 @@ function attemptTag(idempotencyKey: string | null): string {
  * download (the provider still has it), before them for bytes in hand, so a crash while they are placed leaves
  * the record to find them, their synced temporary files included. Paid bytes that cannot be written there go to
  * `rescued/` beside `projects/`, with their record. A saved file's path is the one its row keeps (see MediaFolder).
+ *
+ * A folder that was moved or deleted while the studio runs is never made again at its old place for a download:
+ * the provider still holds that result, and the studio started where the folder is now collects it (FolderGone).
+ * Bytes in hand exist nowhere else, so they are written at their old place all the same, and named by that
+ * absolute path, which a studio started anywhere finds them at; nothing is paid for twice, nothing is lost.
  */
 export class LocalOutputStore implements OutputStore {
   private readonly media: MediaFolder;
+  /** Bytes in hand staged by `stage`, by the path they go to, until `keep` places them. */
+  private readonly staged = new Map<string, { temp: string; sha256: string; bytes: number }>();
+  /** The folder files are saved in, as first seen (device and inode): one made again at its place is another. */
+  private root: { dev: number; ino: number } | null = null;
 
   /** `media`: the media folder, or a data folder to keep files in as the studio always did. */
   constructor(media: MediaFolder | string) {
     this.media = typeof media === 'string' ? dataFolderMedia(media, hostname()) : media;
+    this.rootHere();
+  }
+
+  /**
+   * Whether the folder files are saved in is still the one the studio opened: a folder moved away and made again at
+   * its old place (by anything that writes there with its parents) is not. A media folder not made yet is made by
+   * the first save.
+   */
+  private rootHere(): boolean {
+    const now = statSync(this.media.root, { throwIfNoEntry: false });
+    if (!now) return this.root === null;
+    this.root ??= { dev: now.dev, ino: now.ino };
+    return now.dev === this.root.dev && now.ino === this.root.ino;
+  }
+
+  /** The path a row keeps for a file saved at `path`: absolute when the folder it belongs to is gone. */
+  private stored(path: string): string {
+    return this.rootHere() ? this.media.stored(path) : path;
   }
 
   private dir(projectId: number, rescue = false): string {
@@ -116,6 +143,7 @@ export class LocalOutputStore implements OutputStore {
   }
 
   async save(target: OutputTarget, body: AsyncIterable<Uint8Array>): Promise<SavedOutput> {
+    if (!this.rootHere()) throw new FolderGone(`the folder results are saved in, ${this.media.root}, was moved or deleted while the studio runs`);
     const path = this.pathFor(target);
     const { temp, sha256, bytes } = await this.writeTemp(path, body);
     const problem = await this.problem(temp, bytes, target);
@@ -124,25 +152,33 @@ export class LocalOutputStore implements OutputStore {
       throw new UnusableResult(problem);
     }
     await this.place(temp, path);
-    return { path: this.media.stored(path), sha256, bytes, contentType: target.contentType };
+    return { path: this.stored(path), sha256, bytes, contentType: target.contentType };
   }
 
   plan(target: OutputTarget, bytes: Uint8Array, rescue = false): SavedOutput {
     return {
-      path: this.media.stored(this.pathFor(target, rescue)),
+      path: this.stored(this.pathFor(target, rescue)),
       sha256: createHash('sha256').update(bytes).digest('hex'),
       bytes: bytes.byteLength,
       contentType: target.contentType,
     };
   }
 
+  async stage(target: OutputTarget, bytes: Uint8Array, rescue = false): Promise<void> {
+    const path = this.pathFor(target, rescue);
+    this.staged.set(path, await this.writeTemp(path, [bytes]));
+  }
+
   async keep(target: OutputTarget, bytes: Uint8Array, rescue = false): Promise<SavedOutput> {
     const path = this.pathFor(target, rescue);
-    const written = await this.writeTemp(path, [bytes]);
+    const staged = this.staged.get(path);
+    this.staged.delete(path);
+    // A staged file gone since (its folder moved) is written again from the bytes in hand.
+    const written = staged && existsSync(staged.temp) ? staged : await this.writeTemp(path, [bytes]);
     const problem = await this.problem(written.temp, written.bytes, target);
     await this.place(written.temp, problem ? `${path}.unusable` : path);
     if (problem) throw new UnusableResult(`${problem}; what the provider sent is kept at ${path}.unusable`);
-    return { path: this.media.stored(path), sha256: written.sha256, bytes: written.bytes, contentType: target.contentType };
+    return { path: this.stored(path), sha256: written.sha256, bytes: written.bytes, contentType: target.contentType };
   }
 
   async record(task: TaskRef, result: ResultRecord, rescue = false): Promise<void> {
@@ -151,22 +187,29 @@ export class LocalOutputStore implements OutputStore {
     await this.place(temp, path);
   }
 
-  /** An output whose file is gone may still be whole in its synced temporary file: put in place if its checksum matches. */
-  private async intact(output: SavedOutput): Promise<boolean> {
-    const path = this.media.resolve(output.path);
-    if ((await sha256File(path).catch(() => null)) === output.sha256) return true;
-    const dir = dirname(path);
-    const prefix = `${basename(path)}.`;
-    const temps = await readdir(dir).then(
-      (names) => names.filter((n) => n.startsWith(prefix) && n.endsWith('.part')),
-      () => [],
-    );
-    for (const name of temps) {
-      if ((await sha256File(join(dir, name)).catch(() => null)) !== output.sha256) continue;
-      await this.place(join(dir, name), path);
-      return true;
+  /**
+   * The output as found whole at one of its places, its path as a row keeps it now; null when it is nowhere. A
+   * record written with absolute paths in a data folder that moved since is found at its place in the layout here.
+   * An output whose file is gone may still be whole in its synced temporary file: put in place if its checksum matches.
+   */
+  private async intact(output: SavedOutput): Promise<SavedOutput | null> {
+    const places = this.media.places(output.path);
+    const found = (path: string) => ({ ...output, path: this.stored(path) });
+    for (const path of places) if ((await sha256File(path).catch(() => null)) === output.sha256) return found(path);
+    for (const path of places) {
+      const dir = dirname(path);
+      const prefix = `${basename(path)}.`;
+      const temps = await readdir(dir).then(
+        (names) => names.filter((n) => n.startsWith(prefix) && n.endsWith('.part')),
+        () => [],
+      );
+      for (const name of temps) {
+        if ((await sha256File(join(dir, name)).catch(() => null)) !== output.sha256) continue;
+        await this.place(join(dir, name), path);
+        return found(path);
+      }
     }
-    return false;
+    return null;
   }
 
   async find(task: TaskRef): Promise<(ResultRecord & { missing: number }) | null> {
@@ -180,7 +223,10 @@ export class LocalOutputStore implements OutputStore {
       }
       if (record.idempotencyKey !== task.idempotencyKey || !Array.isArray(record.outputs)) continue;
       const outputs: SavedOutput[] = [];
-      for (const output of record.outputs) if (await this.intact(output)) outputs.push(output);
+      for (const output of record.outputs) {
+        const whole = await this.intact(output);
+        if (whole) outputs.push(whole);
+      }
       if (outputs.length > 0 && (!best || outputs.length > best.outputs.length)) best = { ...record, outputs, missing: record.outputs.length - outputs.length };
     }
     return best;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { processAlive } from '../engine/owners.ts';
@@ -10,18 +10,46 @@ const FILE = /^(.+)-(\d+)-([0-9a-f]+)\.jsonl$/;
 
 const host = (): string => hostname().replace(/[^\w.-]/g, '_');
 
-function isReceipt(value: unknown): value is Receipt {
-  const r = value as Receipt | null;
-  return !!r && Number.isInteger(r.taskId) && typeof r.idempotencyKey === 'string' && typeof r.requestId === 'string' && r.requestId !== '';
+/**
+ * How long settled receipts are kept: a database restored from a backup up to this old still finds the requests its
+ * rows had sent. Longer than any backup a person would restore rather than start over from, short enough that reading
+ * the archive at start-up stays cheap.
+ */
+export const SETTLED_KEPT_MS = 30 * 86_400_000;
+
+/** Appends `text` to `path` and syncs it, so a receipt moved to the archive is there before its journal file goes. */
+function appendSynced(path: string, text: string): void {
+  const fd = openSync(path, 'a', 0o600);
+  try {
+    const bytes = Buffer.from(text);
+    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
+function isReceipt(value: unknown): value is Receipt {
+  const r = value as Receipt | null;
+  return (
+    !!r &&
+    (r.database === undefined || r.database === null || typeof r.database === 'string') &&
+    (r.task === undefined || r.task === null || (typeof r.task.inputHash === 'string' && Number.isInteger(r.task.createdAt))) &&
+    Number.isInteger(r.taskId) &&
+    typeof r.idempotencyKey === 'string' &&
+    typeof r.requestId === 'string' &&
+    r.requestId !== ''
+  );
+}
+
+/** Every whole receipt of a file, of whichever database and task it names (null: written before receipts named them). */
 function parse(text: string): Receipt[] {
   const receipts: Receipt[] = [];
   for (const line of text.split('\n')) {
     if (!line.trim()) continue;
     try {
       const value: unknown = JSON.parse(line);
-      if (isReceipt(value)) receipts.push({ ...value, handle: value.handle ?? null });
+      if (isReceipt(value)) receipts.push({ ...value, database: value.database ?? null, task: value.task ?? null, handle: value.handle ?? null });
     } catch {
       // A line cut short by a crash was never synced, so its writer never relied on it.
     }
@@ -30,22 +58,39 @@ function parse(text: string): Receipt[] {
 }
 
 /**
- * Request ids as the providers gave them, one synced JSON line each, in `<data>/receipts/`, one file per
- * process so no two processes write one file. The row is written after the journal; if that write
- * fails or the process dies first, the next start-up replays the journal into the table.
+ * Request ids as the providers gave them, one synced JSON line each, one file per process so no two processes write
+ * one file. The row is written after the journal; if that write fails or the process dies first, the next start-up
+ * replays the journal into the table.
+ *
+ * A journal belongs to one database: its files are in `<data>/receipts/<database id>/` and every line names that
+ * database, so a team worker and the embedded studio sharing a data folder never read each other's receipts, and a
+ * receipt that reaches another database's folder (a journal copied from elsewhere) is passed over, never dropped.
+ * Files of journals written before then, in `<data>/receipts/` itself, are still read: their receipts name no database.
+ *
+ * Settled files are moved to `<data>/receipts/<database id>/settled/`, never deleted at once: every start-up settles the
+ * journal, so a database restored from a backup older than the last start-up would otherwise send its rows' requests
+ * again. The archive is read only for rows behind it (see replayReceipts) and pruned after SETTLED_KEPT_MS.
  */
 export class ReceiptJournal implements ReceiptLog {
+  private readonly root: string;
   private readonly dir: string;
+  private readonly archive: string;
   private readonly own: string;
   private fd: number | null = null;
   private written = 0;
 
-  constructor(dataDir: string) {
-    this.dir = join(dataDir, 'receipts');
+  constructor(
+    dataDir: string,
+    private readonly database: string,
+  ) {
+    this.root = join(dataDir, 'receipts');
+    this.dir = join(this.root, database);
+    this.archive = join(this.dir, 'settled');
     this.own = `${host()}-${process.pid}-${randomBytes(4).toString('hex')}.jsonl`;
   }
 
   append(receipt: Receipt): void {
+    if (receipt.database !== this.database) throw new Error(`a receipt of database ${receipt.database} does not belong in the journal of database ${this.database}`);
     if (this.fd === null) {
       mkdirSync(this.dir, { recursive: true, mode: 0o700 });
       this.fd = openSync(join(this.dir, this.own), 'a', 0o600);
@@ -67,18 +112,73 @@ export class ReceiptJournal implements ReceiptLog {
     this.written++;
   }
 
-  private files(): string[] {
+  /** This database's files, then those written before journals named their database. */
+  private files(): { dir: string; file: string }[] {
+    const list = (dir: string) => {
+      try {
+        return readdirSync(dir)
+          .filter((file) => FILE.test(file))
+          .map((file) => ({ dir, file }));
+      } catch {
+        return [];
+      }
+    };
+    return [...list(this.dir), ...list(this.root)];
+  }
+
+  private archivedFiles(): string[] {
     try {
-      return readdirSync(this.dir).filter((f) => FILE.test(f));
+      return readdirSync(this.archive).filter((file) => FILE.test(file));
     } catch {
       return [];
     }
   }
 
-  all(): Receipt[] {
-    return this.files().flatMap((f) => {
+  /**
+   * Keeps a settled file's receipts in the archive, under the file's own name (a writer's later lines are appended).
+   * False when they could not be written (a full disk): the file then stays in the journal.
+   */
+  private keep(file: string, text: string): boolean {
+    if (!text) return true;
+    try {
+      mkdirSync(this.archive, { recursive: true, mode: 0o700 });
+      appendSynced(join(this.archive, file), text);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private prune(now: number): void {
+    for (const file of this.archivedFiles()) {
+      const path = join(this.archive, file);
       try {
-        return parse(readFileSync(join(this.dir, f), 'utf8'));
+        if (statSync(path).mtimeMs < now - SETTLED_KEPT_MS) rmSync(path, { force: true });
+      } catch {
+        // Pruned by another process meanwhile.
+      }
+    }
+  }
+
+  /** A receipt of this database, or of a journal written before receipts named theirs. */
+  private mine(receipt: Receipt): boolean {
+    return receipt.database === this.database || receipt.database === null;
+  }
+
+  all(): Receipt[] {
+    return this.files().flatMap(({ dir, file }) => {
+      try {
+        return parse(readFileSync(join(dir, file), 'utf8')).filter((r) => this.mine(r));
+      } catch {
+        return [];
+      }
+    });
+  }
+
+  archived(): Receipt[] {
+    return this.archivedFiles().flatMap((file) => {
+      try {
+        return parse(readFileSync(join(this.archive, file), 'utf8')).filter((r) => this.mine(r));
       } catch {
         return [];
       }
@@ -86,23 +186,30 @@ export class ReceiptJournal implements ReceiptLog {
   }
 
   settle(isSettled: (receipt: Receipt) => boolean): void {
-    for (const file of this.files()) {
-      const path = join(this.dir, file);
+    this.prune(Date.now());
+    for (const { dir, file } of this.files()) {
+      const path = join(dir, file);
+      let text: string;
       let receipts: Receipt[];
       try {
-        receipts = parse(readFileSync(path, 'utf8'));
+        text = readFileSync(path, 'utf8');
+        receipts = parse(text);
       } catch {
         continue;
       }
-      if (!receipts.every(isSettled)) continue;
-      if (file === this.own) {
-        if (this.fd !== null && this.written > 0) ftruncateSync(this.fd, 0);
+      // A file holding another database's receipts is that database's to settle, never this one's.
+      if (!receipts.every((r) => this.mine(r) && isSettled(r))) continue;
+      if (dir === this.dir && file === this.own) {
+        if (this.fd !== null && this.written > 0) {
+          if (!this.keep(file, text)) continue;
+          ftruncateSync(this.fd, 0);
+        }
         this.written = 0;
         continue;
       }
       const [, writerHost, pid] = FILE.exec(file)!;
       // A living writer may still append to its file; only a gone one's file can be dropped.
-      if (writerHost === host() && !processAlive(Number(pid))) rmSync(path, { force: true });
+      if (writerHost === host() && !processAlive(Number(pid)) && this.keep(file, text)) rmSync(path, { force: true });
     }
   }
 

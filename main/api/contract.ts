@@ -122,6 +122,8 @@ export interface LostResultView {
   why: string;
   /** The machine that keeps the result, when another machine does: then it is not lost, only not in this machine's media folder. */
   savedOn?: string;
+  /** Each place on this machine its file was looked for, when it is lost. */
+  looked?: string[];
 }
 
 export interface EstimateStep {

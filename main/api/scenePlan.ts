@@ -113,7 +113,7 @@ export async function scenePlan(decided: readonly Decided[] | null, deps: SceneP
         ...base,
         state: 'paid, result lost',
         task: await deps.view(t, labels),
-        lost: { taskId: t.id, paid: t.charged === 'yes' ? 'yes' : 'maybe', cost: fromMicros(t.costActual ?? t.costEstimated ?? 0)!, currency: t.currency, why: verdict.why, ...(verdict.savedOn === undefined ? {} : { savedOn: verdict.savedOn }) },
+        lost: { taskId: t.id, paid: t.charged === 'yes' ? 'yes' : 'maybe', cost: fromMicros(t.costActual ?? t.costEstimated ?? 0)!, currency: t.currency, why: verdict.why, ...(verdict.savedOn === undefined ? {} : { savedOn: verdict.savedOn }), ...(verdict.looked === undefined ? {} : { looked: verdict.looked }) },
       };
     }
     const last = bound === undefined ? undefined : (await deps.withSameInput(deps.projectId, inputHash(step.provider, step.model, bound))).find((t) => t.status === 'FAILED' || t.status === 'CANCELLED');

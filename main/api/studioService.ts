@@ -1,5 +1,5 @@
 import { SettingsError, updateSettings } from '../config/settings.ts';
-import { cancelTask, DecisionRefused, mayStillRunUntil, resolveUnknown } from '../engine/decisions.ts';
+import { DecisionRefused, mayStillRunUntil, resolveUnknown } from '../engine/decisions.ts';
 import { LookupFailed, reconcile } from '../engine/reconciler.ts';
 import { GenerateRefused, Pipeline, type GenerateEstimate } from '../pipeline/generate.ts';
 import { parseStoryboard, StoryboardError } from '../pipeline/storyboard.ts';
@@ -13,7 +13,7 @@ import { modelCatalogue } from './models.ts';
 import { etaView, pendingDependencies, planLabels, scenePlan } from './scenePlan.ts';
 import { learnDurations, type LearnedDurations } from '../engine/durations.ts';
 import { etaWords, stepEta, type StepEta } from '../engine/eta.ts';
-import { recordJournaledRequests, type Studio } from '../studio.ts';
+import { cancelAsked, recordJournaledRequests, type Studio } from '../studio.ts';
 import { fromMicros, isKind, toMicros, type Task } from '../tasks/model.ts';
 import { RENDER_PROVIDER } from '../pipeline/planner.ts';
 import { rmSync } from 'node:fs';
@@ -327,8 +327,7 @@ export class StudioService implements StudioApi {
 
   async cancel(taskId: number): Promise<TaskView> {
     return refusals(async () => {
-      const task = await this.studio.tasks.get(taskId);
-      const { task: cancelled } = await cancelTask(this.studio.tasks, task && this.deps.providers.get(task.provider), taskId, this.studio.clock.now());
+      const { task: cancelled } = await cancelAsked(this.studio, (p) => this.deps.providers.get(p), taskId);
       return this.view(cancelled);
     });
   }
@@ -467,11 +466,12 @@ export class StudioService implements StudioApi {
       message = `It has not been sent to ${task.provider}; nothing is charged for it.`;
     } else {
       const request = task.remoteRequestId ? ` as request ${task.remoteRequestId}` : '';
-      const stop =
-        task.status === 'SUBMITTED' && provider?.cancel
-          ? ` The studio asks ${task.provider} to stop it; if it is already running, it may still finish and be charged.`
-          : ` The studio cannot ask ${task.provider} to stop it.`;
-      message = `It is already sent to ${task.provider}${request}; it may be charged (${about}).${stop}`;
+      // A request still being sent is asked to stop too, once the provider names it (see cancelLateRequest).
+      const stop = provider?.cancel
+        ? ` The studio asks ${task.provider} to stop it; if it is already running, it may still finish and be charged, and then its result is collected.`
+        : ` The studio cannot ask ${task.provider} to stop it; what it makes is paid for, so its result is collected and kept.`;
+      const where = task.status === 'RUNNING' && !task.remoteRequestId ? `It is being sent to ${task.provider}, so it may have been sent` : `It is already sent to ${task.provider}${request}`;
+      message = `${where}; it may be charged (${about}).${stop}`;
     }
     return { taskId, sent, mayCost, currency: task.currency, message, dependents };
   }

@@ -18,13 +18,22 @@ export function chooseMediaDir(flag: string | undefined, env: NodeJS.ProcessEnv,
 }
 
 /**
- * Where a studio saves its files. With a media folder set, in the database's own folder within it (`space`). A
- * team database with none set uses the data folder as its media folder all the same, so its rows name files
- * relative to it, as any machine of the team reads them. The embedded database with none keeps its files where
- * it always did.
+ * Where a studio saves its files. With a media folder set, in the database's own folder within it (`space`); files
+ * saved in the data folder before it was set are still found there. A team database with none set uses the data
+ * folder as its media folder all the same, so its rows name files relative to it, as any machine of the team reads
+ * them. The embedded database with none keeps its files in the data folder, relative to it.
  */
-export function studioMedia(o: { dataDir: string; configured: string | null; kind: 'sqlite' | 'postgres'; space: string; machine: string }): MediaFolder {
-  if (o.configured) return mediaFolderAt(o.configured, o.space, o.machine, true);
-  if (o.kind === 'postgres') return mediaFolderAt(o.dataDir, o.space, o.machine, false);
-  return dataFolderMedia(o.dataDir, o.machine);
+export function studioMedia(o: {
+  dataDir: string;
+  configured: string | null;
+  kind: 'sqlite' | 'postgres';
+  space: string;
+  machine: string;
+  /** Media folders this studio saved into before (see mediaFolders.ts), looked in too. */
+  earlier?: readonly string[];
+}): MediaFolder {
+  const earlier = (o.earlier ?? []).filter((folder) => folder !== o.configured);
+  if (o.configured) return mediaFolderAt(o.configured, o.space, o.machine, true, o.dataDir, earlier);
+  if (o.kind === 'postgres') return mediaFolderAt(o.dataDir, o.space, o.machine, false, o.dataDir, earlier);
+  return dataFolderMedia(o.dataDir, o.machine, earlier);
 }

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { DEFAULT_ENGINE_OPTIONS, type EngineOptions } from '../engine/supervisor.ts';
 import { DEFAULT_LOOKUP } from '../engine/unknownLookups.ts';
 import { DEFAULT_QUEUE_MS } from '../engine/listedBy.ts';
+import { MISSING_FOR_MS } from '../engine/collectRetry.ts';
 import type { CallTimeouts } from '../http/providerHttp.ts';
 import { parseStoryboard, type StepChoice, type StepKind } from '../pipeline/storyboard.ts';
 import { KINDS } from '../tasks/model.ts';
@@ -102,6 +103,14 @@ export function parseSettings(raw: Record<string, any>): Settings {
       intervalMs: whole(e.poll?.intervalMs, 'engine.poll.intervalMs', 'the first wait between asking for a result, in ms', d.poll.intervalMs, 10, HOUR),
       maxIntervalMs: whole(e.poll?.maxIntervalMs, 'engine.poll.maxIntervalMs', 'the longest wait between asking for a result, in ms', d.poll.maxIntervalMs, 10, HOUR),
       deadlineMs: whole(e.poll?.deadlineMs, 'engine.poll.deadlineMs', 'how long a result is waited for, in ms', d.poll.deadlineMs, 100, 7 * 24 * HOUR),
+      missingForMs: whole(
+        e.poll?.missingForMs,
+        'engine.poll.missingForMs',
+        'how long a result the provider said was complete must stay missing there before it is called expired, in ms',
+        MISSING_FOR_MS,
+        0,
+        7 * 24 * HOUR,
+      ),
     },
     lookup: {
       intervalMs: whole(e.lookup?.intervalMs, 'engine.lookup.intervalMs', 'the wait between lookups of an unknown outcome, in ms', DEFAULT_LOOKUP.intervalMs, 100, 24 * HOUR),

@@ -3,6 +3,7 @@ import type { Task } from '../tasks/model.ts';
 import type { InputUpload, TaskStore } from '../store/port.ts';
 import type { Clock, OutputStore, ReceiptLog, ResultRecord } from '../ports.ts';
 import type { InputFiles } from '../media/outputLocator.ts';
+import { isAbsoluteAnywhere } from '../media/storedPaths.ts';
 import { untilWritten } from './durableWrite.ts';
 import type { LearnedDurations } from './durations.ts';
 import { estimateCost, type OwnPrices } from './estimator.ts';
@@ -14,6 +15,10 @@ import { pollUntilDone, type PollOptions } from './poller.ts';
 import { interruptedReason, recoveryFor } from './recovery.ts';
 import { RequestIdKeeper } from './requestIdKeeper.ts';
 import { saveResult } from './resultSaver.ts';
+import { askAgainLater, collectPolicy, collectRetry, missingRounds, roundNow, type MissingResult, type MissingRounds } from './collectRetry.ts';
+import { keptDetail, keptResult } from './keptResult.ts';
+import { titleOf } from '../providers/registry.ts';
+import { saysNothingIsThere } from '../providers/expiringFiles.ts';
 import { stopPoint } from './stopPoints.ts';
 import { submitDecision, type SubmitFailure } from './submitOutcome.ts';
 
@@ -29,6 +34,7 @@ export type ExecutorStore = Pick<
   | 'setNote'
   | 'complete'
   | 'completeAttempt'
+  | 'linkLateOutputs'
   | 'fail'
   | 'requeue'
   | 'parkUnknown'
@@ -36,6 +42,9 @@ export type ExecutorStore = Pick<
   | 'events'
   | 'retryLater'
   | 'renewMarked'
+  | 'followAfterCancel'
+  | 'settleFollow'
+  | 'notSentAfterCancel'
 >;
 
 export interface ExecutorPorts {
@@ -53,6 +62,8 @@ export interface ExecutorPorts {
 
 export interface ExecutorOptions {
   owner: string;
+  /** The id of the database the tasks are in (Store.databaseId): in each idempotency key and receipt. */
+  database: string;
   leaseMs: number;
   poll: PollOptions;
   /**
@@ -77,9 +88,13 @@ function overBudget(task: Task): string {
   return `not sent: ${cost} would take the project past its budget; raise the budget, then generate again (nothing was charged)`;
 }
 
-/** Derived from task and attempt, so a resend of the same attempt carries the same key and a new attempt a new one. */
-export function idempotencyKey(taskId: number, attempt: number): string {
-  return `studio-task-${taskId}-attempt-${attempt}`;
+/**
+ * Derived from database, task and attempt, so a resend of the same attempt carries the same key and a new attempt a
+ * new one, and task 1 of one database never shares a key with task 1 of another (the database's id is 32 hex digits).
+ * Keys written before databases had ids read `studio-task-N-attempt-M`; what reads a key reads both.
+ */
+export function idempotencyKey(database: string, taskId: number, attempt: number): string {
+  return `studio-${database}-task-${taskId}-attempt-${attempt}`;
 }
 
 function minutes(ms: number): string {
@@ -135,7 +150,7 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
   if (signal.aborted) return;
 
   stopPoint('before-mark', task.id);
-  const key = idempotencyKey(task.id, task.attempts + 1);
+  const key = idempotencyKey(options.database, task.id, task.attempts + 1);
   // Counted from before the write leaves: an answer held up (a link gone silent after the write committed) is time
   // in which the lease may have run out and the row been parked, resubmitted and bought elsewhere.
   const fresh = leaseFreshness(clock, options.leaseMs);
@@ -150,7 +165,12 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
   const attempt = () => ({ ...lease(), attempt: key });
   stopPoint('after-mark', task.id);
 
-  const ids = new RequestIdKeeper(marked, key, ports, options.owner);
+  // The row moved on before a send: when nothing of this attempt ever left and the person cancelled it, it says so.
+  const notSent = async (resends: number) => {
+    if (resends === 0) await durably(() => repo.notSentAfterCancel(task.id, key, clock.now()));
+    return lost('sending');
+  };
+  const ids = new RequestIdKeeper(marked, key, options.database, ports, options.owner);
   let accepted: SubmitResult | undefined;
   let failure: SubmitFailure | undefined;
   let mayHaveApplied = false;
@@ -158,7 +178,11 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
     // A process stopped or asleep since its lease was last written may have lost the row to another machine, which
     // then parked it as unknown, nothing sent; sending now could pay a second time for a step a person resubmits.
     // A renewal whose answer was itself held up is no proof either: renewed again until one answers in time.
-    while (!fresh.surely()) if (!(await fresh.renew(() => repo.renewMarked(task.id, options.leaseMs, attempt())))) return lost('sending');
+    // Never skipped however fresh the lease: a person's cancel ends the row without touching the lease, and only this
+    // fenced write (one row by its key) tells a worker stalled since the mark not to send what the cancel said it stopped.
+    // A database briefly locked is waited out: nothing is sent until the check has answered.
+    do if (!(await fresh.renew(async () => (await durably(() => repo.renewMarked(task.id, options.leaseMs, attempt()))) === true))) return notSent(resends);
+    while (!fresh.surely());
     try {
       // Not cut when the run is asked to stop, only when the stop's grace runs out: cutting a request that has
       // left turns a known outcome into an unknown one.
@@ -233,10 +257,12 @@ function leaseFreshness(clock: Clock, leaseMs: number) {
 }
 
 async function keepInHand(task: Task, requestId: string, result: ProviderResult, ports: ExecutorPorts, options: ExecutorOptions, signal: AbortSignal) {
-  const saved = await saveResult(task, result, requestId, ports, { owner: options.owner, collectLater: false }, signal);
+  const rounds = { provider: titleOf(task.provider), policy: collectPolicy(options.poll), random: ports.random };
+  const saved = await saveResult(task, result, requestId, ports, { owner: options.owner, collectLater: false, rounds }, signal);
   if (saved.state === 'saved') return completeFromDisk(task, saved.record, ports, options, signal, saved.unusable);
   if (saved.state === 'stopped') return;
-  const error = `the paid result could not be kept: ${saved.message}`;
+  // An expiry already says it was paid and why it cannot be had; other failures say what went wrong with the bytes.
+  const error = saved.state === 'gone' ? saved.message : `the paid result could not be kept: ${saved.message}`;
   await untilWritten(() => ports.repo.fail(task.id, error, 'yes', { owner: options.owner, now: ports.clock.now() }, result.costActual), ports, signal);
 }
 
@@ -257,22 +283,81 @@ async function pollAndFinish(task: Task, ports: ExecutorPorts, options: Executor
         ports.repo.retryLater(task.id, ports.clock.now() + SLOW_POLL_MS, `still running at the provider after ${minutes(outcome.forMs)}`, lease()),
       );
       return;
-    case 'deadline':
+    case 'missing': {
+      // The answer that named the files is gone, the files need not be (keptResult.ts): asked for before a round counts.
+      const kept = keptResult(await historyOf(task, ports, signal), task.remoteRequestId);
+      if (kept) return finish(task, kept, ports, options, signal);
+      return collectAgain(task, outcome.missing, null, ports, options, signal);
+    }
+    case 'deadline': {
+      // A request the provider said was complete (its files kept, or its result found missing since) is paid: never
+      // unknown. Only an answer that nothing is there counts a round; no answer at all (an outage) is asked again later.
+      const events = await historyOf(task, ports, signal);
+      const kept = keptResult(events, task.remoteRequestId);
+      if (kept) return finish(task, kept, ports, options, signal);
+      const rounds = missingRounds(events);
+      if (rounds.last && saysNothingIsThere(outcome.status)) {
+        const gone = `${titleOf(task.provider)} said the request was complete, and now answers HTTP ${outcome.status} when asked about it`;
+        return collectAgain(task, { ...rounds.last, message: gone }, rounds, ports, options, signal);
+      }
+      if (rounds.last) {
+        const next = askAgainLater(titleOf(task.provider), outcome.problem, rounds, collectPolicy(options.poll), ports.random());
+        ports.log(`task ${task.id}: ${next.note}`);
+        await durably(() => ports.repo.retryLater(task.id, ports.clock.now() + next.delayMs, next.note, lease()));
+        return;
+      }
       await durably(() => ports.repo.parkUnknown(task.id, outcome.reason, lease(), 'SUBMITTED'));
       return;
+    }
     case 'stopped':
       return;
   }
+}
+
+/**
+ * The task's history, read as patiently as a write: a database that cannot be reached now (a team server
+ * restarting) must not end the executor mid-collection and leave a paid result to wait out its lease.
+ */
+async function historyOf(task: Task, ports: ExecutorPorts, signal: AbortSignal) {
+  return (await untilWritten(() => ports.repo.events(task.id), ports, signal)) ?? [];
+}
+
+/**
+ * A result the provider said was complete, found missing once more (collectRetry.ts): collected again after a
+ * backoff, without holding a slot, or at the last round ended as paid, with when and where it was found gone.
+ */
+async function collectAgain(task: Task, missing: MissingResult, known: MissingRounds | null, ports: ExecutorPorts, options: ExecutorOptions, signal: AbortSignal) {
+  const { repo, clock } = ports;
+  const lease = () => ({ owner: options.owner, now: clock.now() });
+  const rounds = known ?? missingRounds(await historyOf(task, ports, signal));
+  const next = collectRetry(titleOf(task.provider), missing, rounds, roundNow(clock), collectPolicy(options.poll), ports.random());
+  ports.log(`task ${task.id}: ${next.action === 'expired' ? next.error : next.note}`);
+  if (next.action === 'expired') await untilWritten(() => repo.fail(task.id, next.error, 'yes', lease()), ports, signal);
+  else await untilWritten(() => repo.retryLater(task.id, clock.now() + next.delayMs, next.note, lease(), next.detail), ports, signal);
 }
 
 /** Saves every output of a result the provider still holds, then completes the row. */
 async function finish(task: Task, result: ProviderResult, ports: ExecutorPorts, options: ExecutorOptions, signal: AbortSignal) {
   const lease = () => ({ owner: options.owner, now: ports.clock.now() });
   const durably = <T>(write: () => Promise<T>) => untilWritten(write, ports, signal);
-  const saved = await saveResult(task, result, task.remoteRequestId, ports, { owner: options.owner, collectLater: true }, signal);
+  const events = await historyOf(task, ports, signal);
+  const rounds = missingRounds(events);
+  // Kept before any download, so the files are still found after a crash or a sleep mid-download outlasts the answer.
+  const keep = task.remoteRequestId && ports.provider.capabilities.filesOutliveResult ? keptDetail(task.remoteRequestId, result) : null;
+  if (keep && !keptResult(events, task.remoteRequestId)) {
+    const words = `the result is complete at ${titleOf(task.provider)}; its files are at ${keep.resultFiles.files.map((f) => f.url).join(', ')}`;
+    await durably(() => ports.repo.note(task.id, words, keep, ports.clock.now()));
+  }
+  const expired = (missing: MissingResult) => {
+    const next = collectRetry(titleOf(task.provider), missing, rounds, roundNow(ports.clock), collectPolicy(options.poll), 0);
+    return next.action === 'expired' ? next.error : null;
+  };
+  const saved = await saveResult(task, result, task.remoteRequestId, ports, { owner: options.owner, collectLater: true, expired }, signal);
   switch (saved.state) {
     case 'saved':
       return completeFromDisk(task, saved.record, ports, options, signal, saved.unusable);
+    case 'missing':
+      return collectAgain(task, saved.missing, rounds, ports, options, signal);
     case 'later':
       await durably(() => ports.repo.retryLater(task.id, ports.clock.now() + SLOW_POLL_MS, saved.message, lease()));
       return;
@@ -297,10 +382,27 @@ async function completeFromDisk(task: Task, record: ResultRecord, ports: Executo
     (await untilWritten(() => repo.complete(task.id, out, { owner: options.owner, now: clock.now() }), ports, signal)) ??
     (await untilWritten(() => repo.completeAttempt(task.id, record.idempotencyKey, out, clock.now()), ports, signal));
   const kept = record.outputs.map((o) => o.path);
-  if (!done) {
+  const whole = `kept ${kept.length} of ${kept.length + unusable.length} files`;
+  // Another worker may have completed the row from what was on disk while this one stalled mid-save: the files of
+  // the same attempt it placed since are linked to it, never left to nothing.
+  const linked = `${whole}: the files saved after the task was completed are linked to it now`;
+  const late = done ? 0 : await untilWritten(() => repo.linkLateOutputs(task.id, record.idempotencyKey, record.outputs, linked, clock.now()), ports, signal);
+  if (late) {
+    ports.log(`task ${task.id}: ${late} file(s) of its result saved after it was completed are linked to it`);
+  } else if (late === null) {
+    // Never linked onto a result the person deleted (nor onto another attempt's): the file stays, and the task says where.
+    const now = await repo.get(task.id);
+    const deleted = now?.status === 'SUCCEEDED' && now.outputPath === null;
+    const why = deleted ? 'the person had deleted the result of the task' : 'the task had moved on';
     ports.log(`task ${task.id}: not completed here; its result is kept at ${kept[0]}`);
-    await repo.note(task.id, `the paid result of this attempt is kept at ${kept.join(', ')}, but the task had moved on`, { outputs: kept }, clock.now());
+    await repo.note(task.id, `the paid result of this attempt is kept at ${kept.join(', ')}, but ${why}`, { outputs: kept }, clock.now());
   } else if (unusable.length > 0) {
-    await repo.note(task.id, `kept ${kept.length} of ${kept.length + unusable.length} files; left out: ${unusable.join('; ')}`, { outputs: kept }, clock.now());
+    await repo.note(task.id, `${whole}; left out: ${unusable.join('; ')}`, { outputs: kept }, clock.now());
+  }
+  const away = kept.filter((path) => isAbsoluteAnywhere(path));
+  if (away.length > 0) {
+    const words = `the data folder was moved or deleted while this paid result was saved; its files were written at ${away.join(', ')}, where the studio finds them`;
+    ports.log(`task ${task.id}: ${words}`);
+    await repo.note(task.id, words, { outputs: away }, clock.now());
   }
 }

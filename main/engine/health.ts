@@ -56,6 +56,8 @@ export function describeDatabaseError(err: unknown, database = 'the studio datab
 export class EngineHealth {
   private reason: string | null = null;
   private since: number | null = null;
+  /** A pause no write can end, only a restart (see hold). */
+  private heldFor: string | null = null;
 
   /**
    * `changed` hears when the engine pauses and resumes (the database connection waits less while paused);
@@ -71,12 +73,26 @@ export class EngineHealth {
     return this.reason === null ? null : { reason: this.reason, since: this.since! };
   }
 
+  /** Why the engine is paused until a restart (see hold), or null. */
+  get held(): string | null {
+    return this.heldFor;
+  }
+
   blocked(err: unknown, now: number): void {
     this.pause(describeDatabaseError(err, this.database), now);
   }
 
+  /**
+   * Pauses until the studio restarts: the database file was moved, deleted or replaced, and the connection still
+   * writes to the file it opened, so a write that succeeds says nothing about the place the studio runs from.
+   */
+  hold(reason: string, now: number): void {
+    this.heldFor = reason;
+    this.pause(reason, now);
+  }
+
   pause(reason: string, now: number): void {
-    if (reason === this.reason) return;
+    if (reason === this.reason || (this.heldFor !== null && reason !== this.heldFor)) return;
     if (this.reason === null) {
       this.since = now;
       this.changed(true);
@@ -86,7 +102,7 @@ export class EngineHealth {
   }
 
   clear(): void {
-    if (this.reason === null) return;
+    if (this.reason === null || this.heldFor !== null) return;
     this.log(`engine resumed: the database can be written again`);
     this.reason = null;
     this.since = null;

@@ -1,7 +1,8 @@
 import type { Clock } from '../ports.ts';
-import { PollError, ResultGone, type PollResult, type ReportedCost, type ProviderAdapter, type ProviderResult } from '../providers/port.ts';
+import { PollError, ResultGone, ResultMissing, type PollResult, type ReportedCost, type ProviderAdapter, type ProviderResult } from '../providers/port.ts';
 import type { Charged, Task } from '../tasks/model.ts';
 import type { TaskStore } from '../store/port.ts';
+import type { MissingResult } from './collectRetry.ts';
 import type { LearnedDurations } from './durations.ts';
 import { nextPollDelay } from './pollSchedule.ts';
 import { stopPoint } from './stopPoints.ts';
@@ -11,6 +12,8 @@ export interface PollOptions {
   maxIntervalMs: number;
   /** Measured from the moment the provider accepted the request. */
   deadlineMs: number;
+  /** How long a result the provider said was complete must stay missing before it is called expired (MISSING_FOR_MS when absent). */
+  missingForMs?: number;
 }
 
 /** The shortest gap between two looks at one request (a smaller configured interval stands). */
@@ -27,7 +30,10 @@ export type PollOutcome =
   | { state: 'failed'; error: string; costActual: ReportedCost | null; charged: Charged }
   /** Past the deadline and the provider says it is still working on it: known, so never unknown. */
   | { state: 'running'; forMs: number }
-  | { state: 'deadline'; reason: string }
+  /** `problem` and `status` (the HTTP status, when an answer came) are of the last look that got no usable answer. */
+  | { state: 'deadline'; reason: string; problem: string; status: number | null }
+  /** The provider said the request was complete, yet its result answered that nothing is there. */
+  | { state: 'missing'; missing: MissingResult }
   | { state: 'stopped' };
 
 interface PollPorts {
@@ -43,6 +49,10 @@ export const FINAL_POLL_TRIES = 3;
 
 /** Wall time racing this far ahead of monotonic time between two polls means the machine slept. */
 const SLEEP_THRESHOLD_MS = 2_000;
+
+function missingOf(err: ResultMissing): PollOutcome {
+  return { state: 'missing', missing: { url: err.url, status: err.status!, message: err.message } };
+}
 
 function duration(ms: number): string {
   return ms >= 120_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 1000)} s`;
@@ -122,6 +132,7 @@ export async function pollUntilDone(
       answer = await ports.provider.watch!(remote, heard, AbortSignal.any([signal, local.signal]));
     } catch (err) {
       if (err instanceof ResultGone) return { state: 'failed', error: err.message, costActual: null, charged: 'yes' };
+      if (err instanceof ResultMissing) return missingOf(err);
       if (!signal.aborted && !local.signal.aborted) ports.log(`task ${task.id}: status stream: ${(err as Error).message}; polling instead`);
       if (err instanceof PollError) retryAfter = err.retryAfterMs;
     } finally {
@@ -138,9 +149,11 @@ export async function pollUntilDone(
     return answer && answer.state !== 'pending' ? answer : null;
   };
 
-  const gaveUp = (problem: string): PollOutcome => ({
+  const gaveUp = (err: Error): PollOutcome => ({
     state: 'deadline',
-    reason: `no result within the poll deadline (${duration(options.deadlineMs)}): ${problem}; it may still finish and be charged`,
+    reason: `no result within the poll deadline (${duration(options.deadlineMs)}): the provider could not be asked (${err.message}); it may still finish and be charged`,
+    problem: err.message,
+    status: err instanceof PollError ? (err.status ?? null) : null,
   });
 
   for (;;) {
@@ -174,7 +187,9 @@ export async function pollUntilDone(
     } catch (err) {
       if (signal.aborted) return { state: 'stopped' };
       if (err instanceof ResultGone) return { state: 'failed', error: err.message, costActual: null, charged: 'yes' };
-      if (late && ++unanswered >= FINAL_POLL_TRIES) return gaveUp(`the provider could not be asked (${(err as Error).message})`);
+      // Asked again in rounds that back off (collectRetry.ts), not within this one: an expired result stays expired.
+      if (err instanceof ResultMissing) return missingOf(err);
+      if (late && ++unanswered >= FINAL_POLL_TRIES) return gaveUp(err as Error);
       if (err instanceof PollError && err.retryAfterMs) retryAfter = err.retryAfterMs;
     }
     if (streaming && !late) continue;

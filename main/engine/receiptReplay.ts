@@ -1,6 +1,7 @@
 import type { Receipt, ReceiptLog } from '../ports.ts';
 import type { Store, TaskStore } from '../store/port.ts';
 import type { Task } from '../tasks/model.ts';
+import { behindArchive, chooseReceipts } from './receiptChoice.ts';
 
 /** What a replay reads outside its transaction, and the transaction it writes in. */
 export interface ReplayPorts {
@@ -10,10 +11,12 @@ export interface ReplayPorts {
 
 /**
  * Puts the request ids that reached a receipt journal but not the table (a failed write, a crash) into
- * the table. Run at start-up, and before a person reconciles or adopts, so a request already named for
- * one task is never offered to, or adopted by, another. The last receipt of an attempt is the fullest (the
- * whole answer's, with its handle, after the headers'). Returns the rows it changed; journal files whose
- * receipts are all in the table are dropped.
+ * the table: this database's only, as the journal reads them and the store's applyReceipt checks again. Run at
+ * start-up, and before a person reconciles or adopts, so a request already named for
+ * one task is never offered to, or adopted by, another. One receipt is applied per attempt (see chooseReceipts); an
+ * attempt that unnamed receipts give rival requests gets none, and its task's history names each for a person (see
+ * noteRivalReceipts). Settled receipts are applied too, to rows behind them only (see behindArchive). Returns the rows
+ * it changed; journal files whose receipts are all in the table are moved to the archive.
  */
 export async function replayReceipts(
   ports: ReplayPorts,
@@ -21,14 +24,22 @@ export async function replayReceipts(
   pollable: (provider: string) => boolean,
   now: number,
 ): Promise<{ receipt: Receipt; task: Task }[]> {
-  const latest = new Map<string, Receipt>();
-  for (const r of receipts.all()) latest.set(`${r.taskId}:${r.idempotencyKey}`, r);
-  const applied = latest.size === 0 ? [] : await ports.transaction(async ({ tasks }) => {
+  const { chosen, rivals } = chooseReceipts(receipts.all());
+  const archived = receipts.archived();
+  const applied = chosen.length + rivals.length + archived.length === 0 ? [] : await ports.transaction(async ({ tasks }) => {
     const changed: { receipt: Receipt; task: Task }[] = [];
-    for (const receipt of latest.values()) {
-      if (await tasks.receiptSettled(receipt)) continue;
-      const task = await tasks.applyReceipt(receipt, pollable((await tasks.get(receipt.taskId))!.provider), now);
+    const apply = async (receipt: Receipt) => {
+      if (await tasks.receiptSettled(receipt)) return;
+      // A receipt of a journal that named no database may name a task this database does not have (see receiptOrigin).
+      const row = await tasks.get(receipt.taskId);
+      const task = row && (await tasks.applyReceipt(receipt, pollable(row.provider), now));
       if (task) changed.push({ receipt, task });
+    };
+    for (const group of rivals) await tasks.noteRivalReceipts(group, now);
+    for (const receipt of chosen) await apply(receipt);
+    if (archived.length > 0) {
+      const unsent = [...(await tasks.list({ status: 'PENDING' })), ...(await tasks.list({ status: 'RUNNING' }))];
+      for (const receipt of behindArchive(archived, unsent)) await apply(receipt);
     }
     return changed;
   });
@@ -41,7 +52,8 @@ export async function replayReceipts(
  * a receipt written meanwhile was not asked about, so it counts as not there yet and its file is kept.
  */
 export async function settleReceipts(repo: Pick<TaskStore, 'receiptSettled'>, receipts: ReceiptLog): Promise<void> {
-  const attempt = (r: Receipt) => `${r.taskId}:${r.idempotencyKey}`;
+  // One question per request of an attempt of one task: rivals, or another step under the same id, are asked each.
+  const attempt = (r: Receipt) => JSON.stringify([r.database, r.taskId, r.task, r.idempotencyKey, r.requestId]);
   const settled = new Set<string>();
   const asked = new Set<string>();
   for (const r of receipts.all()) {

@@ -2,6 +2,7 @@ import type { InputFiles } from '../media/outputLocator.ts';
 import type { Candidate, ProviderAdapter } from '../providers/port.ts';
 import type { Task } from '../tasks/model.ts';
 import type { TaskStore } from '../store/port.ts';
+import { RIVAL_RECEIPTS } from '../store/receiptParams.ts';
 import { DecisionRefused } from './decisions.ts';
 import { DEFAULT_QUEUE_MS, type ListedBy } from './listedBy.ts';
 import { SKEW_MS, type LookupFacts } from './lookupVerdict.ts';
@@ -17,6 +18,11 @@ export interface Reconciliation {
   listed: ListedBy | null;
   /** Set when the listing had more than a lookup reads, so a request absent from what was read may be in the rest. */
   cut: string | null;
+  /**
+   * Paid requests of this step that a task of their own collects (see applyReceipt), such as a later attempt a database
+   * restored from an older backup had sent: the step's result may be there, so buying it again is not the only way.
+   */
+  collected: { requestId: string; taskId: number }[];
 }
 
 type LookupRepo = Pick<TaskStore, 'get' | 'events' | 'requestIdsInUse' | 'recentDurations' | 'unendedBefore'>;
@@ -30,14 +36,26 @@ async function reportedIds(repo: LookupRepo, task: Task): Promise<{ requestId: s
     ? [{ requestId: task.remoteRequestId, createdAt: task.submittedAt ?? task.submitStartedAt ?? 0, status: 'saved on the task', inputMatches: true as const, why: 'the request id saved on this task' }]
     : [];
   for (const e of await repo.events(task.id)) {
-    const detail = e.detail as { requestId?: unknown; collectedAs?: unknown } | null;
+    const detail = e.detail as { requestId?: unknown; collectedAs?: unknown; heard?: unknown } | null;
     const late = detail?.requestId;
     // An id a task of its own collects (see applyReceipt) is that task's, never a candidate for this one.
     if (typeof late === 'string' && detail?.collectedAs === undefined && e.fromStatus === e.toStatus && !reported.some((r) => r.requestId === late)) {
-      reported.push({ requestId: late, createdAt: e.at, status: 'reported by a worker', inputMatches: true, why: 'a worker received this id after it lost the task' });
+      reported.push(
+        e.reason === RIVAL_RECEIPTS
+          ? { requestId: late, createdAt: typeof detail?.heard === 'number' ? detail.heard : e.at, status: 'in the receipt journal', inputMatches: true, why: 'journaled for this attempt beside another request; only one of them is this task\'s' }
+          : { requestId: late, createdAt: e.at, status: 'reported by a worker', inputMatches: true, why: 'a worker received this id after it lost the task' },
+      );
     }
   }
   return reported;
+}
+
+/** The requests of this step its history says a task of their own collects (see Reconciliation.collected). */
+async function collectedIds(repo: LookupRepo, task: Task): Promise<Reconciliation['collected']> {
+  return (await repo.events(task.id)).flatMap((e) => {
+    const detail = e.detail as { requestId?: unknown; collectedAs?: unknown } | null;
+    return typeof detail?.requestId === 'string' && typeof detail.collectedAs === 'number' ? [{ requestId: detail.requestId, taskId: detail.collectedAs }] : [];
+  });
 }
 
 /**
@@ -105,8 +123,9 @@ export async function reconcile(
   if (task.status !== 'OUTCOME_UNKNOWN') throw new DecisionRefused(`task ${id} is ${task.status}; only an unknown outcome is reconciled`);
 
   const reported = await reportedIds(repo, task);
+  const collected = await collectedIds(repo, task);
   if (!provider?.lookup) {
-    if (reported.length > 0) return { task, candidates: reported, lists: null, listed: null, cut: null };
+    if (reported.length + collected.length > 0) return { task, candidates: reported, lists: null, listed: null, cut: null, collected };
     throw new DecisionRefused(
       `${task.provider} cannot list past requests; look for a request made at ${new Date(task.submitStartedAt ?? task.createdAt).toISOString()} in its dashboard`,
     );
@@ -122,5 +141,5 @@ export async function reconcile(
       ...c,
       why: c.inputMatches ? `same input, ${after(c)}` : `same model, ${after(c)}; its input could not be compared: ${c.inputGone}`,
     }));
-  return { task, candidates: [...reported, ...offered], lists: provider.capabilities.lookupLists ?? null, listed: listed && now < listed.at ? listed : null, cut: cut ?? null };
+  return { task, candidates: [...reported, ...offered], lists: provider.capabilities.lookupLists ?? null, listed: listed && now < listed.at ? listed : null, cut: cut ?? null, collected };
 }

@@ -1,6 +1,7 @@
 import type { Receipt, ReceiptLog } from '../ports.ts';
 import type { Store, TaskStore } from '../store/port.ts';
 import type { Task } from '../tasks/model.ts';
+import { chooseReceipts } from './receiptChoice.ts';
 import { interruptedReason, recoveryFor } from './recovery.ts';
 
 export interface SweepPorts {
@@ -12,8 +13,6 @@ export interface SweepPorts {
   hasResult: (task: Task) => boolean;
   pollable: (task: Task) => boolean;
 }
-
-const attempt = (taskId: number, idempotencyKey: string) => `${taskId} ${idempotencyKey}`;
 
 /**
  * Applies recoveryFor to every row whose lease ran out, except the ones this process is working on.
@@ -33,7 +32,7 @@ export async function recoverExpired(ports: SweepPorts, now: number, working: Re
     else if (recovery.action === 'park' && !ports.hasResult(task)) toPark.push(task);
   }
   if (toRequeue.length === 0 && toPark.length === 0) return;
-  let receipts: Map<string, Receipt> | undefined;
+  let receipts: Receipt[] | undefined;
   // One transaction for the whole sweep, and one write for each kind of recovery: after a crash with many rows in
   // flight, a few statements and one sync instead of one each.
   await ports.transaction(async ({ tasks }) => {
@@ -42,11 +41,13 @@ export async function recoverExpired(ports: SweepPorts, now: number, working: Re
     }
     const unexplained: { task: Task; reason: string }[] = [];
     for (const task of toPark) {
-      // The last receipt of the attempt is the fullest: the whole answer's, with its handle, after the headers'.
-      receipts ??= new Map(ports.receipts.all().map((r) => [attempt(r.taskId, r.idempotencyKey), r]));
-      const receipt = task.remoteRequestId === null && task.idempotencyKey !== null ? receipts.get(attempt(task.id, task.idempotencyKey)) : undefined;
-      if (receipt && (await tasks.applyReceipt(receipt, ports.pollable(task), now))) {
-        log(`task ${task.id}: its worker stopped after the provider named request ${receipt.requestId}; recorded it`);
+      // The attempt's receipts as a replay chooses them; only the one of this task's identity is applied (see applyReceipt).
+      receipts ??= chooseReceipts(ports.receipts.all()).chosen;
+      const mine = task.remoteRequestId === null ? receipts.filter((r) => r.taskId === task.id && r.idempotencyKey === task.idempotencyKey) : [];
+      let recorded: Receipt | undefined;
+      for (const receipt of mine) if (!recorded && (await tasks.applyReceipt(receipt, ports.pollable(task), now))) recorded = receipt;
+      if (recorded) {
+        log(`task ${task.id}: its worker stopped after the provider named request ${recorded.requestId}; recorded it`);
       } else {
         unexplained.push({ task, reason: interruptedReason(task) });
       }

@@ -1,5 +1,5 @@
 import type { Money, ProviderAdapter, SubmitResult } from '../providers/port.ts';
-import type { Clock, ReceiptLog } from '../ports.ts';
+import type { Clock, Receipt, ReceiptLog } from '../ports.ts';
 import type { Task } from '../tasks/model.ts';
 import type { TaskStore } from '../store/port.ts';
 import { untilWritten } from './durableWrite.ts';
@@ -7,7 +7,7 @@ import { cancelLateRequest } from './lateCancel.ts';
 import type { EngineHealth } from './health.ts';
 
 interface KeeperPorts {
-  repo: Pick<TaskStore, 'recordSubmitted' | 'noteRequestId' | 'applyReceipt' | 'get' | 'note'>;
+  repo: Pick<TaskStore, 'recordSubmitted' | 'noteRequestId' | 'applyReceipt' | 'get' | 'note' | 'followAfterCancel' | 'settleFollow'>;
   provider: ProviderAdapter;
   receipts: ReceiptLog;
   clock: Clock;
@@ -32,6 +32,8 @@ export class RequestIdKeeper {
   constructor(
     private readonly task: Task,
     private readonly idempotencyKey: string,
+    /** The id of the database the task is in, named on every receipt (see Receipt.database). */
+    private readonly database: string,
     private readonly ports: KeeperPorts,
     private readonly owner: string,
   ) {}
@@ -55,11 +57,17 @@ export class RequestIdKeeper {
     })();
   }
 
+  /** This attempt's receipt, naming its database and its task's identity (see receiptOrigin). */
+  private receipt(requestId: string, handle: Record<string, string> | null, alias: string | null = null): Receipt {
+    const { inputHash, createdAt } = this.task;
+    return { database: this.database, taskId: this.task.id, task: { inputHash, createdAt }, idempotencyKey: this.idempotencyKey, requestId, alias, handle, at: this.ports.clock.now() };
+  }
+
   /** Whether the receipt is on disk. */
-  private journal(requestId: string, handle: Record<string, string> | null): boolean {
-    if (this.journaled === requestId && handle === null) return true;
+  private journal(requestId: string, handle: Record<string, string> | null, alias: string | null = null): boolean {
+    if (this.journaled === requestId && handle === null && alias === null) return true;
     try {
-      this.ports.receipts.append({ taskId: this.task.id, idempotencyKey: this.idempotencyKey, requestId, handle, at: this.ports.clock.now() });
+      this.ports.receipts.append(this.receipt(requestId, handle, alias));
       this.journaled = requestId;
       return true;
     } catch (err) {
@@ -71,13 +79,15 @@ export class RequestIdKeeper {
   /** The whole answer: the row becomes SUBMITTED with everything needed to reach the request again. */
   record(accepted: SubmitResult, signal: AbortSignal): Promise<Kept> {
     this.requestId = accepted.requestId;
-    this.journal(accepted.requestId, accepted.handle);
+    const alias = accepted.alias ?? null;
+    this.journal(accepted.requestId, accepted.handle, alias);
     const quote: Money | null = accepted.quote;
     const estimate = quote && { cost: quote.amount, source: `${this.ports.provider.id} quote` };
     return this.write(
       signal,
-      () => this.ports.repo.recordSubmitted(this.task.id, { requestId: accepted.requestId, handle: accepted.handle }, estimate, this.lease()),
+      () => this.ports.repo.recordSubmitted(this.task.id, { requestId: accepted.requestId, handle: accepted.handle, alias }, estimate, this.lease()),
       accepted.handle,
+      Boolean(accepted.result),
     );
   }
 
@@ -99,30 +109,32 @@ export class RequestIdKeeper {
     return { owner: this.owner, now: this.ports.clock.now(), attempt: this.idempotencyKey };
   }
 
-  private async write(signal: AbortSignal, write: () => Promise<Task | undefined>, handle: Record<string, string> | null = null): Promise<Kept> {
+  private async write(signal: AbortSignal, write: () => Promise<Task | undefined>, handle: Record<string, string> | null = null, inHand = false): Promise<Kept> {
     const written = await untilWritten(async () => ({ row: await write() }), this.ports, signal);
     if (!written) return 'stopped';
     if (written.row) return written.row;
-    await this.late(signal, handle);
+    await this.late(signal, handle, inHand);
     return 'elsewhere';
   }
 
   /**
    * The row moved on while the request was out: it gets the id all the same. A row at another attempt by now (parked
    * and resubmitted meanwhile) takes it where that buys nothing twice; else a sibling task collects its result, or
-   * where it cannot be fetched by id, the row keeps it in its history (see applyReceipt).
+   * where it cannot be fetched by id, the row keeps it in its history (see applyReceipt). `inHand`: the answer holds the
+   * result, which the caller saves and completes the row with.
    */
-  private async late(signal: AbortSignal, handle: Record<string, string> | null): Promise<void> {
+  private async late(signal: AbortSignal, handle: Record<string, string> | null, inHand: boolean): Promise<void> {
     const { repo, provider, clock } = this.ports;
     const requestId = this.requestId!;
-    const receipt = { taskId: this.task.id, idempotencyKey: this.idempotencyKey, requestId, handle, at: clock.now() };
+    const receipt = this.receipt(requestId, handle);
     const took = await untilWritten(() => repo.applyReceipt(receipt, provider.capabilities.pollById, clock.now()), this.ports, signal);
     const now = await repo.get(this.task.id);
     if (now && now.idempotencyKey !== this.idempotencyKey) {
       const kept = took && took.id !== this.task.id ? `collected as task ${took.id}` : 'kept in its history';
       this.ports.log(`task ${this.task.id}: request ${requestId} of attempt ${this.idempotencyKey} was named after the task had moved on; ${kept}`);
     }
-    // Cancelled while the request was being sent: stop the paid work where the provider allows it.
-    if (now?.status === 'CANCELLED') await cancelLateRequest(repo, provider, now, requestId, () => clock.now());
+    // Cancelled while the request was being sent: stop the paid work where the provider allows it, else collect it. Only
+    // when this worker put the id on the row: one that had it already (a cancel that read the journal) was dealt with there.
+    if (now?.status === 'CANCELLED' && took?.id === this.task.id) await cancelLateRequest(repo, provider, now, requestId, () => clock.now(), inHand);
   }
 }

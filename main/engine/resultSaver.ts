@@ -1,7 +1,8 @@
-import { ResultGone, type ProviderAdapter, type ProviderResult } from '../providers/port.ts';
-import { UnusableResult, type Clock, type OutputStore, type OutputTarget, type ResultRecord, type SavedOutput } from '../ports.ts';
+import { ResultGone, ResultMissing, type ProviderAdapter, type ProviderResult } from '../providers/port.ts';
+import { FolderGone, UnusableResult, type Clock, type OutputStore, type OutputTarget, type ResultRecord, type SavedOutput } from '../ports.ts';
 import type { Task } from '../tasks/model.ts';
 import type { TaskStore } from '../store/port.ts';
+import { collectRetry, NO_ROUNDS, roundNow, type CollectPolicy, type MissingResult } from './collectRetry.ts';
 import { databaseUnavailable } from './health.ts';
 import { stopPoint } from './stopPoints.ts';
 
@@ -14,6 +15,8 @@ export type SaveOutcome =
   | { state: 'gone'; message: string }
   /** Not saved yet, and still at the provider: poll and collect it again later. */
   | { state: 'later'; message: string }
+  /** The provider said the result was complete, yet a file of it answered that nothing is there: asked again later. */
+  | { state: 'missing'; missing: MissingResult; message: string }
   | { state: 'stopped' };
 
 export interface SavePorts {
@@ -41,14 +44,25 @@ function describeSaveError(err: unknown): string {
  * loses nothing; while a save keeps failing, the reason is on the row. A file still at the provider is tried
  * a few times, then left for a later poll when the provider can be asked again (`collectLater`), else
  * retried for as long as the process lives. A file that is not the media it should be is left out; the
- * others are kept.
+ * others are kept. A file the provider answers is not there (ResultMissing) is left for a later round, or at the
+ * last round (`expired`) left out as expired; without `collectLater`, its rounds are waited out here (`rounds`).
  */
 export async function saveResult(
   task: Task,
   result: ProviderResult,
   requestId: string | null,
   ports: SavePorts,
-  options: { owner: string; collectLater: boolean },
+  options: {
+    owner: string;
+    collectLater: boolean;
+    /** The words for a file found missing when this is the last round before it is called expired, else null. */
+    expired?: (missing: MissingResult) => string | null;
+    /**
+     * Without `collectLater` (a result that cannot be asked for again, only its file fetched): the rounds a file found
+     * missing is asked for again in, in this process, before it is left out as expired at `provider` (its name).
+     */
+    rounds?: { provider: string; policy: CollectPolicy; random: () => number };
+  },
   signal: AbortSignal,
 ): Promise<SaveOutcome> {
   const { owner } = options;
@@ -66,17 +80,61 @@ export async function saveResult(
     await ports.clock.sleep(Math.min(LONGEST_WAIT_MS, 500 * 2 ** Math.min(failures, 6)), signal).catch(() => undefined);
     return !signal.aborted;
   };
+  const waitRound = async (note: string, ms: number): Promise<boolean> => {
+    ports.log(`task ${task.id}: ${note}`);
+    await ports.repo.setNote(task.id, note, { owner, now: ports.clock.now() }).catch((noteErr: unknown) => {
+      if (!databaseUnavailable(noteErr)) throw noteErr;
+    });
+    if (signal.aborted) return false;
+    await ports.clock.sleep(ms, signal).catch(() => undefined);
+    return !signal.aborted;
+  };
 
   if (result.outputs.every((o) => o.bytes)) return saveInHand(task, result, requestId, ports, failed);
   const saved: SavedOutput[] = [];
   const unusable: string[] = [];
+  const expired: string[] = [];
+  let missing: MissingResult | null = null;
   for (const [index, output] of result.outputs.entries()) {
+    let rounds = NO_ROUNDS;
     for (let tries = 1; ; tries++) {
       try {
         saved.push(await ports.outputs.save(targetOf(task, index, output.contentType), await ports.provider.download(output, signal)));
         break;
       } catch (err) {
         if (err instanceof ResultGone) return { state: 'gone', message: err.message };
+        // Still at the provider: the studio started where the folder is now collects it (the row keeps its request id).
+        if (err instanceof FolderGone) {
+          const words = `${err.message}; the result is left at ${task.provider} and collected when the studio starts from the folder's new place`;
+          ports.log(`task ${task.id}: ${words}`);
+          await ports.repo.setNote(task.id, words, { owner, now: ports.clock.now() }).catch((noteErr: unknown) => {
+            if (!databaseUnavailable(noteErr)) throw noteErr;
+          });
+          return { state: 'stopped' };
+        }
+        // Asked again in rounds that back off (collectRetry.ts), not in a row; at the last, it is left out as expired.
+        if (err instanceof ResultMissing && options.collectLater) {
+          const found: MissingResult = { url: err.url, status: err.status!, message: err.message };
+          const words = options.expired?.(found);
+          if (words) {
+            expired.push(words);
+            unusable.push(`file ${index + 1}: ${words}`);
+          } else missing ??= found;
+          break;
+        }
+        // A result that cannot be asked for again (a synchronous answer's URL): the same bounded rounds, waited out here.
+        if (err instanceof ResultMissing && options.rounds) {
+          const found: MissingResult = { url: err.url, status: err.status!, message: err.message };
+          const next = collectRetry(options.rounds.provider, found, rounds, roundNow(ports.clock), options.rounds.policy, options.rounds.random());
+          if (next.action === 'expired') {
+            expired.push(next.error);
+            unusable.push(`file ${index + 1}: ${next.error}`);
+            break;
+          }
+          rounds = next.rounds;
+          if (!(await waitRound(next.note, next.delayMs))) return { state: 'stopped' };
+          continue;
+        }
         // A download may have been spoilt on the way, so an unusable one is fetched again before it is left out.
         if (err instanceof UnusableResult && tries >= DOWNLOAD_TRIES) {
           unusable.push(`file ${index + 1}: ${err.message}`);
@@ -89,7 +147,8 @@ export async function saveResult(
       }
     }
   }
-  if (saved.length === 0) return { state: 'unusable', message: unusable.join('; ') };
+  if (missing) return { state: 'missing', missing, message: missing.message };
+  if (saved.length === 0) return expired.length > 0 ? { state: 'gone', message: expired[0]! } : { state: 'unusable', message: unusable.join('; ') };
   const record: ResultRecord = { idempotencyKey: task.idempotencyKey, requestId, costActual: result.costActual?.amount ?? null, costSource: result.costActual?.source ?? null, outputs: saved };
   for (;;) {
     try {
@@ -106,8 +165,9 @@ function targetOf(task: Task, index: number, contentType: string | null): Output
 }
 
 /**
- * Bytes in hand exist nowhere else. Their record (paths and checksums) is written first, then each file,
- * so a crash while they are placed leaves the record to find them by. When the project's folder cannot be
+ * Bytes in hand exist nowhere else. Their record (paths and checksums) is written first, then every file to a
+ * synced temporary file, and only then is each checked and placed: a crash at any point leaves the record to
+ * find them all by checksum. When the project's folder cannot be
  * written, they go to the rescue place at once; while nothing can be written, they stay in memory and the
  * save is tried again for as long as the process lives.
  */
@@ -124,6 +184,7 @@ async function saveInHand(
     try {
       const targets = result.outputs.map((o, i) => ({ target: targetOf(task, i, o.contentType), bytes: o.bytes! }));
       await outputs.record(task, { ...meta, outputs: targets.map((t) => outputs.plan(t.target, t.bytes, rescue)) }, rescue);
+      for (const { target, bytes } of targets) await outputs.stage(target, bytes, rescue);
       const kept: SavedOutput[] = [];
       const unusable: string[] = [];
       for (const { target, bytes } of targets) {

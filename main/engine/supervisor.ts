@@ -72,6 +72,8 @@ export interface SupervisorDeps {
   databaseMoved?: () => string | null;
   /** The database as a person knows it, in what is said when it cannot be used ("the team database at …"). */
   database?: string;
+  /** The database's own id (Store.databaseId): in every idempotency key and receipt of its tasks. */
+  databaseId: string;
   /** How long a write waits for another program's lock (none given: the usual wait); shortened while paused. */
   waitForLocks?: (ms?: number) => void;
   /** Where renders are written, and the ffmpeg and ffprobe that make and check them. */
@@ -251,7 +253,17 @@ export class Supervisor {
       if (task.status !== 'CANCELLED') continue;
       this.inBackground(cancelLateRequest(repo, this.deps.providers(task.provider), task, receipt.requestId, () => clock.now()));
     }
+    await this.followAfterCancels();
     this.lastSettle = clock.now();
+  }
+
+  /** Requests named after their task's cancel that a process which died left unfollowed (see unfollowedAfterCancel). */
+  private async followAfterCancels(): Promise<void> {
+    const { repo, clock } = this.deps;
+    for (const task of await repo.unfollowedAfterCancel()) {
+      this.log(`task ${task.id}: request ${task.remoteRequestId} was named after its cancel and left unfollowed; following it`);
+      this.inBackground(cancelLateRequest(repo, this.deps.providers(task.provider), task, task.remoteRequestId!, () => clock.now()));
+    }
   }
 
   /** Work off the path of any task's run, awaited by stop; what goes wrong in it is the engine's trouble. */
@@ -273,7 +285,7 @@ export class Supervisor {
     if (this.stopping) return;
     // Writes would go to a file nobody will read again: nothing new is claimed until the studio is restarted.
     const moved = this.deps.databaseMoved?.();
-    if (moved) return this.health.pause(moved, this.deps.clock.now());
+    if (moved) return this.health.hold(moved, this.deps.clock.now());
     if (!this.probing()) return;
     if (!this.registered && !(await this.guarded(() => this.register()))) return;
     if (await this.guarded(() => this.claimAndRecover())) this.health.clear();
@@ -310,6 +322,7 @@ export class Supervisor {
     if (lookups) this.inBackground(lookups);
     if (clock.now() - this.lastSettle > SETTLE_EVERY_MS) {
       await settleReceipts(repo, this.deps.receipts);
+      await this.followAfterCancels();
       this.lastSettle = clock.now();
     }
     await this.claimFree(judging);
@@ -347,6 +360,7 @@ export class Supervisor {
               { repo, provider, clock, outputs: this.deps.outputs, files: this.files, receipts: this.deps.receipts, health: this.health, random: this.random, log: this.log },
               {
                 owner: this.owner.id,
+                database: this.deps.databaseId,
                 leaseMs: this.options.leaseMs,
                 poll: this.options.poll,
                 stopping: this.cutSends.signal,
@@ -439,12 +453,14 @@ export class Supervisor {
   async runUntilIdle(): Promise<void> {
     await this.start();
     do {
-      while (!this.stopping && (this.inFlight.size > 0 || (await this.outstanding()))) {
+      // Once the database moved away, nothing more is claimed here: what is left is for the studio started from its new place.
+      while (!this.stopping && (this.inFlight.size > 0 || (!this.health.held && (await this.outstanding())))) {
         await this.deps.clock.sleep(this.options.tickMs);
       }
       // Before it ends, each unknown outcome is looked up once, due or not: what is adopted is collected here
       // rather than left for the next run, which might be a minute or a week away.
-    } while (!this.stopping && (await this.settleLookups()) > 0);
+    } while (!this.stopping && !this.health.held && (await this.settleLookups()) > 0);
+    if (this.health.held) this.log(`stopping: ${this.health.held}`);
     await this.stop();
   }
 

@@ -5,6 +5,7 @@ import type { Task, TaskEvent } from '../tasks/model.ts';
 import type { TaskStore } from '../store/port.ts';
 import { DEFAULT_QUEUE_MS } from './listedBy.ts';
 import { lookupVerdict, SKEW_MS } from './lookupVerdict.ts';
+import { cancelLateRequest } from './lateCancel.ts';
 import { lookUp } from './reconciler.ts';
 
 export interface LookupOptions {
@@ -38,7 +39,11 @@ const NO_LIMIT = Number.MAX_SAFE_INTEGER;
 const SETTLE_AT_MOST = 500;
 
 export interface LookupPorts {
-  repo: Pick<TaskStore, 'get' | 'list' | 'events' | 'requestIdsInUse' | 'recentDurations' | 'unendedBefore' | 'unknownProviders' | 'dueForLookup' | 'lookupNoted' | 'sameInputOverlapping' | 'adoptFound'>;
+  repo: Pick<
+    TaskStore,
+    | 'get' | 'list' | 'events' | 'requestIdsInUse' | 'recentDurations' | 'unendedBefore' | 'unknownProviders' | 'dueForLookup' | 'lookupNoted'
+    | 'sameInputOverlapping' | 'adoptFound' | 'foundAfterCancel' | 'note' | 'followAfterCancel' | 'settleFollow'
+  >;
   providers: (id: string) => ProviderAdapter | undefined;
   /** Where the results a looked-up task was made from are, to rebuild the request it sent. */
   files: InputFiles;
@@ -62,6 +67,9 @@ function lookupsOf(events: TaskEvent[], task: Task): { tries: number; asked: boo
 type Lookable = ProviderAdapter & Required<Pick<ProviderAdapter, 'lookup'>>;
 
 const lookable = (p: ProviderAdapter | undefined): p is Lookable => !!p?.capabilities.lookup && typeof p.lookup === 'function';
+
+/** A task cancelled while its request was being sent, whose request may have left and be charged (see TaskStore.dueForLookup). */
+const cancelledWhileSending = (t: Task) => t.status === 'CANCELLED' && t.submitStartedAt !== null && t.charged === 'maybe' && t.idempotencyKey !== null;
 
 /**
  * Looks for the requests of unknown outcomes at providers that can list them, off the path of any task's run:
@@ -116,7 +124,7 @@ export class UnknownLookups {
     let adopted = 0;
     await this.exclusively(async () => {
       // Read, not taken from the schedule: a lookup made here moves nobody's next one, due or not.
-      const unknown = (await this.ports.repo.list({ status: 'OUTCOME_UNKNOWN' }))
+      const unknown = [...(await this.ports.repo.list({ status: 'OUTCOME_UNKNOWN' })), ...(await this.ports.repo.list({ status: 'CANCELLED' })).filter(cancelledWhileSending)]
         .filter((t) => t.remoteRequestId === null && lookable(this.ports.providers(t.provider)) && !this.settled.has(t.id))
         .slice(0, SETTLE_AT_MOST);
       for (const task of unknown) {
@@ -175,6 +183,7 @@ export class UnknownLookups {
       .filter((c) => c.inputMatches || c.inputGone)
       .slice(0, 10)
       .map((c) => ({ id: c.requestId, createdAt: new Date(c.createdAt).toISOString(), status: c.status, inputMatches: c.inputMatches, taken: c.taken }));
+    const cancelled = task.status === 'CANCELLED';
     if (verdict.action === 'adopt') {
       const match = facts.found.find((c) => c.requestId === verdict.requestId)!;
       const evidence = {
@@ -183,13 +192,24 @@ export class UnknownLookups {
         found: { id: match.requestId, createdAt: new Date(match.createdAt).toISOString(), status: match.status },
         listed: facts.found.length,
       };
-      if (await repo.adoptFound(task.id, task.idempotencyKey, verdict.requestId, verdict.why, evidence, clock.now())) {
+      if (cancelled) {
+        // Sent before the cancel reached its worker, which stopped before the provider named it: treated as any request
+        // named after the cancel, stopped at the provider where it can be, else followed and collected.
+        const found = await repo.foundAfterCancel(task.id, task.idempotencyKey, verdict.requestId, verdict.why, evidence, clock.now(), match.aliases);
+        if (!found) return false;
+        log(`task ${task.id}: found request ${verdict.requestId} at ${task.provider}, sent before the cancel (${verdict.why})`);
+        await cancelLateRequest(repo, provider, found, verdict.requestId, () => clock.now());
+        return true;
+      }
+      if (await repo.adoptFound(task.id, task.idempotencyKey, verdict.requestId, verdict.why, evidence, clock.now(), match.aliases)) {
         log(`task ${task.id}: adopted request ${verdict.requestId} found at ${task.provider} (${verdict.why})`);
         return true;
       }
       return false;
     }
-    const reason = `looked for the request at ${task.provider}: ${verdict.why}${verdict.action === 'ask' ? '; it needs your decision' : ''}`;
+    // A cancelled task needs no decision: it stays cancelled, possibly charged, and its history says where it was looked for.
+    const ending = verdict.action !== 'ask' ? '' : cancelled ? '; the task stays cancelled, possibly charged' : '; it needs your decision';
+    const reason = `looked for the request${cancelled ? ' sent before the cancel' : ''} at ${task.provider}: ${verdict.why}${ending}`;
     await repo.lookupNoted(task.id, task.idempotencyKey, reason, { lookup: n, verdict: verdict.action, listed: facts.found.length, close }, clock.now());
     if (verdict.action === 'ask') log(`task ${task.id}: ${reason}`);
     return false;

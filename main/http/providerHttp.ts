@@ -192,7 +192,7 @@ export class ProviderHttp {
 
   /** The PollError of an error answer: its problem in plain words, with any Retry-After. */
   failure(answer: Answer): PollError {
-    return new PollError(this.described(answer.status, answer.json).message, retryAfterMs(answer.headers, Date.now()));
+    return new PollError(this.described(answer.status, answer.json).message, retryAfterMs(answer.headers, Date.now()), answer.status);
   }
 
   /**
@@ -257,7 +257,17 @@ export class ProviderHttp {
       if (err instanceof TransportError) throw new PollError(this.scrub(`${this.config.name}: ${err.message}`));
       throw err;
     }
-    if (res.status < 200 || res.status >= 300) throw new PollError((await this.problem(res)).message, retryAfterMs(res.headers, Date.now()));
+    if (res.status < 200 || res.status >= 300) throw new PollError(await this.fileProblem(res, withCredentials), retryAfterMs(res.headers, Date.now()), res.status);
     return res.body;
+  }
+
+  /**
+   * A file's error answer in words about the file: a file URL names no model or request, and one fetched without the
+   * key says nothing about the key. A refused key on a file fetched with it is said as a refused key.
+   */
+  private async fileProblem(res: HttpResponse, withCredentials: boolean): Promise<string> {
+    if (withCredentials && (res.status === 401 || res.status === 403)) return (await this.problem(res)).message;
+    const detail = errorDetail(await readJson(res).catch(() => null));
+    return this.scrub(`${this.config.name}'s file of the result answered HTTP ${res.status}${detail ? ` (${detail})` : ''}`);
   }
 }

@@ -1,12 +1,17 @@
-import { isAbsolute, join, posix, relative, resolve, sep, win32 } from 'node:path';
+import { existsSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { placesOf, type Folders } from './storedPaths.ts';
+
+export { isAbsoluteAnywhere } from './storedPaths.ts';
 
 /**
  * Where this studio saves the files it is paid for, and how a path kept in a row is found on this machine.
  *
  * A shared media folder is mounted at a different place on each machine of a team, so a file saved in it is kept
  * in its row relative to the folder (with forward slashes, whatever the machine) and found again under this
- * machine's mount. A studio with no media folder keeps its files in its data folder under absolute paths, as it
- * always did; an absolute path in a row is read as it is.
+ * machine's mount. A studio with no media folder keeps its files in its data folder, relative to it the same way,
+ * so a data folder that moves (a new disk, another user name, a restored backup) loses nothing. A path kept
+ * absolute, as rows were before, is read where it was saved, else at its place in the layout here (see placesOf).
  *
  * Each database writes under a folder of its own (`space`) in the media folder: task and project ids are numbered
  * per database, so two databases saving into one folder would otherwise give two different files one name.
@@ -22,13 +27,10 @@ export interface MediaFolder {
   machine: string;
   /** The path to keep in a row for a file saved at `path`. */
   stored(path: string): string;
-  /** Where the file a row names is on this machine. */
+  /** Every place the file a row names may be on this machine, most likely first. */
+  places(stored: string): string[];
+  /** Where the file a row names is on this machine: the first of its places that exists, else the first. */
   resolve(stored: string): string;
-}
-
-/** A path any machine reads as absolute: a POSIX one, or a Windows one with a drive or a share. */
-export function isAbsoluteAnywhere(path: string): boolean {
-  return posix.isAbsolute(path) || win32.isAbsolute(path);
 }
 
 /** `path` inside `root`, with forward slashes, or null when it is not inside. */
@@ -38,25 +40,36 @@ export function inside(root: string, path: string): string | null {
   return rel.split(sep).join('/');
 }
 
-function resolveIn(root: string, stored: string): string {
-  return isAbsoluteAnywhere(stored) ? stored : join(root, ...stored.split('/'));
-}
-
-/** Files in the data folder, kept under absolute paths: the studio on its own, with no media folder set. */
-export function dataFolderMedia(dataDir: string, machine: string): MediaFolder {
-  const root = resolve(dataDir);
-  return { root, base: root, shared: false, machine, stored: (path) => path, resolve: (stored) => resolveIn(root, stored) };
-}
-
-/** Files in `root`/`space`, kept relative to `root`. */
-export function mediaFolderAt(root: string, space: string, machine: string, shared: boolean): MediaFolder {
-  const absolute = resolve(root);
+function folderAt(folders: Folders, shared: boolean, machine: string): MediaFolder {
+  const places = (stored: string) => placesOf(stored, folders);
   return {
-    root: absolute,
-    base: join(absolute, space),
+    root: folders.root,
+    base: folders.base,
     shared,
     machine,
-    stored: (path) => inside(absolute, path) ?? path,
-    resolve: (stored) => resolveIn(absolute, stored),
+    stored: (path) => inside(folders.root, path) ?? path,
+    places,
+    resolve: (stored) => {
+      const all = places(stored);
+      return all.find((p) => existsSync(p)) ?? all[0]!;
+    },
   };
+}
+
+/**
+ * Files in the data folder, kept relative to it: the studio on its own, with no media folder set. `earlier`: media
+ * folders set before, where rows saved then name their files (relative to that folder).
+ */
+export function dataFolderMedia(dataDir: string, machine: string, earlier: readonly string[] = []): MediaFolder {
+  const root = resolve(dataDir);
+  return folderAt({ root, base: root, home: root, earlier }, false, machine);
+}
+
+/**
+ * Files in `root`/`space`, kept relative to `root`. `home` is the data folder, where files saved before the media
+ * folder was set still are; `earlier`, the media folders set before.
+ */
+export function mediaFolderAt(root: string, space: string, machine: string, shared: boolean, home: string = root, earlier: readonly string[] = []): MediaFolder {
+  const absolute = resolve(root);
+  return folderAt({ root: absolute, base: join(absolute, space), home: resolve(home), earlier }, shared, machine);
 }

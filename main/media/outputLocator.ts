@@ -23,11 +23,18 @@ export class OutputLocator {
     private readonly checks = new FileChecks(),
   ) {}
 
-  /** One file as this machine has it; `deep` compares its checksum, else only its size. */
+  /**
+   * One file as this machine has it, at the first of its places that holds it whole; `deep` compares its checksum,
+   * else only its size. A file found nowhere says each place it was looked for.
+   */
   async check(output: OutputFacts, subject: string, deep: boolean): Promise<Located> {
-    const path = this.media.resolve(output.path);
-    const state = await this.checks.state(path, output, deep);
-    return state === 'here' ? { state, path } : { state, path, words: notHereWords(subject, output, state, this.media) };
+    let first: { state: 'missing' | 'changed'; path: string } | null = null;
+    for (const path of this.media.places(output.path)) {
+      const state = await this.checks.state(path, output, deep);
+      if (state === 'here') return { state, path };
+      if (first === null || (first.state === 'missing' && state === 'changed')) first = { state, path };
+    }
+    return { ...first!, words: notHereWords(subject, output, first!.state, this.media) };
   }
 
   /** File `index` of a task's kept result, checked by checksum; null when the task has no such file kept. */

@@ -9,11 +9,17 @@ export interface SavedFile {
 
 export const SHARE_ADVICE = 'share the media folder (Settings → Media folder, or --media)';
 
+/** "looked for at A", "looked for at A and at B": each place a file was looked for on this machine. */
+export function lookedFor(places: readonly string[]): string {
+  const at = places.map((p) => `at ${p}`);
+  return `looked for ${at.length > 1 ? `${at.slice(0, -1).join(', ')} and ${at.at(-1)}` : (at[0] ?? 'nowhere')}`;
+}
+
 /**
  * Why a saved file cannot be read here, in words for the person: which machine saved it and where, and what to do.
  * `subject` names the file the way the person knows it ("scene 2's clip", "task 12's result").
  */
-export function notHereWords(subject: string, file: SavedFile, state: 'missing' | 'changed', here: Pick<MediaFolder, 'root' | 'machine' | 'resolve'>): string {
+export function notHereWords(subject: string, file: SavedFile, state: 'missing' | 'changed', here: Pick<MediaFolder, 'root' | 'machine' | 'resolve' | 'places'>): string {
   const where = here.resolve(file.path);
   if (state === 'changed') {
     const who = file.machine === null ? 'the studio' : file.machine === here.machine ? 'this machine' : `machine '${file.machine}'`;
@@ -23,10 +29,10 @@ export function notHereWords(subject: string, file: SavedFile, state: 'missing' 
   if (isAbsoluteAnywhere(file.path)) {
     return elsewhere
       ? `${subject} was saved on machine '${file.machine}' at ${file.path}, outside a shared media folder; it is not on this machine`
-      : `${subject} is no longer at ${file.path}: it was moved or deleted`;
+      : `${subject} is no longer at ${file.path}: it was moved or deleted (${lookedFor(here.places(file.path))})`;
   }
   if (file.machine === here.machine) {
-    return `${subject} was saved on this machine ('${here.machine}') at ${file.path} in the media folder ${here.root}, and is no longer there: it was moved or deleted`;
+    return `${subject} was saved on this machine ('${here.machine}') at ${file.path} in the media folder ${here.root}, and is no longer there: it was moved or deleted (${lookedFor(here.places(file.path))})`;
   }
   const by = elsewhere ? ` on machine '${file.machine}'` : '';
   return `${subject} was saved${by} at ${file.path}; it is not in this machine's media folder ${here.root}: ${SHARE_ADVICE}`;

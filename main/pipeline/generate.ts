@@ -1,4 +1,5 @@
 import { estimateCost, type OwnPrices } from '../engine/estimator.ts';
+import { lookedFor } from '../media/outputWords.ts';
 import { movedWords, ProjectMoved } from '../projects/moved.ts';
 import type { Project } from '../projects/project.ts';
 import { InvalidInput, type PreparedRequest } from '../providers/port.ts';
@@ -26,6 +27,8 @@ export interface LostResult {
   why: string;
   /** The machine that keeps the result, when another machine does: then it is not lost, only not here. */
   savedOn?: string;
+  /** Each place a lost result's file was looked for on this machine. */
+  looked?: string[];
 }
 
 export interface StepEstimate {
@@ -87,7 +90,8 @@ const money = (micros: number, currency: string) => `${(micros / 1e6).toFixed(2)
  */
 export function describeLost(lost: LostResult): string {
   const result = lost.savedOn === undefined ? 'result lost' : 'result not on this machine';
-  return `${lost.paid === 'yes' ? 'paid' : 'possibly paid'}, ${result}: task ${lost.taskId} cost ${money(lost.cost, lost.currency)} (${lost.why})`;
+  const looked = lost.looked ? `, ${lookedFor(lost.looked)}` : '';
+  return `${lost.paid === 'yes' ? 'paid' : 'possibly paid'}, ${result}: task ${lost.taskId} cost ${money(lost.cost, lost.currency)} (${lost.why})${looked}`;
 }
 
 /** A Generate that would buy again a step whose paid result was lost, without the person saying so. */
@@ -135,9 +139,9 @@ export class UnpricedRefused extends GenerateRefused {
 
 type Price = Pick<StepEstimate, 'cost' | 'currency' | 'source'>;
 
-function lostResult(task: Task, why: string, savedOn: string | undefined): LostResult {
+function lostResult({ lost: task, why, savedOn, looked }: Extract<Verdict, { action: 'rebuy' }>): LostResult {
   const lost: LostResult = { taskId: task.id, paid: task.charged === 'yes' ? 'yes' : 'maybe', cost: task.costActual ?? task.costEstimated ?? 0, currency: task.currency, why };
-  return savedOn === undefined ? lost : { ...lost, savedOn };
+  return { ...lost, ...(savedOn === undefined ? {} : { savedOn }), ...(looked === undefined ? {} : { looked }) };
 }
 
 function stepEstimate(step: PlannedStep, verdict: Verdict, price: Price): StepEstimate {
@@ -150,7 +154,7 @@ function stepEstimate(step: PlannedStep, verdict: Verdict, price: Price): StepEs
     action: verdict.action,
     taskId: verdict.action === 'reuse' ? verdict.task.id : null,
     ...price,
-    lost: verdict.action === 'rebuy' ? lostResult(verdict.lost, verdict.why, verdict.savedOn) : null,
+    lost: verdict.action === 'rebuy' ? lostResult(verdict) : null,
   };
 }
 

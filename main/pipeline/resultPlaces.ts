@@ -8,11 +8,11 @@ import { hasOutput } from './takes.ts';
 /**
  * Where each finished task's result is, as this machine sees it, by task id. A file not here that another
  * machine saved is that machine's, said in the words the render and the media endpoint use; a file this machine
- * saved, or one saved before machines were recorded, is gone.
+ * saved, or one saved before machines were recorded, is gone, with each place it was looked for.
  */
 export async function resultPlaces(
   tasks: Pick<TaskStore, 'outputs'>,
-  media: Pick<MediaFolder, 'root' | 'machine' | 'resolve'>,
+  media: Pick<MediaFolder, 'root' | 'machine' | 'resolve' | 'places'>,
   earlier: readonly Task[],
 ): Promise<Map<number, ResultPlace>> {
   const here = hasOutput(media);
@@ -25,7 +25,12 @@ export async function resultPlaces(
     }
     const [first] = await tasks.outputs(task.id);
     const machine = first?.machine ?? null;
-    places.set(task.id, first && machine !== null && machine !== media.machine ? { at: 'elsewhere', machine, words: notHereWords('its result', first, 'missing', media) } : { at: 'gone' });
+    places.set(
+      task.id,
+      first && machine !== null && machine !== media.machine
+        ? { at: 'elsewhere', machine, words: notHereWords('its result', first, 'missing', media) }
+        : { at: 'gone', looked: task.outputPath === null ? [] : media.places(task.outputPath) },
+    );
   }
   return places;
 }

@@ -6,17 +6,18 @@ export type ResultPlace =
   | { at: 'here' }
   /** Saved by another machine, and not in this machine's media folder: `words` say which machine, where, and what to do. */
   | { at: 'elsewhere'; machine: string; words: string }
-  | { at: 'gone' };
+  /** Found nowhere: `looked` is each place it was looked for (none for a result whose files were deleted on request). */
+  | { at: 'gone'; looked: string[] };
 
 /** What the project already has for one step of a Generate. */
 export type Verdict =
   | { action: 'reuse'; task: Task; why?: string }
   | { action: 'new' }
   /**
-   * Paid for before, and its result is lost, or kept by another machine (`savedOn`) and not here: bought again
-   * only when the person says so.
+   * Paid for before, and its result is lost (`looked`: where it was looked for), or kept by another machine
+   * (`savedOn`) and not here: bought again only when the person says so.
    */
-  | { action: 'rebuy'; lost: Task; why: string; savedOn?: string };
+  | { action: 'rebuy'; lost: Task; why: string; savedOn?: string; looked?: string[] };
 
 export interface Decided {
   step: PlannedStep;
@@ -40,7 +41,10 @@ export function judgeStep(earlier: readonly Task[], placeOf: (task: Task) => Res
     if (place.at === 'elsewhere') return { action: 'rebuy', lost: t, why: place.words, savedOn: place.machine };
   }
   for (const t of earlier) {
-    if (t.status === 'SUCCEEDED') return { action: 'rebuy', lost: t, why: 'its output file is gone' };
+    if (t.status === 'SUCCEEDED') {
+      const place = finished.find((f) => f.t === t)!.place;
+      return { action: 'rebuy', lost: t, why: 'its output file is gone', ...(place.at === 'gone' && place.looked.length > 0 ? { looked: place.looked } : {}) };
+    }
     if (t.status === 'FAILED' && t.charged === 'yes') return { action: 'rebuy', lost: t, why: t.error ?? 'it failed after the provider accepted it' };
     if (t.status === 'FAILED' && t.charged === 'maybe') return { action: 'rebuy', lost: t, why: 'possibly paid: given up after an unknown outcome' };
     if (t.status === 'CANCELLED' && t.charged !== 'no') return { action: 'rebuy', lost: t, why: 'possibly paid: cancelled after it was sent' };

@@ -2,7 +2,7 @@ import { ProviderHttp } from '../http/providerHttp.ts';
 import { creditPriceOf, entryFor, type PlanPrices } from '../pricing/catalogue.ts';
 import { toMicros, type RemoteRef, type Task } from '../tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
-import { PollError, type Allowance, type Candidate, type ReportedCost, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
+import { PollError, type Allowance, type Listing, type ReportedCost, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
 import { modelFor, type ModelSpec } from './models.ts';
 import { checkInput, type InputSchema } from './schema.ts';
 import { header, localRequestId, obj, readAll, requireKey } from './shared.ts';
@@ -11,6 +11,19 @@ export const ELEVENLABS_URL = 'https://api.elevenlabs.io';
 
 const AUDIO_LIMIT = 64 << 20;
 const REQUEST_ID_HEADER = 'request-id';
+/**
+ * The generation's history item id, on a text-to-speech answer. ElevenLabs' OpenAPI does not declare it; asked to expose
+ * it, elevenlabs-js's maintainers answered that the raw response gives it (github.com/elevenlabs/elevenlabs-js/issues/152,
+ * v2.1.0 `withRawResponse`). Read when present, never relied on: adopting still asks the history for every name.
+ */
+const HISTORY_ITEM_HEADER = 'history-item-id';
+/**
+ * The history is read a page at a time, newest first: `page_size` at most 1000, then `start_after_history_item_id` set
+ * to the answer's `last_history_item_id` while `has_more` (GET /v1/history, GetSpeechHistoryResponseModel in
+ * elevenlabs-docs fern/apis/api/openapi.json). Bounded, so a very long history is never read whole.
+ */
+const HISTORY_PAGE = 1000;
+const HISTORY_PAGES = 5;
 
 /** The characters one request takes, per model (elevenlabs-docs fern/docs/pages/models.mdx). */
 const speech = (maxLength: number): InputSchema => ({
@@ -115,10 +128,12 @@ export class ElevenLabsAdapter implements ProviderAdapter {
     const res = await this.http.submit(path, json, { 'content-type': 'application/json', accept: 'audio/mpeg' }, options);
     const requestId = header(res, REQUEST_ID_HEADER);
     const characters = count(header(res, 'character-cost'));
+    const historyItem = header(res, HISTORY_ITEM_HEADER);
     const bytes = await readAll(res, AUDIO_LIMIT, 'ElevenLabs', requestId);
     return {
       requestId: requestId ?? localRequestId(options.idempotencyKey),
       handle: null,
+      alias: requestId && historyItem && historyItem !== requestId ? historyItem : null,
       quote: null,
       result: { outputs: [{ url: null, bytes, contentType: 'audio/mpeg' }], costActual: characters === null ? null : this.billed(characters, 'the character-cost header') },
     };
@@ -128,16 +143,58 @@ export class ElevenLabsAdapter implements ProviderAdapter {
    * The history item for a request: by its own id (an adopted one), else by the request id it records.
    * A 400 or 404 on the direct call only says the id is not a history item id, so the list is asked.
    */
-  private async historyItem(remote: RemoteRef, signal?: AbortSignal): Promise<Record<string, any> | null> {
-    const direct = await this.http.get(`/v1/history/${encodeURIComponent(remote.requestId)}`, signal, 'GET', undefined, [400, 404]);
+  private async historyItem(id: string, signal?: AbortSignal, listed = (h: Record<string, any>) => h.request_id === id): Promise<Record<string, any> | null> {
+    const direct = await this.http.get(`/v1/history/${encodeURIComponent(id)}`, signal, 'GET', undefined, [400, 404]);
     if (direct.status >= 200 && direct.status < 300) return obj(direct.json);
-    const recent = obj((await this.http.get('/v1/history?page_size=1000', signal)).json);
-    return ((recent.history as unknown[] | undefined) ?? []).map(obj).find((h) => h.request_id === remote.requestId) ?? null;
+    const { items, cut } = await this.history(new URLSearchParams(), signal, (page) => page.some(listed));
+    const found = items.find(listed);
+    if (!found && cut) throw new PollError(`ElevenLabs' history has no item for request ${id} among ${cut}`);
+    return found ?? null;
+  }
+
+  /**
+   * History items, newest first, page after page (see HISTORY_PAGES) until `enough` says a page had what was looked
+   * for or the history ends; `cut` says in words what was read when more remained. An answer that is not a history
+   * page (no `history` list, or no `has_more`) is a PollError: nothing can be concluded from it.
+   */
+  private async history(query: URLSearchParams, signal: AbortSignal | undefined, enough: (page: Record<string, any>[]) => boolean = () => false) {
+    const items: Record<string, any>[] = [];
+    let after: string | null = null;
+    for (let page = 1; page <= HISTORY_PAGES; page++) {
+      const q = new URLSearchParams(query);
+      q.set('page_size', String(HISTORY_PAGE));
+      if (after) q.set('start_after_history_item_id', after);
+      const answer = obj((await this.http.get(`/v1/history?${q}`, signal)).json);
+      if (!Array.isArray(answer.history) || typeof answer.has_more !== 'boolean') throw new PollError('ElevenLabs answered the history with no list of items');
+      const listed = answer.history.map(obj);
+      items.push(...listed);
+      after = typeof answer.last_history_item_id === 'string' && answer.last_history_item_id ? answer.last_history_item_id : null;
+      if (!answer.has_more || enough(listed)) return { items, cut: null };
+      if (!after) throw new PollError('ElevenLabs said its history has more items but not where they start');
+    }
+    return { items, cut: `the newest ${items.length} history items (${HISTORY_PAGES} pages), and the history has more` };
+  }
+
+  /**
+   * One generation has two names: the `request-id` header of its answer, which a task records, and the id of its history
+   * item, which ElevenLabs' history page shows and which fetches its audio. A history item carries both, as
+   * `history_item_id` and `request_id` (SpeechHistoryItemResponseModel, elevenlabs-docs fern/apis/api/openapi.json; the
+   * header is read as in elevenlabs-docs' request-stitching cookbook); the answer has no header naming the history item.
+   */
+  async aliases(requestId: string, signal?: AbortSignal): Promise<string[]> {
+    // Either name, in any case: the studio compares request ids without case (a person may type another).
+    const same = (id: unknown) => typeof id === 'string' && id.toLowerCase() === requestId.toLowerCase();
+    const item = await this.historyItem(requestId, signal, (h) => same(h.history_item_id) || same(h.request_id));
+    const named = (id: unknown): id is string => typeof id === 'string' && id !== '';
+    // An item that names neither says nothing of the request's other name: "no other name" cannot be concluded from it.
+    if (item && !named(item.history_item_id) && !named(item.request_id)) throw new PollError('ElevenLabs answered a history item with neither its id nor its request id');
+    const names = [requestId, item?.history_item_id, item?.request_id].filter(named);
+    return [...new Set(names)];
   }
 
   /** A request not in the history yet is asked again later: ElevenLabs documents no "removed" answer for it. */
   async poll(remote: RemoteRef, signal?: AbortSignal): Promise<PollResult> {
-    const item = await this.historyItem(remote, signal);
+    const item = await this.historyItem(remote.requestId, signal);
     if (!item) throw new PollError('ElevenLabs has no history item for this request yet (history may be off for this account)');
     if (item.state && item.state !== 'created') throw new PollError(`ElevenLabs history item is ${item.state}`);
     const [from, to] = [count(item.character_count_change_from), count(item.character_count_change_to)];
@@ -174,23 +231,24 @@ export class ElevenLabsAdapter implements ProviderAdapter {
     return { unit: 'characters', used, limit, needed: Math.ceil(needed), resetsAt: typeof reset === 'number' ? reset * 1000 : null };
   }
 
-  async lookup(window: { from: number; to: number }, request: PreparedRequest, signal?: AbortSignal): Promise<Candidate[]> {
+  async lookup(window: { from: number; to: number }, request: PreparedRequest, signal?: AbortSignal): Promise<Listing> {
     const q = new URLSearchParams({
-      page_size: '1000',
       date_after_unix: String(Math.floor(window.from / 1000)),
       date_before_unix: String(Math.ceil(window.to / 1000)),
       voice_id: String(request.input.voice_id),
     });
-    const page = obj((await this.http.get(`/v1/history?${q}`, signal)).json);
+    const { items, cut } = await this.history(q, signal);
     // A task stores the `request-id` header's value, and history items carry the same value as `request_id`
     // (ElevenLabs' OpenAPI, elevenlabs-docs fern/apis/api/openapi.json): candidates are named by it, so "already
     // another task's" compares like with like; the history item id, which fetches the audio, is kept beside it.
-    return ((page.history as unknown[] | undefined) ?? []).map(obj).map((h) => ({
+    const listing: Listing = items.map((h) => ({
       requestId: typeof h.request_id === 'string' && h.request_id ? h.request_id : String(h.history_item_id),
       aliases: [String(h.history_item_id)],
       createdAt: Number(h.date_unix) * 1000,
       status: String(h.state ?? 'created'),
       inputMatches: h.text === request.input.text && h.model_id === request.model && h.voice_id === request.input.voice_id,
     }));
+    if (cut) listing.cut = `ElevenLabs' history was read as far as ${cut}`;
+    return listing;
   }
 }

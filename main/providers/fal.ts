@@ -3,7 +3,7 @@ import { unitsOf, type PriceUnit } from '../pricing/catalogue.ts';
 import { FAL_IMAGE_SIZES, FAL_SIZE_SIDE_MAX } from '../pricing/imageSizes.ts';
 import { toMicros, type RemoteRef, type Task } from '../tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
-import { InvalidInput, PollError, SubmitError, type CancelOutcome, type Listing, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
+import { InvalidInput, PollError, SubmitError, type CancelOutcome, type Listing, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, ResultMissing, type SubmitOptions, type SubmitResult } from './port.ts';
 import { modelFor, type ModelSpec } from './models.ts';
 import { checkInput, type InputSchema } from './schema.ts';
 import { collectOutputs, obj, requireKey } from './shared.ts';
@@ -11,6 +11,7 @@ import { falLookup } from './falListing.ts';
 import { falUpload, FAL_REST_URL } from './falStorage.ts';
 import { falFailure, falRecheckMs } from './falErrors.ts';
 import { FAL_QUEUE_URL, falRequestUrls, type FalRequestUrls } from './falUrls.ts';
+import { downloadExpiring, saysNothingIsThere } from './expiringFiles.ts';
 
 export const FAL_API_URL = 'https://api.fal.ai';
 
@@ -129,7 +130,14 @@ export class FalAdapter implements ProviderAdapter {
     // (fal.ai/docs/documentation/serverless/reliability/retries): one request may run that many times.
     runsAtMost: 10,
     pollById: true,
+    // The queue keeps a result 1 hour, or 6 minutes from 10 KB (fal.ai/docs/inference-api/queue/result); the files it
+    // names are on fal's CDN, kept on a retention of their own (fal.ai/docs/model-apis/data-retention).
+    filesOutliveResult: true,
     cancel: true,
+    // A cancel answered OK removed the request from the queue (fal.ai/docs/inference-api/queue/cancel), and "You pay
+    // only for successful outputs, and you are never charged for ... time spent waiting in the queue"
+    // (fal.ai/docs/documentation/model-apis/pricing).
+    cancelledUnbilled: true,
     quote: 'endpoint',
     billing: null,
     neverBilled: null,
@@ -195,10 +203,13 @@ export class FalAdapter implements ProviderAdapter {
   }
 
   /**
-   * A failed status or result call, a 404 included, is asked again later, unless the result answer carries
-   * fal's own error markers twice in a row (falErrors.ts): fal keeps a result for 1 hour after the request completes, 6 minutes
-   * when it is 10 KB or larger (fal.ai/docs/inference-api/queue/result), but documents no answer that says a
-   * result has expired, so none is taken as one.
+   * A failed status or result call is asked again later, unless the result answer carries fal's own error markers
+   * twice in a row (falErrors.ts). fal keeps a result for 1 hour after the request completes, 6 minutes when it is
+   * 10 KB or larger (fal.ai/docs/inference-api/queue/result), but documents no answer that says it has expired: a
+   * completed request whose result answers 404 or 410 is ResultMissing. The engine then asks for the files the result
+   * named (kept when it was received), and asks again in rounds spanning at least that hour before it calls the
+   * result expired (collectRetry.ts). COMPLETED: "Result is stored and ready for retrieval"
+   * (docs.fal.ai/documentation/deployment/requests).
    */
   async poll(remote: RemoteRef, signal?: AbortSignal): Promise<PollResult> {
     const { alternate, ...first } = this.urls(remote);
@@ -238,6 +249,11 @@ export class FalAdapter implements ProviderAdapter {
     if (result.status < 200 || result.status >= 300) {
       const type = result.headers['x-fal-error-type'];
       const failed = falFailure(result.status, result.json, Array.isArray(type) ? type[0] : type);
+      // Completed, yet nothing at its result URL: "fal keeps the result for 1 hour after the request completes. If
+      // the result is 10 KB or larger, fal keeps it for 6 minutes" (fal.ai/docs/inference-api/queue/result).
+      if (!failed && saysNothingIsThere(result.status)) {
+        throw new ResultMissing(`fal said the request completed, but its result answered HTTP ${result.status}`, urls.response, result.status);
+      }
       if (!failed) throw this.queue.failure(result);
       if (this.failedOnce.get(requestId) === failed.error) {
         this.failedOnce.delete(requestId);
@@ -257,8 +273,12 @@ export class FalAdapter implements ProviderAdapter {
     return { state: 'succeeded', result: { outputs, costActual: null } };
   }
 
+  /**
+   * A result's files are on fal's CDN, where "Expired files are permanently deleted and cannot be recovered"
+   * (fal.ai/docs/model-apis/data-retention): a file URL that answers that nothing is there may be one.
+   */
   download(output: ProviderOutput, signal?: AbortSignal): Promise<AsyncIterable<Uint8Array>> {
-    return this.queue.download(output, signal);
+    return downloadExpiring(this.queue, output, signal);
   }
 
   /**
@@ -267,15 +287,20 @@ export class FalAdapter implements ProviderAdapter {
    * CANCELLATION_REQUESTED (it was running: the runner is only signalled, and may still finish), ALREADY_COMPLETED
    * and NOT_FOUND (fal.ai/docs/inference-api/queue/cancel), an already completed request answered with a 400.
    * `success: true` does not say whether the request was removed or only signalled, so it is taken as asked to
-   * stop: it is still followed, and collected if it finishes.
+   * stop: it is still followed, and collected if it finishes. The reference documents no other answer (fal-js's
+   * queue.cancel, libs/client/src/queue.ts, only throws on any non-2xx), so any other is said as fal not
+   * cancelling it, never as a refused input (a cancel sends none), and the request is followed.
    */
-  async cancel(remote: RemoteRef): Promise<CancelOutcome> {
+  async cancel(remote: RemoteRef, signal?: AbortSignal): Promise<CancelOutcome> {
     const urls = this.urls(remote);
-    let answer = await this.queue.answer(urls.cancel, undefined, 'PUT');
-    if (answer.status === 404 && urls.alternate) answer = await this.queue.answer(urls.alternate.cancel, undefined, 'PUT');
+    let answer = await this.queue.answer(urls.cancel, signal, 'PUT');
+    if (answer.status === 404 && urls.alternate) answer = await this.queue.answer(urls.alternate.cancel, signal, 'PUT');
     const body: Record<string, unknown> = answer.json && typeof answer.json === 'object' && !Array.isArray(answer.json) ? (answer.json as Record<string, unknown>) : {};
     if (body.status === 'ALREADY_COMPLETED') return 'finished';
-    if (answer.status < 200 || answer.status >= 300) throw this.queue.failure(answer);
+    if (answer.status === 401 || answer.status === 403 || answer.status === 429 || answer.status >= 500) throw this.queue.failure(answer);
+    if (answer.status < 200 || answer.status >= 300) {
+      throw new PollError(`fal did not cancel request ${remote.requestId} (HTTP ${answer.status}: ${JSON.stringify(answer.json)?.slice(0, 200)}); it may have ended already`);
+    }
     if (body.status === 'OK') return 'cancelled';
     if (body.status === 'CANCELLATION_REQUESTED' || body.success === true) return 'requested';
     if (body.success === false) throw new PollError(`fal did not cancel request ${remote.requestId} (it answered success: false); it may have ended already`);

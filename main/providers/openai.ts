@@ -7,6 +7,7 @@ import { InvalidInput, SubmitError, type PollResult, type ReportedCost, type Pre
 import { modelFor, type ModelSpec } from './models.ts';
 import { checkInput, type InputSchema } from './schema.ts';
 import { header, localRequestId, readAll, requireKey } from './shared.ts';
+import { downloadExpiring } from './expiringFiles.ts';
 
 export const OPENAI_URL = 'https://api.openai.com';
 
@@ -213,7 +214,12 @@ export class OpenAiAdapter implements ProviderAdapter {
     return { state: 'failed', error: 'OpenAI keeps no copy of a synchronous result: it was paid for and cannot be fetched again', costActual: null, charged: 'yes' };
   }
 
+  /**
+   * An image answered as a URL: "URLs are only valid for 60 minutes after the image has been generated" (openai-node
+   * src/resources/images.ts, response_format). One that answers 404 or 410 is asked for again in rounds, and called
+   * expired only when still gone after them (collectRetry.ts).
+   */
   download(output: ProviderOutput, signal?: AbortSignal): Promise<AsyncIterable<Uint8Array>> {
-    return this.http.download(output, signal);
+    return downloadExpiring(this.http, output, signal);
   }
 }

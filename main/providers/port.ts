@@ -29,7 +29,14 @@ export interface ProviderCapabilities {
    * SUBMITTED at once and polled; when false it is kept on the row for a person, and a lost answer is unknown.
    */
   pollById: boolean;
+  /**
+   * The result's files stay at their URLs longer than the answer that names them, which may be gone before they are
+   * saved: their URLs are kept with the task once received, and asked for when that answer is gone (keptResult.ts).
+   */
+  filesOutliveResult?: boolean;
   cancel: boolean;
+  /** A request its cancel stopped before it ran (CancelOutcome 'cancelled') is documented as never billed. */
+  cancelledUnbilled?: boolean;
   /** Where the estimate comes from: a quote the adapter asks for, the submit's answer, or the catalogue. */
   quote: 'endpoint' | 'submit' | 'catalogue';
   /** Where the billed figure comes from, in words, or null when the provider gives none per request. */
@@ -72,6 +79,8 @@ export interface ProviderResult {
 
 export interface SubmitResult {
   requestId: string;
+  /** The request's other name, where the answer gives one (ElevenLabs: its history item id), kept on the row beside it. */
+  alias?: string | null;
   /** Anything else needed to reach the request again, kept on the row with the id. */
   handle: Record<string, string> | null;
   quote: Money | null;
@@ -135,13 +144,19 @@ export interface ProviderAdapter {
   watch?(remote: RemoteRef, onProgress: (progress: number | null) => void, signal: AbortSignal): Promise<PollResult | null>;
   download(output: ProviderOutput, signal?: AbortSignal): Promise<AsyncIterable<Uint8Array>>;
   /** Throws when the provider could not be asked or refused; otherwise says what became of the request. */
-  cancel?(remote: RemoteRef): Promise<CancelOutcome>;
+  cancel?(remote: RemoteRef, signal?: AbortSignal): Promise<CancelOutcome>;
   /**
    * Puts an input file in the provider's own storage and returns the URL a request names it by, where the provider
    * takes files that way (no charge: nothing is generated). Throws when it could not: an UploadRefused when asking
    * again would get the same answer.
    */
   upload?(file: { bytes: Uint8Array; contentType: string; name: string }, signal?: AbortSignal): Promise<string>;
+  /**
+   * Every name the provider gives the request named `requestId` (the one given among them), where it gives a request
+   * more than one (ElevenLabs: a request id and a history item id); the one given alone when it knows no other yet.
+   * Throws when the provider could not be asked.
+   */
+  aliases?(requestId: string, signal?: AbortSignal): Promise<string[]>;
   /** Requests created in a time window (ms since the epoch), compared with the request that was sent. */
   lookup?(window: { from: number; to: number }, request: PreparedRequest, signal?: AbortSignal): Promise<Listing>;
   /** What the account has used and may use this period, and what these requests need, where the provider tells an API key. */
@@ -182,11 +197,12 @@ export class SubmitError extends Error {
   }
 }
 
-/** A status or result request that did not get an answer this time. */
+/** A status or result request that did not get an answer this time; `status`: the HTTP status, when one came. */
 export class PollError extends Error {
   constructor(
     message: string,
     readonly retryAfterMs?: number,
+    readonly status?: number,
   ) {
     super(message);
   }
@@ -200,3 +216,19 @@ export class UploadRefused extends Error {}
 
 /** A result the provider no longer has (expired or deleted): paid for, and gone. */
 export class ResultGone extends Error {}
+
+/**
+ * The provider said the request completed, but an address of its result (`url`) answered that nothing is there.
+ * Thrown only by an adapter whose provider documents that results expire; one such answer may pass, so the engine
+ * asks again, backing off, in rounds that span at least the time the provider keeps a result before it calls the
+ * result expired (see collectRetry.ts).
+ */
+export class ResultMissing extends PollError {
+  constructor(
+    message: string,
+    readonly url: string,
+    status: number,
+  ) {
+    super(message, undefined, status);
+  }
+}

@@ -7,6 +7,7 @@ import { InvalidInput, PollError, ResultGone, SubmitError, type CancelOutcome, t
 import { modelFor, type ModelSpec } from './models.ts';
 import { checkInput, type InputSchema } from './schema.ts';
 import { collectOutputs, obj, requireKey } from './shared.ts';
+import { downloadExpiring } from './expiringFiles.ts';
 
 export const REPLICATE_URL = 'https://api.replicate.com';
 
@@ -129,14 +130,20 @@ export class ReplicateAdapter implements ProviderAdapter {
     };
   }
 
+  /**
+   * "For predictions created through the API, all input parameters, output values, output files, and logs are
+   * automatically removed after an hour" (replicate.com/docs/topics/predictions/data-retention): an output file that
+   * answers 404 or 410 while the prediction does not say `data_removed` is asked for again in rounds, and called
+   * expired only when still gone after them (collectRetry.ts), or once the prediction says so.
+   */
   download(output: ProviderOutput, signal?: AbortSignal): Promise<AsyncIterable<Uint8Array>> {
     // Files served by the API itself need the token; files on a delivery host do not.
-    return this.http.download(output, signal, !!output.url?.startsWith(this.http.url('/')));
+    return downloadExpiring(this.http, output, signal, !!output.url?.startsWith(this.http.url('/')));
   }
 
   /** The cancel answers with the prediction (replicate.com/docs/reference/http#predictions.cancel): its status says what became of it. */
-  async cancel(remote: RemoteRef): Promise<CancelOutcome> {
-    const { json } = await this.http.get(`/v1/predictions/${encodeURIComponent(remote.requestId)}/cancel`, undefined, 'POST');
+  async cancel(remote: RemoteRef, signal?: AbortSignal): Promise<CancelOutcome> {
+    const { json } = await this.http.get(`/v1/predictions/${encodeURIComponent(remote.requestId)}/cancel`, signal, 'POST');
     const status = obj(json).status;
     if (status === 'canceled' || status === 'aborted') return 'cancelled';
     if (status === 'succeeded' || status === 'failed') return 'finished';

@@ -110,14 +110,27 @@ export interface TaskStore {
    * uploaded for this attempt are kept in its event, in the same write, so a lookup rebuilds the request it sent.
    */
   markSubmitStarted(id: number, idempotencyKey: string, leaseMs: number, lease: Lease, uploads?: readonly InputUpload[]): Promise<BoundaryMark>;
-  recordSubmitted(id: number, remote: Omit<RemoteRef, 'model'>, estimate: { cost: number; source: string } | null, lease: Lease): Promise<Task | undefined>;
+  /** `remote.alias`: the request's other name, where the answer gave one (see SubmitResult.alias). */
+  recordSubmitted(id: number, remote: Omit<RemoteRef, 'model'> & { alias?: string | null }, estimate: { cost: number; source: string } | null, lease: Lease): Promise<Task | undefined>;
   noteRequestId(id: number, requestId: string, lease: Lease): Promise<Task | undefined>;
   applyReceipt(receipt: Receipt, pollable: boolean, now: number): Promise<Task | undefined>;
   receiptSettled(receipt: Receipt): Promise<boolean>;
+  /**
+   * Receipts that name no task and give one attempt rival requests (see chooseReceipts): none is applied; the history of
+   * a row still at that attempt with no request id names each request once, for the person who decides (reconcile).
+   */
+  noteRivalReceipts(receipts: readonly Receipt[], now: number): Promise<void>;
   setEstimate(id: number, cost: number, source: string, currency: string, lease: Lease): Promise<boolean>;
   saveProgress(id: number, progress: number | null, leaseMs: number, lease: Lease): Promise<boolean>;
   complete(id: number, out: CompletedResult, lease: Lease): Promise<Task | undefined>;
   completeAttempt(id: number, idempotencyKey: string | null, out: CompletedResult, now: number): Promise<Task | undefined>;
+  /**
+   * Links to a task that already SUCCEEDED at attempt `idempotencyKey` the files of that attempt's result not linked
+   * yet (a worker that stalled while saving placed them after another completed the row from what was on disk), with
+   * `reason` in the same write; returns how many it linked (0 when all were linked already). A row of another attempt,
+   * not completed, or whose result the person deleted is untouched: null.
+   */
+  linkLateOutputs(id: number, idempotencyKey: string | null, outputs: readonly SavedOutput[], reason: string, now: number): Promise<number | null>;
   outputs(taskId: number): Promise<TaskOutput[]>;
   setNote(id: number, note: string | null, lease: Lease): Promise<boolean>;
   fail(id: number, error: string, charged: Charged, lease: Lease, cost?: { amount: number; source: string } | null): Promise<Task | undefined>;
@@ -129,7 +142,8 @@ export interface TaskStore {
   renewMarked(id: number, leaseMs: number, lease: Lease & { attempt: string }): Promise<boolean>;
   expiredLeases(now: number): Promise<Task[]>;
   expireLease(id: number, lease: Lease): Promise<boolean>;
-  retryLater(id: number, notBefore: number, note: string, lease: Lease): Promise<boolean>;
+  /** `detail` goes with `notBefore` into the event, for the engine to count its rounds by. */
+  retryLater(id: number, notBefore: number, note: string, lease: Lease, detail?: Record<string, unknown>): Promise<boolean>;
   expireLeasesOf(owners: string[], now: number): Promise<number>;
   /**
    * The recovery sweep's writes, each over many rows at once. A row changes only while it is still exactly as the
@@ -141,7 +155,8 @@ export interface TaskStore {
   hasOutstandingWork(): Promise<boolean>;
   spend(projectId?: number | null): Promise<SpendRow[]>;
   withSameInput(projectId: number, hash: string): Promise<Task[]>;
-  requestHolder(exceptTask: number, requestId: string): Promise<Task | undefined>;
+  /** The task other than `exceptTask` that holds, at its provider, a request named by any of `ids` (its id or another name of it). */
+  requestHolder(exceptTask: number, ids: readonly string[]): Promise<Task | undefined>;
   requestIdsInUse(provider: string, ids: readonly string[], exceptTask: number): Promise<Set<string>>;
   spendByDay(projectId: number): Promise<DaySpend[]>;
   spendByModel(projectId: number): Promise<ModelSpend[]>;
@@ -164,12 +179,42 @@ export interface TaskStore {
    * to end by then: still being sent, submitted or unknown, or ended (succeeded, failed, cancelled) after it.
    */
   unendedBefore(provider: string, sentAt: number, exceptTask: number): Promise<Task[]>;
-  adoptFound(id: number, attempt: string | null, requestId: string, why: string, evidence: Record<string, unknown>, now: number): Promise<Task | undefined>;
-  adopt(id: number, requestId: string, now: number): Promise<Task | undefined>;
+  /**
+   * Adoptions give the task `requestId` only while no other task holds it by any of the names `aliases` the provider
+   * gives it (checked in the same write); the other name is kept on the row beside the id, so it is recognised later too.
+   */
+  adoptFound(id: number, attempt: string | null, requestId: string, why: string, evidence: Record<string, unknown>, now: number, aliases?: readonly string[]): Promise<Task | undefined>;
+  /**
+   * A lookup found the request a task cancelled while it was being sent had sent (see adoptFound, under the same
+   * conditions): the row keeps it, still cancelled, for the engine to treat as a request named after the cancel.
+   */
+  foundAfterCancel(id: number, attempt: string | null, requestId: string, why: string, evidence: Record<string, unknown>, now: number, aliases?: readonly string[]): Promise<Task | undefined>;
+  adopt(id: number, requestId: string, now: number, aliases?: readonly string[]): Promise<Task | undefined>;
   /** `detail` goes on the decision's event (what the person was told and chose anyway). */
   resubmit(id: number, now: number, detail?: Record<string, unknown>): Promise<Task | undefined>;
   giveUp(id: number, now: number): Promise<Task | undefined>;
-  cancel(id: number, now: number): Promise<Task | undefined>;
+  /** Cancels a task that has not finished, and the pending work that needs it ("cancelled with task N"). */
+  /** `unbilled`: the provider stopped the request where it documents none is charged (fal's queue), so it ends not charged. */
+  cancel(id: number, now: number, unbilled?: boolean): Promise<Task | undefined>;
+  /** The worker of attempt `attempt` of a cancelled task saw the cancel before sending anything: not charged. */
+  notSentAfterCancel(id: number, attempt: string, now: number): Promise<Task | undefined>;
+  /** The pending work that needs this task, cancelled with it whatever becomes of the task itself (see cancelTask). */
+  cancelDependentsOf(id: number, now: number): Promise<void>;
+  /**
+   * A cancelled task whose request `requestId` arrived after the cancel: it may be paid, so it is SUBMITTED again,
+   * possibly charged, to be polled and collected, no sooner than `notBefore` (a provider still being asked to stop it answers
+   * first; see settleFollow); `reason` goes on the row and in the event, `kept` is what the task says if its result
+   * is collected (see afterCancelDetail). Its dependents stay cancelled. Undefined when the row is not that.
+   */
+  followAfterCancel(id: number, requestId: string, reason: string, now: number, notBefore?: number, kept?: string): Promise<Task | undefined>;
+  /**
+   * The provider's answer to the cancel of a followed request (see followAfterCancel), while no worker holds it:
+   * `stopped` cancels the task again, else it is polled now; `charged`, what the answer says of the charge (null: it
+   * says nothing). Undefined when the row is not that.
+   */
+  settleFollow(id: number, requestId: string, stopped: boolean, charged: Charged | null, reason: string, now: number, kept?: string): Promise<Task | undefined>;
+  /** Cancelled tasks holding a request named after the cancel that nothing followed or settled since (a crash between). */
+  unfollowedAfterCancel(): Promise<Task[]>;
   pendingDependents(id: number): Promise<Task[]>;
   related(id: number): Promise<{ dependsOn: Task[]; dependents: Task[] }>;
   library(filter: LibraryFilter, offset: number, limit: number): Promise<{ total: number; items: { task: Task; project: string; files: number }[] }>;
@@ -246,6 +291,11 @@ export interface Store extends Stores {
    * apart from its own): the team's, or one chosen at random for an embedded database.
    */
   readonly mediaSpace: string;
+  /**
+   * This database's own id, drawn at random when it was created (or brought up to the version that keeps one). Receipt
+   * journals and idempotency keys name it, so nothing of another database sharing the data folder is ever applied here.
+   */
+  readonly databaseId: string;
   /**
    * Runs `fn` as one transaction over the stores it is given. Until it ends, no other write of this process
    * reaches the database, so a judgement made inside it still holds when it commits.

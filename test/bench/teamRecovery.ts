@@ -57,7 +57,7 @@ export async function teamRecovery(url: string, finished: number, inFlight: numb
   const store = await openPostgresStore(url);
   try {
     const outputs = new LocalOutputStore(dataDir);
-    const receipts = new ReceiptJournal(dataDir);
+    const receipts = new ReceiptJournal(dataDir, store.databaseId);
     const start = performance.now();
     await recoverExpired(
       { repo: store.tasks, transaction: store.transaction, receipts, hasResult: (task) => outputs.has(task), pollable: () => true },

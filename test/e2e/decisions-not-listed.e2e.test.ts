@@ -19,7 +19,13 @@ beforeAll(async () => {
 
 /** The page is shown in Berlin's time, so a time written in UTC would not pass for local. */
 const ZONE = 'Europe/Berlin';
-const hourMinute = (iso: string) => new Intl.DateTimeFormat('en-GB', { timeZone: ZONE, hour: '2-digit', minute: '2-digit' }).format(new Date(iso));
+const inZone = (at: Date, style: Intl.DateTimeFormatOptions) => new Intl.DateTimeFormat('en-GB', { timeZone: ZONE, ...style }).format(at);
+/** As the page shows a time: the hour alone when it falls today in the person's zone, else with its date. */
+const hourMinute = (iso: string) => {
+  const at = new Date(iso);
+  const today = inZone(at, { dateStyle: 'short' }) === inZone(new Date(), { dateStyle: 'short' });
+  return today ? inZone(at, { hour: '2-digit', minute: '2-digit' }) : inZone(at, { dateStyle: 'medium', timeStyle: 'short' });
+};
 
 /**
  * fal lists a request once it has ended (fal.ai/docs/platform-apis/v1/models/requests/by-endpoint.md: statuses

@@ -33,6 +33,16 @@ export interface FalStandInOptions {
   listingPage?: (query: URLSearchParams, normal: () => unknown) => unknown;
   /** fal's clock, for whether a request has ended, where a test moves the studio's on (test/helpers/clockShift.mjs). */
   now?: () => number;
+  /**
+   * The result of an ended request, once fal no longer keeps it, answered this way by its result URL, while its status
+   * still says COMPLETED. fal keeps a result 1 hour, or 6 minutes when it is 10 KB or larger
+   * (fal.ai/docs/inference-api/queue/result), and documents no answer for one it no longer has.
+   */
+  resultGone?: { status: number; body: unknown };
+  /** With resultGone: once its result has been asked for, the request's status answers 404 too, as if fal forgot it. */
+  forgetsGone?: boolean;
+  /** The result's files answer 404: "Expired files are permanently deleted" from fal's CDN (fal.ai/docs/model-apis/data-retention). */
+  filesGone?: boolean;
 }
 
 export interface FalStandIn {
@@ -64,6 +74,7 @@ export function falStandIn(ledger: Ledger, media: { png: Media; clip: Media }, o
   const history: HistoryEntry[] = [];
   const queued = new Map<string, HistoryEntry>();
   const ended = (r: HistoryEntry) => r.endedAt <= (opts.now ?? Date.now)();
+  const forgotten = new Set<string>();
 
   const route: Route = async (req, res) => {
     const host = `http://${req.headers.host}`;
@@ -85,16 +96,21 @@ export function falStandIn(ledger: Ledger, media: { png: Media; clip: Media }, o
     const asked = /^\/fal-ai\/[\w-]+\/requests\/([\w-]+)(\/status\/stream|\/status)?$/.exec(url.pathname);
     if (asked) {
       const r = queued.get(asked[1]!);
-      if (!r) return send(res, 404, { detail: 'request not found' });
+      if (!r || forgotten.has(r.id)) return send(res, 404, { detail: 'request not found' });
       if (asked[2] === '/status/stream') return send(res, 404, { detail: 'Not Found' });
       if (asked[2] === '/status') {
         return ended(r) ? send(res, 200, { status: 'COMPLETED', request_id: r.id, logs: [], metrics: {} }) : send(res, 202, { status: 'IN_QUEUE', queue_position: 0, request_id: r.id });
       }
       if (!ended(r)) return send(res, 400, { detail: 'Request is still in progress' });
+      if (opts.resultGone) {
+        if (opts.forgetsGone) forgotten.add(r.id);
+        return send(res, opts.resultGone.status, opts.resultGone.body);
+      }
       if (r.model === KLING) return send(res, 200, { video: { url: `${host}/files/${r.id}.mp4`, content_type: 'video/mp4' } });
       return send(res, 200, { images: [{ url: `${host}/files/${r.id}.png`, content_type: 'image/png' }], seed: 7 });
     }
     if (url.pathname.startsWith('/files/')) {
+      if (opts.filesGone) return send(res, 404, { detail: 'Not Found' });
       const file = url.pathname.endsWith('.mp4') ? media.clip : media.png;
       return send(res, 200, file.bytes, { 'content-type': file.contentType });
     }

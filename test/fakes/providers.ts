@@ -247,19 +247,26 @@ export function openAiImages(ledger: Ledger, png: Media, opts: { cutBody?: boole
  * ElevenLabs text to speech (elevenlabs.io/docs/api-reference): the audio in the body, the request named
  * by the `request-id` header, and every generation listed in the history with its request id.
  */
-export function elevenLabs(ledger: Ledger, speech: Media, opts: { cutBody?: boolean } = {}): Route {
+/**
+ * `historyHeader`: answers carry the history item id in a `history-item-id` header, which ElevenLabs' OpenAPI does not
+ * declare (elevenlabs-js issue #152); off, an answer names its request only.
+ */
+export function elevenLabs(ledger: Ledger, speech: Media, opts: { cutBody?: boolean; holdMs?: number; historyHeader?: boolean } = {}): Route {
   let next = 0;
   return async (req, res) => {
     if (req.method === 'POST' && req.path.startsWith('/v1/text-to-speech/')) {
       const id = `el-req-${++next}`;
       ledger.charged.push(id);
-      if (opts.cutBody) return cutAfterHeaders(res, 200, { 'content-type': 'audio/mpeg', 'request-id': id, 'character-cost': '11' });
-      return send(res, 200, speech.bytes, { 'content-type': 'audio/mpeg', 'request-id': id, 'character-cost': '11' });
+      const named = { 'content-type': 'audio/mpeg', 'request-id': id, 'character-cost': '11', ...(opts.historyHeader ? { 'history-item-id': `hist-${ledger.charged.length - 1}` } : {}) };
+      // The audio is made (and billed) before any of the answer leaves: a slow generation holds the whole answer.
+      if (opts.holdMs) await new Promise((r) => setTimeout(r, opts.holdMs));
+      if (opts.cutBody) return cutAfterHeaders(res, 200, named);
+      return send(res, 200, speech.bytes, named);
     }
-    if (req.path.startsWith('/v1/history/') && req.path.endsWith('/audio')) return send(res, 200, speech.bytes, { 'content-type': 'audio/mpeg' });
-    if (req.path.startsWith('/v1/history/')) return send(res, 404, { detail: { status: 'history_item_not_found' } });
-    if (req.path.startsWith('/v1/history')) {
-      const history = ledger.charged.map((id, i) => ({
+    // Each generation is a history item with an id of its own and the request id of its answer (GET /v1/history and
+    // GET /v1/history/{history_item_id}, SpeechHistoryItemResponseModel in elevenlabs-docs fern/apis/api/openapi.json).
+    const history = () =>
+      ledger.charged.map((id, i) => ({
         history_item_id: `hist-${i}`,
         request_id: id,
         text: 'hello there',
@@ -270,7 +277,11 @@ export function elevenLabs(ledger: Ledger, speech: Media, opts: { cutBody?: bool
         character_count_change_to: 11,
         state: 'created',
       }));
-      return send(res, 200, { history, has_more: false, last_history_item_id: null });
+    if (req.path.startsWith('/v1/history/') && req.path.endsWith('/audio')) return send(res, 200, speech.bytes, { 'content-type': 'audio/mpeg' });
+    if (req.path.startsWith('/v1/history/')) {
+      const item = history().find((h) => `/v1/history/${h.history_item_id}` === req.path);
+      return item ? send(res, 200, item) : send(res, 404, { detail: { status: 'history_item_not_found' } });
     }
+    if (req.path.startsWith('/v1/history')) return send(res, 200, { history: history(), has_more: false, last_history_item_id: null });
   };
 }

@@ -11,7 +11,10 @@ import { tempDir } from './tmp.ts';
 
 export const LEASE = 10_000;
 export const OWNER = 'worker-a';
-export const OPTIONS: ExecutorOptions = { owner: OWNER, leaseMs: LEASE, poll: { intervalMs: 1_000, maxIntervalMs: 5_000, deadlineMs: 60_000 } };
+const OPTIONS: Omit<ExecutorOptions, 'database'> = { owner: OWNER, leaseMs: LEASE, poll: { intervalMs: 1_000, maxIntervalMs: 5_000, deadlineMs: 60_000 } };
+
+/** The executor's options on this store (its receipts and keys name its database), run by `owner`. */
+export const optionsOf = (s: StoreUnderTest, owner = OWNER): ExecutorOptions => ({ ...OPTIONS, owner, database: s.store.databaseId });
 
 export function executorPorts(s: StoreUnderTest, repo: TaskStore, provider: FakeProvider, logs: string[]): ExecutorPorts {
   return {

@@ -98,6 +98,7 @@ export function memoryOutputs(): OutputStore {
       return saved(target, bytes);
     },
     keep: (target, bytes) => saved(target, bytes.byteLength),
+    stage: async () => undefined,
     plan: (target, bytes) => ({ path: `/media/task-${target.taskId}.png`, sha256: 'f'.repeat(64), bytes: bytes.byteLength, contentType: target.contentType }),
     async record(task, result) {
       records.set(task.id, result);
@@ -113,7 +114,7 @@ export function memoryOutputs(): OutputStore {
 /** A receipt journal in memory. */
 export function memoryReceipts(): ReceiptLog & { receipts: Receipt[] } {
   const receipts: Receipt[] = [];
-  return { receipts, append: (r) => void receipts.push(r), all: () => [...receipts], settle: () => undefined };
+  return { receipts, append: (r) => void receipts.push(r), all: () => [...receipts], settle: () => undefined, archived: () => [] };
 }
 
 /** What the recovery sweep reads besides the table, with nothing left on disk. */

@@ -44,6 +44,7 @@ export async function teamOn(kind: StoreKind, env: Record<string, string> = {}):
   if (kind.kind === 'sqlite') {
     const dataDir = tempDir();
     where = databasePath(dataDir);
+    media = dataDir;
     store = openSqliteStore(where);
     place = (name) => ({ name, dataDir, env });
   } else {

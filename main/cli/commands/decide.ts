@@ -1,7 +1,7 @@
-import { cancelTask, RequestTaken, resolveUnknown, type Decision } from '../../engine/decisions.ts';
+import { RequestTaken, resolveUnknown, type Decision } from '../../engine/decisions.ts';
 import { LookupFailed, reconcile } from '../../engine/reconciler.ts';
 import { openProviders } from '../../providers/registry.ts';
-import { openStudio, recordJournaledRequests } from '../../studio.ts';
+import { cancelAsked, openStudio, recordJournaledRequests } from '../../studio.ts';
 import { parse, taskId } from '../args.ts';
 import { UsageError } from '../errors.ts';
 import type { CliContext } from '../main.ts';
@@ -51,9 +51,9 @@ export async function cancel(argv: string[], ctx: CliContext) {
   const studio = await openStudio(ctx.dataDir, undefined, { existing: true, database: ctx.database, media: ctx.media });
   const providers = await openProviders(studio.settings, studio.dataDir);
   try {
-    const task = await studio.tasks.get(id);
-    const { cancelled, providerNote } = await cancelTask(studio.tasks, task && providers.get(task.provider), id, studio.clock.now());
-    ctx.out(cancelled ? `task ${id}: cancelled${providerNote ? `; ${providerNote}` : ''}` : `task ${id}: not cancelled yet: ${providerNote}`);
+    const { task, cancelled, providerNote } = await cancelAsked(studio, (p) => providers.get(p), id);
+    const notYet = task.status === 'SUCCEEDED' ? 'not cancelled' : 'not cancelled yet';
+    ctx.out(cancelled ? `task ${id}: cancelled${providerNote ? `; ${providerNote}` : ''}` : `task ${id}: ${notYet}: ${providerNote}`);
   } finally {
     await providers.close();
     await studio.close();
@@ -76,14 +76,16 @@ export async function reconcileCommand(argv: string[], ctx: CliContext) {
       ctx.err(`studio: ${err.message}; nothing was changed. Try again later: studio reconcile ${id}`);
       return 1;
     }
-    const { candidates, lists, listed, cut } = found;
+    const { candidates, lists, listed, cut, collected } = found;
     if (values.json) {
       // An object, not the bare list: an empty list alone would read as "nothing there" while the request may
       // still be running (notListedYet) or in the part of the listing not read (cut).
       const notListedYet = listed ? { until: iso(listed.at), why: listed.why } : null;
-      ctx.out(JSON.stringify({ taskId: id, candidates: candidates.map((c) => ({ ...c, createdAt: iso(c.createdAt) })), notListedYet, cut }, null, 2));
+      ctx.out(JSON.stringify({ taskId: id, candidates: candidates.map((c) => ({ ...c, createdAt: iso(c.createdAt) })), notListedYet, cut, collected }, null, 2));
       return;
     }
+    // Resubmitting would buy again a step whose paid result another task is collecting.
+    for (const c of collected) ctx.out(`Task ${c.taskId} collects request ${c.requestId}, paid for this step: its result is this step's (studio events ${c.taskId}).`);
     if (lists) ctx.out(`What the lookup sees: ${lists}.`);
     if (candidates.length === 0 && listed) {
       // Resubmitting now could buy a request that is still queued or running: a second charge.
@@ -99,7 +101,7 @@ export async function reconcileCommand(argv: string[], ctx: CliContext) {
     }
     if (candidates.length === 0) {
       ctx.out(`No request at ${task!.provider} matches task ${id}: it was probably never accepted.`);
-      ctx.out(`Decide: studio resolve ${id} --resubmit (or --give-up)`);
+      ctx.out(collected.length > 0 ? `Decide: studio resolve ${id} --give-up (task ${collected[0]!.taskId} has this step's result), or --resubmit to buy it again` : `Decide: studio resolve ${id} --resubmit (or --give-up)`);
       return;
     }
     ctx.out(table([['REQUEST ID', 'CREATED', 'STATUS', 'WHY'], ...candidates.map((c) => [c.requestId, iso(c.createdAt)!, c.status, c.why])]));

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { lookedFor } from '../../media/outputWords.ts';
 import { describeLost, GenerateRefused, LostResultsRefused, Pipeline, UnpricedRefused, type GenerateEstimate, type StepEstimate } from '../../pipeline/generate.ts';
 import { parseStoryboard, StoryboardError } from '../../pipeline/storyboard.ts';
 import { openProviders } from '../../providers/registry.ts';
@@ -141,9 +142,10 @@ export async function generate(argv: string[], ctx: CliContext) {
       if (err instanceof UnpricedRefused) throw new UsageError(`${err.message.replace(/ Set a price.*$/, '')} Set a price in settings ("prices"), or run "studio generate ${name} --confirm-unpriced".`);
       if (!(err instanceof LostResultsRefused)) throw err;
       const paid = (s: StepEstimate) => `${s.key} (task ${s.lost!.taskId}, ${money(s.lost!.cost, s.lost!.currency)})`;
-      const lost = err.steps.filter((s) => s.lost!.savedOn === undefined).map(paid);
+      // A lost file says where it was looked for, so the person can put it back rather than pay again.
+      const lost = err.steps.filter((s) => s.lost!.savedOn === undefined).map((s) => `${paid(s)}${s.lost!.looked ? `, ${lookedFor(s.lost!.looked)}` : ''}`);
       const away = err.steps.filter((s) => s.lost!.savedOn !== undefined).map((s) => `${paid(s)}: ${s.lost!.why}`);
-      const said = [...(lost.length ? [`result lost: ${lost.join(', ')}`] : []), ...(away.length ? [`result not on this machine: ${away.join('; ')}`] : [])];
+      const said = [...(lost.length ? [`result lost: ${lost.join('; ')}`] : []), ...(away.length ? [`result not on this machine: ${away.join('; ')}`] : [])];
       throw new UsageError(`paid for before, ${said.join('; ')}; nothing was enqueued. To buy again, run "studio generate ${name} --rebuy-lost".`);
     }
     printEstimate(ctx, e, 'bought again, as --rebuy-lost asked');

@@ -9,7 +9,7 @@ import type { Sql } from './sql.ts';
 
 const TASK_COLUMNS = [
   'id', 'project_id', 'kind', 'provider', 'model', 'input_json', 'input_hash', 'status', 'charged', 'attempts', 'max_attempts',
-  'next_attempt_at', 'lease_owner', 'lease_expires_at', 'heartbeat_at', 'submit_started_at', 'idempotency_key', 'remote_request_id',
+  'next_attempt_at', 'lease_owner', 'lease_expires_at', 'heartbeat_at', 'submit_started_at', 'idempotency_key', 'remote_request_id', 'remote_alias',
   'remote_handle', 'submitted_at', 'progress', 'cost_estimated', 'cost_estimate_source', 'cost_actual', 'cost_actual_source',
   'cost_abandoned', 'currency', 'output_path', 'output_sha256', 'error', 'unknown_reason', 'note', 'created_at', 'updated_at', 'finished_at',
 ];

@@ -30,6 +30,7 @@ function storesOn(sql: Sql, machine: string | undefined): Stores & { tasks: Post
  */
 export async function openPostgresStore(url: string, options: { machine?: string } = {}): Promise<Store> {
   const team = await openTeamDatabase(url);
+  const [identity] = await team.sql.query<{ id: string; space: string }>(`SELECT id, (SELECT name FROM media_space) AS space FROM database_identity`);
   const direct = storesOn(team.sql, options.machine);
   const listeners = new Set<() => void>();
   const announce = () => {
@@ -50,8 +51,9 @@ export async function openPostgresStore(url: string, options: { machine?: string
   return {
     kind: 'postgres',
     where: team.where,
-    // One team database to a media folder: its machines' files go in one folder, apart from any embedded database's.
-    mediaSpace: 'team',
+    // The team's machines save into one folder of the media folder, apart from any other database's.
+    mediaSpace: identity!.space,
+    databaseId: identity!.id,
     ...direct,
     tasks,
     transaction: async (fn) => {

@@ -1,12 +1,15 @@
 import { hostname } from 'node:os';
 import pg from 'pg';
-import type { Receipt } from '../../ports.ts';
+import type { Receipt, SavedOutput } from '../../ports.ts';
 import type { Actor, Charged, Kind, NewTask, RemoteRef, Status, Task, TaskEvent, TaskOutput } from '../../tasks/model.ts';
 import { inputHash } from '../../tasks/inputHash.ts';
-import { REQUEST_HELD_NOTE } from '../../tasks/requestHeld.ts';
+import { REQUEST_HELD_NOTE, requestNames } from '../../tasks/requestHeld.ts';
+import { afterCancelDetail, CANCELLED_AFTER_PAID, NOT_SENT_AFTER_CANCEL } from '../../tasks/cancelledAfterPaid.ts';
+import { cancelledWith, didNotSucceed, type DependentWords } from '../../tasks/dependentWords.ts';
 import { rowToEvent, rowToOutput, rowToTask, type EventRow, type OutputRow, type TaskRow } from '../../tasks/rows.ts';
 import type { BoundaryMark, CompletedResult, DaySpend, InputUpload, Lease, LibraryFilter, ModelSpend, SpendRow, TaskStore } from '../port.ts';
-import { receiptParams } from '../receiptParams.ts';
+import { BEHIND_JOURNAL, behindJournalReason, collectedWords, receiptOrigin, receiptParams, receiptSettledBy, RIVAL_RECEIPTS, siblingWords, type ReceiptRow } from '../receiptParams.ts';
+import { notLinkedYet } from '../lateOutputs.ts';
 import { inlined } from './inlined.ts';
 import { named } from './named.ts';
 import type { Sql } from './sql.ts';
@@ -67,11 +70,6 @@ const FENCE = `lease_owner = @owner::text`;
 /** A write after the boundary mark also names the attempt it marked (see Lease.attempt). */
 const fence = (lease: Lease) => (lease.attempt === undefined ? FENCE : `${FENCE} AND idempotency_key = @attempt::text`);
 
-/** @key is an attempt this task marked (its boundary event names it), not a stray key. */
-const MARKED_BEFORE = `EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tasks.id AND e.reason = 'submit started'
-                                 AND e.detail_json::json ->> 'idempotencyKey' = @key::text)`;
-
-/** Which of the task's marked attempts @key is: 1 for the first (see MARKED_BEFORE). */
 /**
  * A task that sent one request only and holds its id: a listed request of another id is not its own, so it makes no
  * lookup of the same input ambiguous (its own is marked taken there).
@@ -82,6 +80,11 @@ const ONE_KNOWN_REQUEST = `(remote_request_id IS NOT NULL AND attempts = 1)`;
 const MARKED_AT = `(SELECT max(e.at) FROM task_events e WHERE e.task_id = tasks.id AND e.reason = 'submit started'
                       AND e.detail_json::json ->> 'idempotencyKey' = @key::text)`;
 
+/** @key is an attempt this task marked (its boundary event names it), not a stray key. */
+const MARKED_BEFORE = `EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tasks.id AND e.reason = 'submit started'
+                                 AND e.detail_json::json ->> 'idempotencyKey' = @key::text)`;
+
+/** Which of the task's marked attempts @key is: 1 for the first, 0 when the task never marked it. */
 const ATTEMPT_NUMBER = `(SELECT count(*)::integer FROM task_events e WHERE e.task_id = tasks.id AND e.reason = 'submit started'
                           AND e.id <= (SELECT min(m.id) FROM task_events m WHERE m.task_id = tasks.id AND m.reason = 'submit started'
                                                                               AND m.detail_json::json ->> 'idempotencyKey' = @key::text))`;
@@ -105,12 +108,49 @@ const LATE_REQUEST = 'the request of an earlier attempt was named after the task
 const LATE_NOTED = `EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tasks.id AND e.detail_json::json ->> 'requestId' = @requestId::text
                               AND (e.reason = '${LATE_REQUEST}' OR e.detail_json::json ->> 'collectedAs' IS NOT NULL))`;
 
+/** The person cancelled this task after its request was paid for: still cancelled, or followed since (see followAfterCancel). */
+const AFTER_CANCEL = `(status = 'CANCELLED' OR EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tasks.id AND e.detail_json::json ->> 'afterCancel' = 'true'
+                                                       AND e.detail_json::json ->> 'requestId' = tasks.remote_request_id))`;
+
 /**
- * Another task of the same provider already holds @requestId. Compared without case: providers print their
- * ids in one case, but a person may type another, and one request must never count for two tasks.
+ * A row whose request is looked for at the provider (see dueForLookup), as `t`: an unknown outcome, or a task cancelled
+ * while its request was being sent, which may have left and be charged.
  */
-const HELD_ELSEWHERE = `EXISTS (SELECT 1 FROM tasks o WHERE o.provider = tasks.provider AND lower(o.remote_request_id) = lower(@requestId::text)
-                                  AND o.id <> tasks.id)`;
+const LOOKED_FOR = `(t.status = 'OUTCOME_UNKNOWN' OR (t.status = 'CANCELLED' AND t.submit_started_at IS NOT NULL AND t.charged = 'maybe' AND t.idempotency_key IS NOT NULL))`;
+
+/** The words a task cancelled after its request was paid for ends with: the latest said for its request (see afterCancelDetail), else @keptNote. */
+const KEPT_AFTER_CANCEL = `coalesce((SELECT e.detail_json::json ->> 'kept' FROM task_events e WHERE e.task_id = tasks.id AND e.detail_json::json ->> 'afterCancel' = 'true'
+                                        AND e.detail_json::json ->> 'kept' IS NOT NULL AND e.detail_json::json ->> 'requestId' = tasks.remote_request_id
+                                      ORDER BY e.id DESC LIMIT 1), @keptNote::text)`;
+
+/**
+ * A cancelled row holding a request named after its cancel that nothing followed or settled since (its process died
+ * between the two): no event of that request before the cancel, none after it saying what became of it.
+ */
+const UNFOLLOWED_AFTER_CANCEL = `status = 'CANCELLED' AND remote_request_id IS NOT NULL AND submit_started_at IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tasks.id AND e.detail_json::json ->> 'requestId' = tasks.remote_request_id
+                    AND (e.detail_json::json ->> 'afterCancel' = 'true' OR e.reason LIKE 'request % arrived after the cancel;%'
+                         OR e.id < (SELECT max(c.id) FROM task_events c WHERE c.task_id = tasks.id AND c.actor = 'person' AND c.reason = 'cancelled')))`;
+
+/** The row is the task a receipt names (see receiptOrigin): always, for a receipt that names none. */
+const SAME_TASK = `(@inputHash::text IS NULL OR (input_hash = @inputHash::text AND created_at = @createdAt::bigint))`;
+
+/**
+ * Another task of the same provider already holds @requestId, as its id or its other name (remote_alias). Compared
+ * without case: providers print their ids in one case, but a person may type another, and one request must never
+ * count for two tasks.
+ */
+const HELD_ELSEWHERE = `EXISTS (SELECT 1 FROM tasks o WHERE o.provider = tasks.provider AND o.id <> tasks.id
+                                  AND (lower(o.remote_request_id) IN (lower(@requestId::text), lower(@alias::text))
+                                       OR lower(o.remote_alias) IN (lower(@requestId::text), lower(@alias::text))))`;
+
+/** Some task of the same provider, this one included, holds @requestId as its id or its other name (see receiptSettledBy). */
+const HELD_BY_A_TASK = `EXISTS (SELECT 1 FROM tasks o WHERE o.provider = tasks.provider
+                                  AND (lower(o.remote_request_id) = lower(@requestId::text) OR lower(o.remote_alias) = lower(@requestId::text)))`;
+
+/** Another task of the same provider holds any of @ids (a JSON array): every name the provider gives one request. */
+const HELD_ANY = `EXISTS (SELECT 1 FROM tasks o, json_array_elements_text(@ids::json) i WHERE o.provider = tasks.provider AND o.id <> tasks.id
+                            AND (lower(o.remote_request_id) = lower(i) OR lower(o.remote_alias) = lower(i)))`;
 
 /**
  * Taken before a write that checks HELD_ELSEWHERE, in its transaction: two machines adopting one request for
@@ -118,6 +158,9 @@ const HELD_ELSEWHERE = `EXISTS (SELECT 1 FROM tasks o WHERE o.provider = tasks.p
  * writer makes them do (the unique index on request ids would otherwise refuse the second with an error).
  */
 const LOCK_REQUEST = `SELECT pg_advisory_xact_lock(hashtext('studio.task.request'), hashtext(lower(@requestId::text)))`;
+/** LOCK_REQUEST for every name in @ids, taken in one order so two writes naming the same request never wait on each other. */
+const LOCK_REQUESTS = `SELECT pg_advisory_xact_lock(hashtext('studio.task.request'), hashtext(n))
+                         FROM (SELECT DISTINCT lower(i) AS n FROM json_array_elements_text(@ids::json) i ORDER BY 1) names`;
 
 /**
  * A completion's request id that another task of the provider holds, when the row has none of its own to keep
@@ -401,21 +444,22 @@ export class PostgresTaskStore implements TaskStore {
    * The provider named the request: the row becomes addressable. Written as soon as the id is heard (a
    * header) and again with what the whole answer adds (handle, quote), so it holds for the same id twice.
    */
-  async recordSubmitted(id: number, remote: Omit<RemoteRef, 'model'>, estimate: { cost: number; source: string } | null, lease: Lease) {
+  async recordSubmitted(id: number, remote: Omit<RemoteRef, 'model'> & { alias?: string | null }, estimate: { cost: number; source: string } | null, lease: Lease) {
     // Pinned to RUNNING on the hot path; the same id recorded already (a receipt replayed meanwhile) holds too.
     return (await this.submitted(id, remote, estimate, lease, 'RUNNING')) ?? this.submitted(id, remote, estimate, lease, 'SUBMITTED');
   }
 
-  private submitted(id: number, remote: Omit<RemoteRef, 'model'>, estimate: { cost: number; source: string } | null, lease: Lease, from: 'RUNNING' | 'SUBMITTED') {
+  private submitted(id: number, remote: Omit<RemoteRef, 'model'> & { alias?: string | null }, estimate: { cost: number; source: string } | null, lease: Lease, from: 'RUNNING' | 'SUBMITTED') {
     return this.change(
       id,
       `${fence(lease)} AND submit_started_at IS NOT NULL AND status = '${from}'${from === 'SUBMITTED' ? ' AND remote_request_id = @requestId::text' : ''}`,
       `status = 'SUBMITTED', remote_request_id = @requestId::text, remote_handle = coalesce(@handle::text, remote_handle),
-       submitted_at = coalesce(submitted_at, ${DB_NOW}), charged = 'yes',
+       remote_alias = coalesce(@alias::text, remote_alias), submitted_at = coalesce(submitted_at, ${DB_NOW}), charged = 'yes',
        cost_estimated = coalesce(@cost::bigint, cost_estimated), cost_estimate_source = coalesce(@source::text, cost_estimate_source)`,
       {
         ...lease,
         requestId: remote.requestId,
+        alias: remote.alias ?? null,
         handle: remote.handle ? JSON.stringify(remote.handle) : null,
         cost: estimate?.cost ?? null,
         source: estimate?.source ?? null,
@@ -448,12 +492,18 @@ export class PostgresTaskStore implements TaskStore {
   async applyReceipt(receipt: Receipt, pollable: boolean, now: number) {
     const params = { ...receiptParams(receipt, now), pollable };
     const task = await this.sql.tx(async (tx) => {
+      const [identity] = await this.run<{ id: string }>(tx, `SELECT id FROM database_identity`, {});
+      const origin = receiptOrigin(receipt, identity!.id);
+      if (origin === 'other') return undefined;
       await this.run(tx, LOCK_REQUEST, params);
-      return (await this.changeIn(
+      // An unnamed receipt (see receiptOrigin) also needs the row's send to have started before it was heard.
+      const own = await this.changeIn(
         tx,
         receipt.taskId,
-        `idempotency_key = @key::text AND remote_request_id IS NULL AND NOT ${HELD_ELSEWHERE}`,
-        `remote_request_id = @requestId::text, remote_handle = @handle::text, submitted_at = coalesce(submitted_at, @at::bigint),
+        `idempotency_key = @key::text AND ${SAME_TASK} AND remote_request_id IS NULL AND NOT ${HELD_ELSEWHERE}
+         AND (@inputHash::text IS NOT NULL OR submit_started_at <= @at::bigint)`,
+        `remote_request_id = @requestId::text, remote_alias = coalesce(@alias::text, remote_alias), remote_handle = @handle::text,
+         submitted_at = coalesce(submitted_at, @at::bigint),
          charged = CASE WHEN @pollable::boolean AND status IN ('RUNNING', 'OUTCOME_UNKNOWN') THEN 'yes' ELSE charged END,
          unknown_reason = CASE WHEN @pollable::boolean AND status = 'OUTCOME_UNKNOWN' THEN NULL ELSE unknown_reason END,
          finished_at = CASE WHEN @pollable::boolean AND status = 'OUTCOME_UNKNOWN' THEN NULL ELSE finished_at END,
@@ -461,9 +511,51 @@ export class PostgresTaskStore implements TaskStore {
          status = CASE WHEN @pollable::boolean AND status IN ('RUNNING', 'OUTCOME_UNKNOWN') THEN 'SUBMITTED' ELSE status END`,
         params,
         { actor: 'engine', reason: 'recorded the request id kept in the receipt journal', detail: { requestId: receipt.requestId } },
-      )) ?? this.lateReceipt(tx, receipt, params);
+      );
+      if (own || origin !== 'this') return own;
+      return (await this.aheadReceipt(tx, receipt, params)) ?? this.lateReceipt(tx, receipt, params);
     });
     return this.wake(task);
+  }
+
+  /**
+   * A receipt of an attempt the row has not reached: a backup of the database restored after that attempt's request
+   * was sent. The row takes the request (see BEHIND_JOURNAL) and is never sent again for it.
+   */
+  private aheadReceipt(tx: Sql, receipt: Receipt, params: Record<string, unknown>) {
+    return this.changeIn(
+      tx,
+      receipt.taskId,
+      `attempts < @attempt::int AND ${SAME_TASK} AND remote_request_id IS NULL AND NOT ${HELD_ELSEWHERE}
+       AND (status = 'PENDING' OR (status = 'RUNNING' AND submit_started_at IS NULL))`,
+      `idempotency_key = @key::text, attempts = @attempt::int, remote_request_id = @requestId::text, remote_alias = @alias::text,
+       remote_handle = @handle::text, submit_started_at = @at::bigint, progress = NULL, note = NULL, lease_owner = NULL, lease_expires_at = NULL, next_attempt_at = ${DB_NOW},
+       status = CASE WHEN @pollable::boolean THEN 'SUBMITTED' ELSE 'OUTCOME_UNKNOWN' END,
+       charged = CASE WHEN @pollable::boolean THEN 'yes' ELSE 'maybe' END,
+       submitted_at = CASE WHEN @pollable::boolean THEN @at::bigint END,
+       finished_at = CASE WHEN @pollable::boolean THEN NULL ELSE @now::bigint END,
+       unknown_reason = CASE WHEN @pollable::boolean THEN NULL ELSE @behind::text END`,
+      { ...params, behind: behindJournalReason(receipt.requestId) },
+      { actor: 'engine', reason: BEHIND_JOURNAL, detail: { requestId: receipt.requestId, attempt: receipt.idempotencyKey } },
+    );
+  }
+
+  async noteRivalReceipts(receipts: readonly Receipt[], now: number): Promise<void> {
+    await this.sql.tx(async (tx) => {
+      for (const receipt of receipts) {
+        // When its id was heard, so a person can tell the rivals apart (the event's own time is the replay's).
+        const detail = { requestId: receipt.requestId, attempt: receipt.idempotencyKey, heard: receipt.at, rivals: receipts.filter((r) => r !== receipt).map((r) => r.requestId) };
+        await this.run(
+          tx,
+          `INSERT INTO task_events (task_id, at, from_status, to_status, actor, reason, detail_json)
+           SELECT id, @now::bigint, status, status, 'engine', @reason::text, @detail::text FROM tasks
+            WHERE id = @id::bigint AND idempotency_key = @key::text AND remote_request_id IS NULL
+              AND NOT EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tasks.id AND e.reason = @reason::text
+                                AND e.detail_json::json->>'requestId' = @requestId::text)`,
+          { id: receipt.taskId, key: receipt.idempotencyKey, requestId: receipt.requestId, now, reason: RIVAL_RECEIPTS, detail: JSON.stringify(detail) },
+        );
+      }
+    });
   }
 
   /**
@@ -476,7 +568,9 @@ export class PostgresTaskStore implements TaskStore {
    * Returns the row that took the request.
    */
   private async lateReceipt(tx: Sql, receipt: Receipt, params: Record<string, unknown>): Promise<Task | undefined> {
-    const earlier = `idempotency_key IS DISTINCT FROM @key::text AND ${MARKED_BEFORE}`;
+    // Another attempt of the task (one it marked, or one its key numbers that a row restored from an older backup never
+    // marked), or the same one sent twice (two workers, the database restored between): each a paid request of this task.
+    const earlier = `${SAME_TASK} AND (idempotency_key IS DISTINCT FROM @key::text OR remote_request_id IS NOT NULL) AND (${MARKED_BEFORE} OR @attempt::int > 0)`;
     const detail = { requestId: receipt.requestId, attempt: receipt.idempotencyKey };
     const taken =
       params.pollable === true
@@ -513,9 +607,9 @@ export class PostgresTaskStore implements TaskStore {
    */
   private async collectLate(tx: Sql, receipt: Receipt, params: Record<string, unknown>, earlier: string): Promise<Task | undefined> {
     const id = receipt.taskId;
-    const [original] = await this.run<{ status: Status; attempt: number }>(
+    const [original] = await this.run<{ status: Status; attempt: number; same: boolean }>(
       tx,
-      `SELECT status, ${ATTEMPT_NUMBER} AS attempt FROM tasks
+      `SELECT status, ${ATTEMPT_NUMBER}::int AS attempt, idempotency_key IS NOT DISTINCT FROM @key::text AS same FROM tasks
         WHERE id = @id::bigint AND ${earlier} AND remote_request_id IS DISTINCT FROM @requestId::text AND NOT ${HELD_ELSEWHERE}
         FOR NO KEY UPDATE`,
       { ...params, id },
@@ -546,9 +640,9 @@ export class PostgresTaskStore implements TaskStore {
         key: params.key,
         status: original.status,
         sibling: row!.id,
-        collected: `the paid request of its earlier attempt ${original.attempt} is collected as task ${row!.id}`,
+        collected: collectedWords(Number(original.attempt), original.same, Number(params.attempt), Number(row!.id)),
         collectedDetail: JSON.stringify({ ...detail, collectedAs: row!.id }),
-        of: `the paid request of task ${id}'s earlier attempt, named after that task had moved on`,
+        of: siblingWords(Number(original.attempt), original.same, Number(params.attempt), id),
         ofDetail: JSON.stringify({ ...detail, of: id }),
       },
     );
@@ -558,16 +652,19 @@ export class PostgresTaskStore implements TaskStore {
   /**
    * Whether the table already holds what a receipt says, or the receipt's attempt is over. A receipt of an earlier
    * attempt of the task is settled once the row took it or its history notes it (or the sibling that collects it).
+   * Another database's receipt never is, here (see receiptSettledBy).
    */
   async receiptSettled(receipt: Receipt): Promise<boolean> {
-    const [row] = await this.run<{ own: boolean; named: boolean; noted: boolean }>(
+    const [identity] = await this.run<{ id: string }>(this.sql, `SELECT id FROM database_identity`, {});
+    const [row] = await this.run<ReceiptRow>(
       this.sql,
-      `SELECT idempotency_key IS NOT DISTINCT FROM @key::text AS own, remote_request_id IS NOT NULL AS named,
-              remote_request_id IS NOT DISTINCT FROM @requestId::text OR NOT ${MARKED_BEFORE} OR ${LATE_NOTED} AS noted
+      `SELECT ${SAME_TASK} AS same, idempotency_key IS NOT DISTINCT FROM @key::text AS own, remote_request_id IS NOT NULL AS named,
+              remote_request_id IS NOT DISTINCT FROM @requestId::text AS holds,
+              ${HELD_BY_A_TASK} OR ${LATE_NOTED} OR (@attempt::int = 0 AND NOT ${MARKED_BEFORE}) AS noted
          FROM tasks WHERE id = @id::bigint`,
-      { id: receipt.taskId, key: receipt.idempotencyKey, requestId: receipt.requestId },
+      { ...receiptParams(receipt, 0), id: receipt.taskId },
     );
-    return !row || (row.own ? row.named : row.noted);
+    return receiptSettledBy(receiptOrigin(receipt, identity!.id), row);
   }
 
   /** The catalogue's estimate, set before the boundary so spend is known even if the provider never answers. */
@@ -605,16 +702,53 @@ export class PostgresTaskStore implements TaskStore {
    * Completes a row that moved on without the worker that holds its attempt's result (parked, taken by
    * another worker, cancelled or given up too late meanwhile): conditioned on the attempt, not the lease,
    * since the saved result proves the outcome and was paid for.
+   * A row failed as paid with its result out of reach (a synchronous result another
+   * machine could not fetch, a result expired at the provider) is completed too: that result has turned up.
    */
   async completeAttempt(id: number, idempotencyKey: string | null, out: CompletedResult, now: number) {
     return this.completeWhere(
       this.sql,
       id,
-      `idempotency_key = @key::text AND (status IN ('RUNNING', 'SUBMITTED', 'OUTCOME_UNKNOWN', 'CANCELLED') OR (status = 'FAILED' AND charged = 'maybe'))`,
+      `idempotency_key = @key::text AND (status IN ('RUNNING', 'SUBMITTED', 'OUTCOME_UNKNOWN', 'CANCELLED') OR (status = 'FAILED' AND charged IN ('maybe', 'yes')))`,
       { now, key: idempotencyKey },
       out,
       'the paid result of this attempt arrived after the task had moved on; it is kept',
     );
+  }
+
+  async linkLateOutputs(id: number, idempotencyKey: string | null, outputs: readonly SavedOutput[], reason: string, now: number): Promise<number | null> {
+    return this.sql.tx(async (tx) => {
+      // Locked first, so a second linker of the same row reads the files this one links.
+      const held = await this.run(tx, `SELECT id FROM tasks WHERE id = @id::bigint AND status = 'SUCCEEDED' AND idempotency_key = @key::text AND output_path IS NOT NULL FOR NO KEY UPDATE`, {
+        id,
+        key: idempotencyKey,
+      });
+      if (held.length === 0) return null;
+      const linked = await this.run<{ path: string; sha256: string }>(tx, `SELECT path, sha256 FROM task_outputs WHERE task_id = @id::bigint`, { id });
+      const late = notLinkedYet(linked, outputs);
+      if (late.length === 0) return 0;
+      await this.run(
+        tx,
+        `WITH saved AS (
+           INSERT INTO task_outputs (task_id, idx, path, sha256, machine, bytes, content_type)
+           SELECT @id::bigint, (SELECT coalesce(max(idx), -1) FROM task_outputs WHERE task_id = @id::bigint) + o.n, o.path, o.sha256, @machine::text, o.bytes, o.content_type
+             FROM unnest(@paths::text[], @sums::text[], @sizes::bigint[], @types::text[]) WITH ORDINALITY AS o(path, sha256, bytes, content_type, n))
+         INSERT INTO task_events (task_id, at, from_status, to_status, actor, reason, detail_json)
+         VALUES (@id::bigint, @now::bigint, 'SUCCEEDED', 'SUCCEEDED', 'engine', @reason::text, @detail::text)`,
+        {
+          id,
+          now,
+          reason,
+          detail: jsonOrNull({ outputs: late.map((o) => o.path) }),
+          paths: late.map((o) => o.path),
+          sums: late.map((o) => o.sha256),
+          sizes: late.map((o) => o.bytes),
+          types: late.map((o) => o.contentType),
+          machine: this.machine,
+        },
+      );
+      return late.length;
+    });
   }
 
   /**
@@ -633,11 +767,17 @@ export class PostgresTaskStore implements TaskStore {
 
   private async completeOnce(q: Sql, id: number, where: string, params: Record<string, unknown>, out: CompletedResult, why?: string, from?: Status | 'read') {
     const first = out.outputs[0]!;
+    // Read before the write for the event's words only; the row's own note is decided in the write.
+    const [before] = await this.run<{ kept: string | null }>(q, `SELECT CASE WHEN ${AFTER_CANCEL} THEN ${KEPT_AFTER_CANCEL} END AS kept FROM tasks WHERE id = @id::bigint`, {
+      id,
+      keptNote: CANCELLED_AFTER_PAID,
+    });
     const task = await this.changeIn(
       q,
       id,
       where,
-      `status = 'SUCCEEDED', output_path = @outputPath::text, output_sha256 = @sha256::text, progress = 1, error = NULL, note = NULL,
+      `status = 'SUCCEEDED', output_path = @outputPath::text, output_sha256 = @sha256::text, progress = 1, error = NULL,
+       note = CASE WHEN ${AFTER_CANCEL} THEN ${KEPT_AFTER_CANCEL} ELSE NULL END,
        unknown_reason = NULL, charged = CASE WHEN submit_started_at IS NULL THEN charged ELSE 'yes' END,
        remote_request_id = coalesce(remote_request_id, CASE WHEN EXISTS (SELECT 1 FROM taken) THEN NULL ELSE @requestId::text END),
        cost_actual_source = CASE WHEN @costActual::bigint IS NULL THEN cost_actual_source ELSE @costSource::text END,
@@ -649,6 +789,7 @@ export class PostgresTaskStore implements TaskStore {
         costActual: out.costActual,
         costSource: out.costSource ?? null,
         requestId: out.requestId ?? null,
+        keptNote: CANCELLED_AFTER_PAID,
         paths: out.outputs.map((o) => o.path),
         sums: out.outputs.map((o) => o.sha256),
         sizes: out.outputs.map((o) => o.bytes),
@@ -658,7 +799,7 @@ export class PostgresTaskStore implements TaskStore {
       {
         from,
         actor: 'engine',
-        reason: why ?? (out.outputs.length > 1 ? `${out.outputs.length} outputs saved` : 'output saved'),
+        reason: before?.kept ?? why ?? (out.outputs.length > 1 ? `${out.outputs.length} outputs saved` : 'output saved'),
         before: TAKEN_REQUEST,
         detailFrom: TAKEN_DETAIL,
         also: `, saved AS (
@@ -788,13 +929,13 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   /** Releases a submitted row to be polled again no sooner than `notBefore`, saying why on the row. */
-  async retryLater(id: number, notBefore: number, note: string, lease: Lease): Promise<boolean> {
+  async retryLater(id: number, notBefore: number, note: string, lease: Lease, detail?: Record<string, unknown>): Promise<boolean> {
     return !!(await this.change(
       id,
       `${FENCE} AND status = 'SUBMITTED'`,
       `lease_owner = NULL, lease_expires_at = NULL, next_attempt_at = ${DUE_AT('notBefore')}, note = @note::text`,
       { ...lease, notBefore, note },
-      { from: 'SUBMITTED', actor: 'engine', reason: note, detail: { notBefore } },
+      { from: 'SUBMITTED', actor: 'engine', reason: note, detail: { ...detail, notBefore } },
     ));
   }
 
@@ -917,12 +1058,14 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   /** The task, other than `exceptTask`, that holds this request at the task's provider. */
-  async requestHolder(exceptTask: number, requestId: string): Promise<Task | undefined> {
+  async requestHolder(exceptTask: number, ids: readonly string[]): Promise<Task | undefined> {
     const [row] = await this.run(
       this.sql,
-      `SELECT o.* FROM tasks t JOIN tasks o ON o.provider = t.provider AND lower(o.remote_request_id) = lower(@requestId::text) AND o.id <> t.id
-        WHERE t.id = @exceptTask::bigint ORDER BY o.id LIMIT 1`,
-      { exceptTask, requestId },
+      `SELECT o.* FROM tasks t JOIN tasks o ON o.provider = t.provider AND o.id <> t.id
+        WHERE t.id = @exceptTask::bigint AND EXISTS (SELECT 1 FROM unnest(@ids::text[]) i
+                                                       WHERE lower(o.remote_request_id) = lower(i) OR lower(o.remote_alias) = lower(i))
+        ORDER BY o.id LIMIT 1`,
+      { exceptTask, ids },
     );
     return row && rowToTask(row);
   }
@@ -932,7 +1075,8 @@ export class PostgresTaskStore implements TaskStore {
     const rows = await this.run<{ id: string }>(
       this.sql,
       `SELECT c AS id FROM unnest(@ids::text[]) c
-        WHERE EXISTS (SELECT 1 FROM tasks WHERE provider = @provider::text AND lower(remote_request_id) = lower(c) AND id <> @exceptTask::bigint)`,
+        WHERE EXISTS (SELECT 1 FROM tasks WHERE provider = @provider::text AND id <> @exceptTask::bigint
+                         AND (lower(remote_request_id) = lower(c) OR lower(remote_alias) = lower(c)))`,
       { provider, ids, exceptTask },
     );
     return new Set(rows.map((r) => r.id));
@@ -1057,14 +1201,14 @@ export class PostgresTaskStore implements TaskStore {
                                 count(*) FILTER (WHERE d.detail ->> 'verdict' = 'ask') AS asked
                            FROM task_events e, LATERAL (SELECT e.detail_json::json AS detail) d
                           WHERE e.task_id = t.id AND e.at >= t.finished_at AND e.detail_json IS NOT NULL) l
-          WHERE t.status = 'OUTCOME_UNKNOWN' AND t.remote_request_id IS NULL AND t.provider = ANY(@providers::text[])
+          WHERE ${LOOKED_FOR} AND t.remote_request_id IS NULL AND t.provider = ANY(@providers::text[])
             AND (t.lookup_due_at IS NULL OR t.lookup_due_at <= ${DB_NOW})
             AND l.asked = 0 AND l.tries < @maxTries::bigint AND coalesce(l.last, t.finished_at) + @intervalMs::bigint <= @now::bigint
           ORDER BY 3 LIMIT @limit::bigint
             FOR NO KEY UPDATE OF t SKIP LOCKED),
        taken AS (
          UPDATE tasks SET lookup_due_at = ${DB_NOW} + @intervalMs::bigint FROM due
-          WHERE tasks.id = due.id AND tasks.status = 'OUTCOME_UNKNOWN' AND (tasks.lookup_due_at IS NULL OR tasks.lookup_due_at <= ${DB_NOW})
+          WHERE tasks.id = due.id AND tasks.status IN ('OUTCOME_UNKNOWN', 'CANCELLED') AND (tasks.lookup_due_at IS NULL OR tasks.lookup_due_at <= ${DB_NOW})
          RETURNING tasks.*, due.tries AS lookup_tries, due.since AS lookup_since)
        SELECT * FROM taken ORDER BY lookup_since, id`,
       { providers, maxTries, intervalMs, now, limit },
@@ -1074,7 +1218,7 @@ export class PostgresTaskStore implements TaskStore {
 
   /** The providers of the tasks whose outcome is unknown. */
   async unknownProviders(): Promise<string[]> {
-    const rows = await this.run<{ provider: string }>(this.sql, `SELECT DISTINCT provider FROM tasks WHERE status = 'OUTCOME_UNKNOWN'`);
+    const rows = await this.run<{ provider: string }>(this.sql, `SELECT DISTINCT provider FROM tasks t WHERE ${LOOKED_FOR} AND t.remote_request_id IS NULL`);
     return rows.map((r) => r.provider);
   }
 
@@ -1087,8 +1231,8 @@ export class PostgresTaskStore implements TaskStore {
     await this.run(
       this.sql,
       `INSERT INTO task_events (task_id, at, from_status, to_status, actor, reason, detail_json)
-       SELECT id, @now::bigint, 'OUTCOME_UNKNOWN', 'OUTCOME_UNKNOWN', 'engine', @reason::text, @detail::text FROM tasks
-        WHERE id = @id::bigint AND status = 'OUTCOME_UNKNOWN' AND idempotency_key IS NOT DISTINCT FROM @attempt::text`,
+       SELECT id, @now::bigint, status, status, 'engine', @reason::text, @detail::text FROM tasks t
+        WHERE id = @id::bigint AND ${LOOKED_FOR} AND idempotency_key IS NOT DISTINCT FROM @attempt::text`,
       { id, attempt, reason, detail: JSON.stringify(detail), now },
     );
   }
@@ -1124,14 +1268,30 @@ export class PostgresTaskStore implements TaskStore {
    * Only for the attempt the lookup was made for (`attempt`, its idempotency key): a person may have resubmitted
    * while the lookup was under way, and what it found for the earlier send is no proof about the next one.
    */
-  async adoptFound(id: number, attempt: string | null, requestId: string, why: string, evidence: Record<string, unknown>, now: number) {
+  async adoptFound(id: number, attempt: string | null, requestId: string, why: string, evidence: Record<string, unknown>, now: number, aliases: readonly string[] = []) {
     return this.adoption(
       id,
-      `status = 'OUTCOME_UNKNOWN' AND idempotency_key IS NOT DISTINCT FROM @attempt::text AND NOT ${HELD_ELSEWHERE}`,
+      `status = 'OUTCOME_UNKNOWN' AND idempotency_key IS NOT DISTINCT FROM @attempt::text AND NOT ${HELD_ANY}`,
       `, note = @note::text`,
-      { now, attempt, requestId, note: `adopted by the studio after a lookup: request ${requestId}, ${why}` },
+      { now, attempt, ...requestNames(requestId, aliases), note: `adopted by the studio after a lookup: request ${requestId}, ${why}` },
       { from: 'OUTCOME_UNKNOWN', actor: 'engine', reason: `adopted by the studio after a lookup: ${why}`, detail: { ...evidence, adopted: requestId } },
     );
+  }
+
+  async foundAfterCancel(id: number, attempt: string | null, requestId: string, why: string, evidence: Record<string, unknown>, now: number, aliases: readonly string[] = []) {
+    const params = { now, attempt, ...requestNames(requestId, aliases) };
+    const task = await this.sql.tx(async (tx) => {
+      await this.run(tx, LOCK_REQUESTS, params);
+      return this.changeIn(
+        tx,
+        id,
+        `status = 'CANCELLED' AND idempotency_key IS NOT DISTINCT FROM @attempt::text AND remote_request_id IS NULL AND NOT ${HELD_ANY}`,
+        `remote_request_id = @requestId::text, remote_alias = @alias::text`,
+        params,
+        { from: 'CANCELLED', actor: 'engine', reason: `found the request sent before the cancel after a lookup: ${why}`, detail: { ...evidence, requestId } },
+      );
+    });
+    return this.wake(task);
   }
 
   // ---- A person's decisions ---------------------------------------------------------------
@@ -1142,24 +1302,24 @@ export class PostgresTaskStore implements TaskStore {
    * adoptions racing on any machines cannot both take one request, which would count one result twice and
    * drop the other task's request from the spend.
    */
-  async adopt(id: number, requestId: string, now: number) {
+  async adopt(id: number, requestId: string, now: number, aliases: readonly string[] = []) {
     return this.adoption(
       id,
-      `status = 'OUTCOME_UNKNOWN' AND NOT ${HELD_ELSEWHERE}`,
+      `status = 'OUTCOME_UNKNOWN' AND NOT ${HELD_ANY}`,
       '',
-      { now, requestId },
+      { now, ...requestNames(requestId, aliases) },
       { from: 'OUTCOME_UNKNOWN', actor: 'person', reason: 'adopted a request id found at the provider', detail: { requestId } },
     );
   }
 
-  private async adoption(id: number, where: string, alsoSet: string, params: Record<string, unknown> & { requestId: string }, t: Transition) {
+  private async adoption(id: number, where: string, alsoSet: string, params: Record<string, unknown> & ReturnType<typeof requestNames>, t: Transition) {
     const task = await this.sql.tx(async (tx) => {
-      await this.run(tx, LOCK_REQUEST, params);
+      await this.run(tx, LOCK_REQUESTS, params);
       return this.changeIn(
         tx,
         id,
         where,
-        `status = 'SUBMITTED', remote_request_id = @requestId::text, remote_handle = NULL, submitted_at = @now::bigint, next_attempt_at = ${DB_NOW},
+        `status = 'SUBMITTED', remote_request_id = @requestId::text, remote_alias = @alias::text, remote_handle = NULL, submitted_at = @now::bigint, next_attempt_at = ${DB_NOW},
          charged = 'yes', unknown_reason = NULL, finished_at = NULL, lease_owner = NULL, lease_expires_at = NULL${alsoSet}`,
         params,
         t,
@@ -1173,7 +1333,7 @@ export class PostgresTaskStore implements TaskStore {
       id,
       `status = 'OUTCOME_UNKNOWN'`,
       `status = 'PENDING', cost_abandoned = cost_abandoned + coalesce(cost_estimated, 0), charged = 'no',
-       submit_started_at = NULL, idempotency_key = NULL, remote_request_id = NULL, remote_handle = NULL, submitted_at = NULL,
+       submit_started_at = NULL, idempotency_key = NULL, remote_request_id = NULL, remote_alias = NULL, remote_handle = NULL, submitted_at = NULL,
        unknown_reason = NULL, finished_at = NULL, next_attempt_at = ${DB_NOW}, progress = NULL`,
       { now },
       { from: 'OUTCOME_UNKNOWN', actor: 'person', reason: RESUBMITTED, ...(detail ? { detail } : {}) },
@@ -1181,7 +1341,7 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   async giveUp(id: number, now: number) {
-    return this.endWithDependents(id, now, (tx) =>
+    return this.endWithDependents(id, now, didNotSucceed, (tx) =>
       this.changeIn(
         tx,
         id,
@@ -1194,32 +1354,73 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   /** Cancels a task that has not finished. The caller asks the provider to cancel a submitted one. */
-  async cancel(id: number, now: number) {
-    return this.endWithDependents(id, now, (tx) =>
+  async cancel(id: number, now: number, unbilled = false) {
+    return this.endWithDependents(id, now, cancelledWith, (tx) =>
       this.changeIn(
         tx,
         id,
         `status IN ('PENDING', 'RUNNING', 'SUBMITTED')`,
         `status = 'CANCELLED', finished_at = @now::bigint, lease_owner = NULL, lease_expires_at = NULL, note = NULL,
-         charged = CASE WHEN charged = 'yes' THEN 'maybe' ELSE charged END`,
-        { now },
+         charged = CASE WHEN @unbilled::boolean THEN 'no' WHEN charged = 'yes' THEN 'maybe' ELSE charged END`,
+        { now, unbilled },
         { actor: 'person', reason: 'cancelled' },
       ),
     );
   }
 
+  async notSentAfterCancel(id: number, attempt: string, now: number) {
+    return this.change(
+      id,
+      `status = 'CANCELLED' AND idempotency_key = @attempt::text AND remote_request_id IS NULL AND charged = 'maybe'`,
+      `charged = 'no'`,
+      { now, attempt },
+      { from: 'CANCELLED', actor: 'engine', reason: NOT_SENT_AFTER_CANCEL },
+    );
+  }
+
+  async cancelDependentsOf(id: number, now: number): Promise<void> {
+    await this.sql.tx((tx) => this.cancelDependents(tx, id, now, cancelledWith));
+  }
+
+  async followAfterCancel(id: number, requestId: string, reason: string, now: number, notBefore = now, kept?: string) {
+    return this.change(
+      id,
+      `status = 'CANCELLED' AND remote_request_id = @requestId::text AND submit_started_at IS NOT NULL`,
+      `status = 'SUBMITTED', charged = 'maybe', submitted_at = coalesce(submitted_at, @now::bigint), finished_at = NULL,
+       next_attempt_at = ${DB_NOW} + greatest(0, @notBefore::bigint - @now::bigint), lease_owner = NULL, lease_expires_at = NULL, note = @reason::text`,
+      { now, requestId, reason, notBefore },
+      { from: 'CANCELLED', actor: 'engine', reason, detail: afterCancelDetail(requestId, kept) },
+    );
+  }
+
+  async settleFollow(id: number, requestId: string, stopped: boolean, charged: Charged | null, reason: string, now: number, kept?: string) {
+    return this.change(
+      id,
+      `status = 'SUBMITTED' AND remote_request_id = @requestId::text AND lease_owner IS NULL`,
+      `status = CASE WHEN @stopped::boolean THEN 'CANCELLED' ELSE status END, charged = coalesce(@charged::text, charged),
+       finished_at = CASE WHEN @stopped::boolean THEN @now::bigint ELSE finished_at END, next_attempt_at = ${DB_NOW},
+       note = CASE WHEN @stopped::boolean THEN NULL ELSE @reason::text END`,
+      { now, requestId, reason, stopped, charged },
+      { from: 'SUBMITTED', actor: 'engine', reason, detail: afterCancelDetail(requestId, kept) },
+    );
+  }
+
+  async unfollowedAfterCancel(): Promise<Task[]> {
+    return (await this.run(this.sql, `SELECT * FROM tasks WHERE ${UNFOLLOWED_AFTER_CANCEL} ORDER BY id`, {})).map(rowToTask);
+  }
+
   /** A task ended without success, and the pending work that needed it with it, as one transaction. */
-  private async endWithDependents(id: number, now: number, end: (tx: Sql) => Promise<Task | undefined>) {
+  private async endWithDependents(id: number, now: number, why: (id: number) => DependentWords, end: (tx: Sql) => Promise<Task | undefined>) {
     const task = await this.sql.tx(async (tx) => {
       const ended = await end(tx);
-      if (ended) await this.cancelDependents(tx, id, now);
+      if (ended) await this.cancelDependents(tx, id, now, why);
       return ended;
     });
     return this.wake(task);
   }
 
-  /** Pending work that can never run because something it needs failed or was cancelled. */
-  private async cancelDependents(tx: Sql, id: number, now: number): Promise<void> {
+  /** Pending work that can never run because something it needs failed or was cancelled; `why` words the error. */
+  private async cancelDependents(tx: Sql, id: number, now: number, why: (id: number) => DependentWords = didNotSucceed): Promise<void> {
     const dependents = await this.run<{ id: number }>(
       tx,
       `SELECT t.id FROM task_dependencies d JOIN tasks t ON t.id = d.task_id
@@ -1227,16 +1428,17 @@ export class PostgresTaskStore implements TaskStore {
       { id },
     );
     for (const { id: dep } of dependents) {
+      const { error, reason } = why(id);
       const cancelled = await this.transition(
         tx,
         dep,
         `status = 'PENDING'`,
         `status = 'CANCELLED', error = @error::text, finished_at = @now::bigint`,
-        { now, error: `task ${id}, which this one needs, did not succeed` },
+        { now, error },
         'PENDING',
-        { actor: 'engine', reason: 'a task it depends on did not succeed', detail: { dependsOn: id } },
+        { actor: 'engine', reason, detail: { dependsOn: id } },
       );
-      if (cancelled) await this.cancelDependents(tx, dep, now);
+      if (cancelled) await this.cancelDependents(tx, dep, now, why);
     }
   }
 

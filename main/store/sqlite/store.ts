@@ -1,9 +1,12 @@
 import Database from 'better-sqlite3';
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { BUSY_TIMEOUT_MS, openDatabase, type Db } from '../../db/database.ts';
 import { connectionOptions } from '../../db/nativeBinding.ts';
 import type { ChangeProbe, Store, Stores } from '../port.ts';
 import { TransactionGate } from './gate.ts';
+import { movedRelative } from '../../media/storedPaths.ts';
+import { databaseIdOf } from './databaseId.ts';
 import { mediaSpaceOf } from './mediaSpace.ts';
 import { SqliteOwnerStore } from './ownerStore.ts';
 import { SqliteProjectStore } from './projectStore.ts';
@@ -59,6 +62,8 @@ function storesOn(db: Db, machine: string | undefined): Stores {
 export function openSqliteStore(path: string, options: { machine?: string } = {}): Store {
   const db = openDatabase(path);
   const opened = statSync(path);
+  // Rows from before paths were kept relative to the data folder, so one that moved since loses nothing.
+  new SqliteTaskStore(db).relativizePaths((kept) => movedRelative(kept, dirname(path), existsSync));
   const direct = storesOn(db, options.machine);
   const gate = new TransactionGate();
   const begin = db.prepare('BEGIN IMMEDIATE');
@@ -68,6 +73,7 @@ export function openSqliteStore(path: string, options: { machine?: string } = {}
     kind: 'sqlite',
     where: path,
     mediaSpace: mediaSpaceOf(db),
+    databaseId: databaseIdOf(db),
     tasks: gate.guard(direct.tasks, ['onClaimable']),
     projects: gate.guard(direct.projects),
     storyboards: gate.guard(direct.storyboards),

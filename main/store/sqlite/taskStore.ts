@@ -2,14 +2,18 @@ import type { Statement } from 'better-sqlite3';
 import { hostname } from 'node:os';
 import type { Db } from '../../db/database.ts';
 import { immediateTransactions } from '../../db/transaction.ts';
-import type { Receipt } from '../../ports.ts';
+import type { Receipt, SavedOutput } from '../../ports.ts';
 import type { Actor, Charged, Kind, NewTask, RemoteRef, Status, Task, TaskEvent, TaskOutput } from '../../tasks/model.ts';
 import { inputHash } from '../../tasks/inputHash.ts';
-import { requestHeldDetail } from '../../tasks/requestHeld.ts';
+import { requestHeldDetail, requestNames } from '../../tasks/requestHeld.ts';
+import { afterCancelDetail, CANCELLED_AFTER_PAID, NOT_SENT_AFTER_CANCEL } from '../../tasks/cancelledAfterPaid.ts';
+import { cancelledWith, didNotSucceed, type DependentWords } from '../../tasks/dependentWords.ts';
 import { rowToEvent, rowToOutput, rowToTask, type EventRow, type OutputRow, type TaskRow } from '../../tasks/rows.ts';
 import { refuseIfMoved, refuseIfTaskMoved } from './projectMoves.ts';
 import type { BoundaryMark, CompletedResult, DaySpend, InputUpload, Lease, LibraryFilter, ModelSpend, SpendRow, TaskStore } from '../port.ts';
-import { receiptParams } from '../receiptParams.ts';
+import { BEHIND_JOURNAL, behindJournalReason, collectedWords, receiptOrigin, receiptParams, receiptSettledBy, RIVAL_RECEIPTS, siblingWords, type ReceiptRow } from '../receiptParams.ts';
+import { databaseIdOf } from './databaseId.ts';
+import { notLinkedYet } from '../lateOutputs.ts';
 
 interface Transition {
   /** The status the write's condition already pins, which spares reading it first. */
@@ -52,11 +56,6 @@ const FENCE = `lease_owner = @owner`;
 /** A write after the boundary mark also names the attempt it marked (see Lease.attempt). */
 const fence = (lease: Lease) => (lease.attempt === undefined ? FENCE : `${FENCE} AND idempotency_key = @attempt`);
 
-/** @key is an attempt this task marked (its boundary event names it), not a stray key. */
-const MARKED_BEFORE = `EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tasks.id AND e.reason = 'submit started'
-                                 AND json_extract(e.detail_json, '$.idempotencyKey') = @key)`;
-
-/** Which of the task's marked attempts @key is: 1 for the first (see MARKED_BEFORE). */
 /**
  * A task that sent one request only and holds its id: a listed request of another id is not its own, so it makes no
  * lookup of the same input ambiguous (its own is marked taken there).
@@ -67,6 +66,11 @@ const ONE_KNOWN_REQUEST = `(remote_request_id IS NOT NULL AND attempts = 1)`;
 const MARKED_AT = `(SELECT max(e.at) FROM task_events e WHERE e.task_id = tasks.id AND e.reason = 'submit started'
                       AND json_extract(e.detail_json, '$.idempotencyKey') = @key)`;
 
+/** @key is an attempt this task marked (its boundary event names it), not a stray key. */
+const MARKED_BEFORE = `EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tasks.id AND e.reason = 'submit started'
+                                 AND json_extract(e.detail_json, '$.idempotencyKey') = @key)`;
+
+/** Which of the task's marked attempts @key is: 1 for the first, 0 when the task never marked it. */
 const ATTEMPT_NUMBER = `(SELECT count(*) FROM task_events e WHERE e.task_id = tasks.id AND e.reason = 'submit started'
                           AND e.id <= (SELECT min(m.id) FROM task_events m WHERE m.task_id = tasks.id AND m.reason = 'submit started'
                                                                               AND json_extract(m.detail_json, '$.idempotencyKey') = @key))`;
@@ -91,11 +95,47 @@ const LATE_NOTED = `EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tasks.
                               AND (e.reason = '${LATE_REQUEST}' OR json_extract(e.detail_json, '$.collectedAs') IS NOT NULL))`;
 
 /**
- * Another task of the same provider already holds @requestId. Compared without case: providers print their
- * ids in one case, but a person may type another, and one request must never count for two tasks.
+ * Another task of the same provider already holds @requestId, as its id or its other name (remote_alias). Compared
+ * without case: providers print their ids in one case, but a person may type another, and one request must never
+ * count for two tasks.
  */
-const HELD_ELSEWHERE = `EXISTS (SELECT 1 FROM tasks o WHERE o.provider = tasks.provider AND lower(o.remote_request_id) = lower(@requestId)
-                                  AND o.id <> tasks.id)`;
+const HELD_ELSEWHERE = `EXISTS (SELECT 1 FROM tasks o WHERE o.provider = tasks.provider AND o.id <> tasks.id
+                                  AND (lower(o.remote_request_id) IN (lower(@requestId), lower(@alias)) OR lower(o.remote_alias) IN (lower(@requestId), lower(@alias))))`;
+
+/** Some task of the same provider, this one included, holds @requestId as its id or its other name (see receiptSettledBy). */
+const HELD_BY_A_TASK = `EXISTS (SELECT 1 FROM tasks o WHERE o.provider = tasks.provider
+                                  AND (lower(o.remote_request_id) = lower(@requestId) OR lower(o.remote_alias) = lower(@requestId)))`;
+
+/** The row is the task a receipt names (see receiptOrigin): always, for a receipt that names none. */
+const SAME_TASK = `(@inputHash IS NULL OR (input_hash = @inputHash AND created_at = @createdAt))`;
+
+/** Another task of the same provider holds any of @ids (a JSON array): every name the provider gives one request. */
+const HELD_ANY = `EXISTS (SELECT 1 FROM tasks o, json_each(@ids) i WHERE o.provider = tasks.provider AND o.id <> tasks.id
+                            AND (lower(o.remote_request_id) = lower(i.value) OR lower(o.remote_alias) = lower(i.value)))`;
+
+/** The person cancelled this task after its request was paid for: still cancelled, or followed since (see followAfterCancel). */
+const AFTER_CANCEL = `(status = 'CANCELLED' OR EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tasks.id AND json_extract(e.detail_json, '$.afterCancel') = 1
+                                                       AND json_extract(e.detail_json, '$.requestId') IS tasks.remote_request_id))`;
+
+/**
+ * A cancelled row holding a request named after its cancel that nothing followed or settled since (its process died
+ * between the two): no event of that request before the cancel, none after it saying what became of it.
+ */
+const UNFOLLOWED_AFTER_CANCEL = `status = 'CANCELLED' AND remote_request_id IS NOT NULL AND submit_started_at IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tasks.id AND json_extract(e.detail_json, '$.requestId') = tasks.remote_request_id
+                    AND (json_extract(e.detail_json, '$.afterCancel') = 1 OR e.reason LIKE 'request % arrived after the cancel;%'
+                         OR e.id < (SELECT max(c.id) FROM task_events c WHERE c.task_id = tasks.id AND c.actor = 'person' AND c.reason = 'cancelled')))`;
+
+/**
+ * A row whose request is looked for at the provider (see dueForLookup), as `t`: an unknown outcome, or a task cancelled
+ * while its request was being sent, which may have left and be charged.
+ */
+const LOOKED_FOR = `(t.status = 'OUTCOME_UNKNOWN' OR (t.status = 'CANCELLED' AND t.submit_started_at IS NOT NULL AND t.charged = 'maybe' AND t.idempotency_key IS NOT NULL))`;
+
+/** The words a task cancelled after its request was paid for ends with: the latest said for its request (see afterCancelDetail), else @keptNote. */
+const KEPT_AFTER_CANCEL = `coalesce((SELECT json_extract(e.detail_json, '$.kept') FROM task_events e WHERE e.task_id = tasks.id AND json_extract(e.detail_json, '$.afterCancel') = 1
+                                        AND json_extract(e.detail_json, '$.kept') IS NOT NULL AND json_extract(e.detail_json, '$.requestId') IS tasks.remote_request_id
+                                      ORDER BY e.id DESC LIMIT 1), @keptNote)`;
 
 /**
  * All SQL for the task table in SQLite. Each public method is one transaction, committed when its promise resolves.
@@ -289,21 +329,22 @@ export class SqliteTaskStore implements TaskStore {
    * The provider named the request: the row becomes addressable. Written as soon as the id is heard (a
    * header) and again with what the whole answer adds (handle, quote), so it holds for the same id twice.
    */
-  async recordSubmitted(id: number, remote: Omit<RemoteRef, 'model'>, estimate: { cost: number; source: string } | null, lease: Lease) {
+  async recordSubmitted(id: number, remote: Omit<RemoteRef, 'model'> & { alias?: string | null }, estimate: { cost: number; source: string } | null, lease: Lease) {
     // Pinned to RUNNING on the hot path; the same id recorded already (a receipt replayed meanwhile) holds too.
     return this.submitted(id, remote, estimate, lease, 'RUNNING') ?? this.submitted(id, remote, estimate, lease, 'SUBMITTED');
   }
 
-  private submitted(id: number, remote: Omit<RemoteRef, 'model'>, estimate: { cost: number; source: string } | null, lease: Lease, from: Status) {
+  private submitted(id: number, remote: Omit<RemoteRef, 'model'> & { alias?: string | null }, estimate: { cost: number; source: string } | null, lease: Lease, from: Status) {
     return this.change(
       id,
       `${fence(lease)} AND submit_started_at IS NOT NULL AND status = @from AND (@from = 'RUNNING' OR remote_request_id = @requestId)`,
       `status = 'SUBMITTED', remote_request_id = @requestId, remote_handle = coalesce(@handle, remote_handle),
-       submitted_at = coalesce(submitted_at, @now), charged = 'yes',
+       remote_alias = coalesce(@alias, remote_alias), submitted_at = coalesce(submitted_at, @now), charged = 'yes',
        cost_estimated = coalesce(@cost, cost_estimated), cost_estimate_source = coalesce(@source, cost_estimate_source)`,
       {
         ...lease,
         requestId: remote.requestId,
+        alias: remote.alias ?? null,
         handle: remote.handle ? JSON.stringify(remote.handle) : null,
         cost: estimate?.cost ?? null,
         source: estimate?.source ?? null,
@@ -336,14 +377,60 @@ export class SqliteTaskStore implements TaskStore {
    */
   async applyReceipt(receipt: Receipt, pollable: boolean, now: number) {
     const params = { ...receiptParams(receipt, now), pollable: pollable ? 1 : 0 };
-    return this.tx(() => this.ownReceipt(receipt, params) ?? this.lateReceipt(receipt, params));
+    return this.tx(() => {
+      const origin = receiptOrigin(receipt, databaseIdOf(this.db));
+      if (origin === 'other') return undefined;
+      const own = this.ownReceipt(receipt, params);
+      if (own || origin !== 'this') return own;
+      return this.aheadReceipt(receipt, params) ?? this.lateReceipt(receipt, params);
+    });
   }
 
+  /**
+   * A receipt of an attempt the row has not reached: a backup of the database restored after that attempt's request
+   * was sent. The row takes the request (see BEHIND_JOURNAL) and is never sent again for it.
+   */
+  private aheadReceipt(receipt: Receipt, params: Record<string, unknown>) {
+    return this.change(
+      receipt.taskId,
+      `attempts < @attempt AND ${SAME_TASK} AND remote_request_id IS NULL AND NOT ${HELD_ELSEWHERE}
+       AND (status = 'PENDING' OR (status = 'RUNNING' AND submit_started_at IS NULL))`,
+      `idempotency_key = @key, attempts = @attempt, remote_request_id = @requestId, remote_alias = @alias, remote_handle = @handle,
+       submit_started_at = @at, progress = NULL, note = NULL, lease_owner = NULL, lease_expires_at = NULL, next_attempt_at = @now,
+       status = CASE WHEN @pollable THEN 'SUBMITTED' ELSE 'OUTCOME_UNKNOWN' END,
+       charged = CASE WHEN @pollable THEN 'yes' ELSE 'maybe' END,
+       submitted_at = CASE WHEN @pollable THEN @at END,
+       finished_at = CASE WHEN @pollable THEN NULL ELSE @now END,
+       unknown_reason = CASE WHEN @pollable THEN NULL ELSE @behind END`,
+      { ...params, behind: behindJournalReason(receipt.requestId) },
+      { actor: 'engine', reason: BEHIND_JOURNAL, detail: { requestId: receipt.requestId, attempt: receipt.idempotencyKey } },
+    );
+  }
+
+  async noteRivalReceipts(receipts: readonly Receipt[], now: number): Promise<void> {
+    this.tx(() => {
+      for (const receipt of receipts) {
+        // When its id was heard, so a person can tell the rivals apart (the event's own time is the replay's).
+        const detail = { requestId: receipt.requestId, attempt: receipt.idempotencyKey, heard: receipt.at, rivals: receipts.filter((r) => r !== receipt).map((r) => r.requestId) };
+        this.stmt(
+          `INSERT INTO task_events (task_id, at, from_status, to_status, actor, reason, detail_json)
+           SELECT id, @now, status, status, 'engine', @reason, @detail FROM tasks
+            WHERE id = @id AND idempotency_key = @key AND remote_request_id IS NULL
+              AND NOT EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tasks.id AND e.reason = @reason
+                                AND json_extract(e.detail_json, '$.requestId') = @requestId)`,
+        ).run({ id: receipt.taskId, key: receipt.idempotencyKey, requestId: receipt.requestId, now, reason: RIVAL_RECEIPTS, detail: JSON.stringify(detail) });
+      }
+    });
+  }
+
+  /** An unnamed receipt (see receiptOrigin) also needs the row's send to have started before it was heard. */
   private ownReceipt(receipt: Receipt, params: Record<string, unknown>) {
     return this.change(
       receipt.taskId,
-      `idempotency_key = @key AND remote_request_id IS NULL AND NOT ${HELD_ELSEWHERE}`,
-      `remote_request_id = @requestId, remote_handle = @handle, submitted_at = coalesce(submitted_at, @at),
+      `idempotency_key = @key AND ${SAME_TASK} AND remote_request_id IS NULL AND NOT ${HELD_ELSEWHERE}
+       AND (@inputHash IS NOT NULL OR submit_started_at <= @at)`,
+      `remote_request_id = @requestId, remote_alias = coalesce(@alias, remote_alias), remote_handle = @handle,
+       submitted_at = coalesce(submitted_at, @at),
        charged = CASE WHEN @pollable AND status IN ('RUNNING', 'OUTCOME_UNKNOWN') THEN 'yes' ELSE charged END,
        unknown_reason = CASE WHEN @pollable AND status = 'OUTCOME_UNKNOWN' THEN NULL ELSE unknown_reason END,
        finished_at = CASE WHEN @pollable AND status = 'OUTCOME_UNKNOWN' THEN NULL ELSE finished_at END,
@@ -364,7 +451,9 @@ export class SqliteTaskStore implements TaskStore {
    * Returns the row that took the request.
    */
   private lateReceipt(receipt: Receipt, params: Record<string, unknown>): Task | undefined {
-    const earlier = `idempotency_key IS NOT @key AND ${MARKED_BEFORE}`;
+    // Another attempt of the task (one it marked, or one its key numbers that a row restored from an older backup never
+    // marked), or the same one sent twice (two workers, the database restored between): each a paid request of this task.
+    const earlier = `${SAME_TASK} AND (idempotency_key IS NOT @key OR remote_request_id IS NOT NULL) AND (${MARKED_BEFORE} OR @attempt > 0)`;
     const detail = { requestId: receipt.requestId, attempt: receipt.idempotencyKey };
     const taken =
       params.pollable === 1
@@ -398,9 +487,9 @@ export class SqliteTaskStore implements TaskStore {
    */
   private collectLate(receipt: Receipt, params: Record<string, unknown>, earlier: string): Task | undefined {
     const original = this.stmt(
-      `SELECT status, ${ATTEMPT_NUMBER} AS attempt FROM tasks
+      `SELECT status, ${ATTEMPT_NUMBER} AS attempt, idempotency_key IS @key AS same FROM tasks
         WHERE id = @id AND ${earlier} AND remote_request_id IS NOT @requestId AND NOT ${HELD_ELSEWHERE}`,
-    ).get({ ...params, id: receipt.taskId }) as { status: Status; attempt: number } | undefined;
+    ).get({ ...params, id: receipt.taskId }) as { status: Status; attempt: number; same: number } | undefined;
     if (!original) return undefined;
     const row = this.stmt(
       `INSERT INTO tasks (project_id, kind, provider, model, input_json, input_hash, max_attempts, status, charged, attempts,
@@ -417,12 +506,12 @@ export class SqliteTaskStore implements TaskStore {
     const detail = { requestId: receipt.requestId, attempt: receipt.idempotencyKey };
     this.event(receipt.taskId, params.now as number, original.status, original.status, {
       actor: 'engine',
-      reason: `the paid request of its earlier attempt ${original.attempt} is collected as task ${row.id}`,
+      reason: collectedWords(original.attempt, original.same === 1, params.attempt as number, row.id),
       detail: { ...detail, collectedAs: row.id },
     });
     this.event(row.id, params.now as number, null, 'SUBMITTED', {
       actor: 'engine',
-      reason: `the paid request of task ${receipt.taskId}'s earlier attempt, named after that task had moved on`,
+      reason: siblingWords(original.attempt, original.same === 1, params.attempt as number, receipt.taskId),
       detail: { ...detail, of: receipt.taskId },
     });
     this.wake();
@@ -432,14 +521,16 @@ export class SqliteTaskStore implements TaskStore {
   /**
    * Whether the table already holds what a receipt says, or the receipt's attempt is over. A receipt of an earlier
    * attempt of the task is settled once the row took it or its history notes it (or the sibling that collects it).
+   * Another database's receipt never is, here (see receiptSettledBy).
    */
   async receiptSettled(receipt: Receipt): Promise<boolean> {
     const row = this.stmt(
-      `SELECT idempotency_key IS @key AS own, remote_request_id IS NOT NULL AS named,
-              remote_request_id IS @requestId OR NOT ${MARKED_BEFORE} OR ${LATE_NOTED} AS noted
+      `SELECT ${SAME_TASK} AS same, idempotency_key IS @key AS own, remote_request_id IS NOT NULL AS named, remote_request_id IS @requestId AS holds,
+              ${HELD_BY_A_TASK} OR ${LATE_NOTED} OR (@attempt = 0 AND NOT ${MARKED_BEFORE}) AS noted
          FROM tasks WHERE id = @id`,
-    ).get({ id: receipt.taskId, key: receipt.idempotencyKey, requestId: receipt.requestId }) as { own: number; named: number; noted: number } | undefined;
-    return !row || (row.own ? row.named === 1 : row.noted === 1);
+    ).get({ ...receiptParams(receipt, 0), id: receipt.taskId }) as Record<keyof ReceiptRow, number> | undefined;
+    const read = row && { same: row.same === 1, own: row.own === 1, named: row.named === 1, holds: row.holds === 1, noted: row.noted === 1 };
+    return receiptSettledBy(receiptOrigin(receipt, databaseIdOf(this.db)), read);
   }
 
   /** The catalogue's estimate, set before the boundary so spend is known even if the provider never answers. */
@@ -475,15 +566,34 @@ export class SqliteTaskStore implements TaskStore {
    * Completes a row that moved on without the worker that holds its attempt's result (parked, taken by
    * another worker, cancelled or given up too late meanwhile): conditioned on the attempt, not the lease,
    * since the saved result proves the outcome and was paid for.
+   * A row failed as paid with its result out of reach (a synchronous result another
+   * machine could not fetch, a result expired at the provider) is completed too: that result has turned up.
    */
   async completeAttempt(id: number, idempotencyKey: string | null, out: CompletedResult, now: number) {
     return this.completeWhere(
       id,
-      `idempotency_key = @key AND (status IN ('RUNNING', 'SUBMITTED', 'OUTCOME_UNKNOWN', 'CANCELLED') OR (status = 'FAILED' AND charged = 'maybe'))`,
+      `idempotency_key = @key AND (status IN ('RUNNING', 'SUBMITTED', 'OUTCOME_UNKNOWN', 'CANCELLED') OR (status = 'FAILED' AND charged IN ('maybe', 'yes')))`,
       { now, key: idempotencyKey },
       out,
       'the paid result of this attempt arrived after the task had moved on; it is kept',
     );
+  }
+
+  async linkLateOutputs(id: number, idempotencyKey: string | null, outputs: readonly SavedOutput[], reason: string, now: number): Promise<number | null> {
+    return this.tx(() => {
+      const row = this.stmt(`SELECT 1 FROM tasks WHERE id = ? AND status = 'SUCCEEDED' AND idempotency_key = ? AND output_path IS NOT NULL`).get(id, idempotencyKey);
+      if (!row) return null;
+      const linked = this.stmt(`SELECT path, sha256 FROM task_outputs WHERE task_id = ?`).all(id) as { path: string; sha256: string }[];
+      const late = notLinkedYet(linked, outputs);
+      for (const o of late) {
+        this.stmt(
+          `INSERT INTO task_outputs (task_id, idx, path, sha256, bytes, content_type, machine)
+           SELECT @id, coalesce(max(idx), -1) + 1, @path, @sha256, @bytes, @contentType, @machine FROM task_outputs WHERE task_id = @id`,
+        ).run({ id, path: o.path, sha256: o.sha256, bytes: o.bytes, contentType: o.contentType, machine: this.machine });
+      }
+      if (late.length > 0) this.event(id, now, 'SUCCEEDED', 'SUCCEEDED', { actor: 'engine', reason, detail: { outputs: late.map((o) => o.path) } });
+      return late.length;
+    });
   }
 
   /**
@@ -497,16 +607,17 @@ export class SqliteTaskStore implements TaskStore {
       this.change(
         id,
         where,
-        `status = 'SUCCEEDED', output_path = @outputPath, output_sha256 = @sha256, progress = 1, error = NULL, note = NULL,
+        `status = 'SUCCEEDED', output_path = @outputPath, output_sha256 = @sha256, progress = 1, error = NULL,
+         note = CASE WHEN ${AFTER_CANCEL} THEN ${KEPT_AFTER_CANCEL} ELSE NULL END,
          unknown_reason = NULL, charged = CASE WHEN submit_started_at IS NULL THEN charged ELSE 'yes' END,
          remote_request_id = coalesce(remote_request_id, @requestId),
          cost_actual_source = CASE WHEN @costActual IS NULL THEN cost_actual_source ELSE @costSource END,
          cost_actual = coalesce(@costActual, cost_actual), lease_owner = NULL, lease_expires_at = NULL, finished_at = @now`,
-        { ...params, outputPath: first.path, sha256: first.sha256, costActual: out.costActual, costSource: out.costSource ?? null, requestId: heldBy === undefined ? named : null },
+        { ...params, outputPath: first.path, sha256: first.sha256, costActual: out.costActual, costSource: out.costSource ?? null, requestId: heldBy === undefined ? named : null, keptNote: CANCELLED_AFTER_PAID },
         {
           from,
           actor: 'engine',
-          reason: why ?? (out.outputs.length > 1 ? `${out.outputs.length} outputs saved` : 'output saved'),
+          reason: this.keptAfterCancel(id) ?? why ?? (out.outputs.length > 1 ? `${out.outputs.length} outputs saved` : 'output saved'),
           detail: heldBy === undefined ? undefined : requestHeldDetail(named!, heldBy),
           then: () => {
             for (const [index, o] of out.outputs.entries()) {
@@ -517,7 +628,12 @@ export class SqliteTaskStore implements TaskStore {
           },
         },
       );
-    return named === null ? write(undefined) : this.tx(() => write(this.takenRequest(id, named)));
+    return this.tx(() => write(named === null ? undefined : this.takenRequest(id, named)));
+  }
+
+  /** What the task says when the person cancelled it after its request was paid for (AFTER_CANCEL), read in the completion's transaction. */
+  private keptAfterCancel(id: number): string | null {
+    return (this.stmt(`SELECT CASE WHEN ${AFTER_CANCEL} THEN ${KEPT_AFTER_CANCEL} END FROM tasks WHERE id = @id`).pluck().get({ id, keptNote: CANCELLED_AFTER_PAID }) as string | null) ?? null;
   }
 
   /** The other task of this task's provider that holds `requestId`, when this task has none of its own to keep. */
@@ -632,13 +748,13 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   /** Releases a submitted row to be polled again no sooner than `notBefore`, saying why on the row. */
-  async retryLater(id: number, notBefore: number, note: string, lease: Lease): Promise<boolean> {
+  async retryLater(id: number, notBefore: number, note: string, lease: Lease, detail?: Record<string, unknown>): Promise<boolean> {
     return !!this.change(
       id,
       `${FENCE} AND status = 'SUBMITTED'`,
       `lease_owner = NULL, lease_expires_at = NULL, next_attempt_at = @notBefore, note = @note`,
       { ...lease, notBefore, note },
-      { from: 'SUBMITTED', actor: 'engine', reason: note, detail: { notBefore } },
+      { from: 'SUBMITTED', actor: 'engine', reason: note, detail: { ...detail, notBefore } },
     );
   }
 
@@ -744,12 +860,14 @@ export class SqliteTaskStore implements TaskStore {
     return rows.map(rowToTask);
   }
 
-  /** The task, other than `exceptTask`, that holds this request at the task's provider. */
-  async requestHolder(exceptTask: number, requestId: string): Promise<Task | undefined> {
+  /** The task, other than `exceptTask`, that holds this request at the task's provider, by any of the names in `ids`. */
+  async requestHolder(exceptTask: number, ids: readonly string[]): Promise<Task | undefined> {
     const row = this.stmt(
-      `SELECT o.* FROM tasks t JOIN tasks o ON o.provider = t.provider AND lower(o.remote_request_id) = lower(@requestId) AND o.id <> t.id
-        WHERE t.id = @exceptTask ORDER BY o.id LIMIT 1`,
-    ).get({ exceptTask, requestId }) as TaskRow | undefined;
+      `SELECT o.* FROM tasks t JOIN tasks o ON o.provider = t.provider AND o.id <> t.id
+        WHERE t.id = @exceptTask AND EXISTS (SELECT 1 FROM json_each(@ids) i
+                                               WHERE lower(o.remote_request_id) = lower(i.value) OR lower(o.remote_alias) = lower(i.value))
+        ORDER BY o.id LIMIT 1`,
+    ).get({ exceptTask, ids: JSON.stringify(ids) }) as TaskRow | undefined;
     return row && rowToTask(row);
   }
 
@@ -757,7 +875,8 @@ export class SqliteTaskStore implements TaskStore {
   async requestIdsInUse(provider: string, ids: readonly string[], exceptTask: number): Promise<Set<string>> {
     const rows = this.stmt(
       `SELECT c.value AS id FROM json_each(@ids) c
-        WHERE EXISTS (SELECT 1 FROM tasks WHERE provider = @provider AND lower(remote_request_id) = lower(c.value) AND id <> @exceptTask)`,
+        WHERE EXISTS (SELECT 1 FROM tasks WHERE provider = @provider AND id <> @exceptTask
+                         AND (lower(remote_request_id) = lower(c.value) OR lower(remote_alias) = lower(c.value)))`,
     ).all({ provider, ids: JSON.stringify(ids), exceptTask }) as { id: string }[];
     return new Set(rows.map((r) => r.id));
   }
@@ -867,7 +986,7 @@ export class SqliteTaskStore implements TaskStore {
                   (SELECT count(*) FROM task_events e WHERE e.task_id = t.id AND e.at >= t.finished_at
                       AND json_extract(e.detail_json, '$.verdict') = 'ask') AS lookup_asked
              FROM tasks t
-            WHERE t.status = 'OUTCOME_UNKNOWN' AND t.remote_request_id IS NULL AND t.provider IN (SELECT value FROM json_each(@providers))
+            WHERE ${LOOKED_FOR} AND t.remote_request_id IS NULL AND t.provider IN (SELECT value FROM json_each(@providers))
               AND (t.lookup_due_at IS NULL OR t.lookup_due_at <= @now))
           WHERE lookup_asked = 0 AND lookup_tries < @maxTries AND coalesce(lookup_last, finished_at) + @intervalMs <= @now
           ORDER BY coalesce(lookup_last, finished_at) LIMIT @limit`,
@@ -880,7 +999,7 @@ export class SqliteTaskStore implements TaskStore {
 
   /** The providers of the tasks whose outcome is unknown. */
   async unknownProviders(): Promise<string[]> {
-    return this.stmt(`SELECT DISTINCT provider FROM tasks WHERE status = 'OUTCOME_UNKNOWN'`).pluck().all() as string[];
+    return this.stmt(`SELECT DISTINCT provider FROM tasks t WHERE ${LOOKED_FOR} AND t.remote_request_id IS NULL`).pluck().all() as string[];
   }
 
   /**
@@ -890,8 +1009,8 @@ export class SqliteTaskStore implements TaskStore {
    */
   async lookupNoted(id: number, attempt: string | null, reason: string, detail: { lookup: number; verdict: 'again' | 'ask' } & Record<string, unknown>, now: number): Promise<void> {
     this.tx(() => {
-      const row = this.stmt(`SELECT 1 FROM tasks WHERE id = ? AND status = 'OUTCOME_UNKNOWN' AND idempotency_key IS ?`).get(id, attempt);
-      if (row) this.event(id, now, 'OUTCOME_UNKNOWN', 'OUTCOME_UNKNOWN', { actor: 'engine', reason, detail });
+      const row = this.stmt(`SELECT status FROM tasks t WHERE id = ? AND ${LOOKED_FOR} AND idempotency_key IS ?`).get(id, attempt) as { status: Status } | undefined;
+      if (row) this.event(id, now, row.status, row.status, { actor: 'engine', reason, detail });
     });
   }
 
@@ -923,15 +1042,25 @@ export class SqliteTaskStore implements TaskStore {
    * Only for the attempt the lookup was made for (`attempt`, its idempotency key): a person may have resubmitted
    * while the lookup was under way, and what it found for the earlier send is no proof about the next one.
    */
-  async adoptFound(id: number, attempt: string | null, requestId: string, why: string, evidence: Record<string, unknown>, now: number) {
+  async adoptFound(id: number, attempt: string | null, requestId: string, why: string, evidence: Record<string, unknown>, now: number, aliases: readonly string[] = []) {
     return this.change(
       id,
-      `status = 'OUTCOME_UNKNOWN' AND idempotency_key IS @attempt AND NOT ${HELD_ELSEWHERE}`,
-      `status = 'SUBMITTED', remote_request_id = @requestId, remote_handle = NULL, submitted_at = @now, next_attempt_at = @now,
+      `status = 'OUTCOME_UNKNOWN' AND idempotency_key IS @attempt AND NOT ${HELD_ANY}`,
+      `status = 'SUBMITTED', remote_request_id = @requestId, remote_alias = @alias, remote_handle = NULL, submitted_at = @now, next_attempt_at = @now,
        charged = 'yes', unknown_reason = NULL, finished_at = NULL, lease_owner = NULL, lease_expires_at = NULL,
        note = @note`,
-      { now, attempt, requestId, note: `adopted by the studio after a lookup: request ${requestId}, ${why}` },
+      { now, attempt, ...requestNames(requestId, aliases), note: `adopted by the studio after a lookup: request ${requestId}, ${why}` },
       { from: 'OUTCOME_UNKNOWN', actor: 'engine', reason: `adopted by the studio after a lookup: ${why}`, detail: { ...evidence, adopted: requestId } },
+    );
+  }
+
+  async foundAfterCancel(id: number, attempt: string | null, requestId: string, why: string, evidence: Record<string, unknown>, now: number, aliases: readonly string[] = []) {
+    return this.change(
+      id,
+      `status = 'CANCELLED' AND idempotency_key IS @attempt AND remote_request_id IS NULL AND NOT ${HELD_ANY}`,
+      `remote_request_id = @requestId, remote_alias = @alias`,
+      { now, attempt, ...requestNames(requestId, aliases) },
+      { from: 'CANCELLED', actor: 'engine', reason: `found the request sent before the cancel after a lookup: ${why}`, detail: { ...evidence, requestId } },
     );
   }
 
@@ -942,15 +1071,15 @@ export class SqliteTaskStore implements TaskStore {
    * provider (see requestHolder): the check is part of this write, so two adoptions racing cannot both
    * take one request, which would count one result twice and drop the other task's request from the spend.
    */
-  async adopt(id: number, requestId: string, now: number) {
+  async adopt(id: number, requestId: string, now: number, aliases: readonly string[] = []) {
     return this.tx(() => {
       refuseIfTaskMoved(this.db, id);
       return this.change(
         id,
-        `status = 'OUTCOME_UNKNOWN' AND NOT ${HELD_ELSEWHERE}`,
-        `status = 'SUBMITTED', remote_request_id = @requestId, remote_handle = NULL, submitted_at = @now, next_attempt_at = @now,
+        `status = 'OUTCOME_UNKNOWN' AND NOT ${HELD_ANY}`,
+        `status = 'SUBMITTED', remote_request_id = @requestId, remote_alias = @alias, remote_handle = NULL, submitted_at = @now, next_attempt_at = @now,
          charged = 'yes', unknown_reason = NULL, finished_at = NULL, lease_owner = NULL, lease_expires_at = NULL`,
-        { now, requestId },
+        { now, ...requestNames(requestId, aliases) },
         { from: 'OUTCOME_UNKNOWN', actor: 'person', reason: 'adopted a request id found at the provider', detail: { requestId } },
       );
     });
@@ -963,7 +1092,7 @@ export class SqliteTaskStore implements TaskStore {
         id,
         `status = 'OUTCOME_UNKNOWN'`,
         `status = 'PENDING', cost_abandoned = cost_abandoned + coalesce(cost_estimated, 0), charged = 'no',
-         submit_started_at = NULL, idempotency_key = NULL, remote_request_id = NULL, remote_handle = NULL, submitted_at = NULL,
+         submit_started_at = NULL, idempotency_key = NULL, remote_request_id = NULL, remote_alias = NULL, remote_handle = NULL, submitted_at = NULL,
          unknown_reason = NULL, finished_at = NULL, next_attempt_at = @now, progress = NULL`,
         { now },
         { from: 'OUTCOME_UNKNOWN', actor: 'person', reason: RESUBMITTED, ...(detail ? { detail } : {}) },
@@ -987,34 +1116,76 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   /** Cancels a task that has not finished. The caller asks the provider to cancel a submitted one. */
-  async cancel(id: number, now: number) {
+  async cancel(id: number, now: number, unbilled = false) {
     const task = this.change(
       id,
       `status IN ('PENDING', 'RUNNING', 'SUBMITTED')`,
       `status = 'CANCELLED', finished_at = @now, lease_owner = NULL, lease_expires_at = NULL, note = NULL,
-       charged = CASE WHEN charged = 'yes' THEN 'maybe' ELSE charged END`,
-      { now },
+       charged = CASE WHEN @unbilled THEN 'no' WHEN charged = 'yes' THEN 'maybe' ELSE charged END`,
+      { now, unbilled: unbilled ? 1 : 0 },
       { actor: 'person', reason: 'cancelled' },
     );
-    if (task) this.cancelDependents(id, now);
+    if (task) this.cancelDependents(id, now, cancelledWith);
     return task;
   }
 
-  /** Pending work that can never run because something it needs failed or was cancelled. */
-  private cancelDependents(id: number, now: number): void {
+  async notSentAfterCancel(id: number, attempt: string, now: number) {
+    return this.change(
+      id,
+      `status = 'CANCELLED' AND idempotency_key = @attempt AND remote_request_id IS NULL AND charged = 'maybe'`,
+      `charged = 'no'`,
+      { now, attempt },
+      { from: 'CANCELLED', actor: 'engine', reason: NOT_SENT_AFTER_CANCEL },
+    );
+  }
+
+  async cancelDependentsOf(id: number, now: number): Promise<void> {
+    this.tx(() => this.cancelDependents(id, now, cancelledWith));
+  }
+
+  async followAfterCancel(id: number, requestId: string, reason: string, now: number, notBefore = now, kept?: string) {
+    return this.change(
+      id,
+      `status = 'CANCELLED' AND remote_request_id = @requestId AND submit_started_at IS NOT NULL`,
+      `status = 'SUBMITTED', charged = 'maybe', submitted_at = coalesce(submitted_at, @now), finished_at = NULL, next_attempt_at = @notBefore,
+       lease_owner = NULL, lease_expires_at = NULL, note = @reason`,
+      { now, requestId, reason, notBefore },
+      { from: 'CANCELLED', actor: 'engine', reason, detail: afterCancelDetail(requestId, kept) },
+    );
+  }
+
+  async settleFollow(id: number, requestId: string, stopped: boolean, charged: Charged | null, reason: string, now: number, kept?: string) {
+    return this.change(
+      id,
+      `status = 'SUBMITTED' AND remote_request_id = @requestId AND lease_owner IS NULL`,
+      `status = CASE WHEN @stopped THEN 'CANCELLED' ELSE status END, charged = coalesce(@charged, charged),
+       finished_at = CASE WHEN @stopped THEN @now ELSE finished_at END, next_attempt_at = @now,
+       note = CASE WHEN @stopped THEN NULL ELSE @reason END`,
+      { now, requestId, reason, stopped: stopped ? 1 : 0, charged },
+      { from: 'SUBMITTED', actor: 'engine', reason, detail: afterCancelDetail(requestId, kept) },
+    );
+  }
+
+  async unfollowedAfterCancel(): Promise<Task[]> {
+    return (this.stmt(`SELECT * FROM tasks WHERE ${UNFOLLOWED_AFTER_CANCEL} ORDER BY id`).all() as TaskRow[]).map(rowToTask);
+  }
+
+  /** Pending work that can never run because something it needs failed or was cancelled; `why` words the error. */
+  private cancelDependents(id: number, now: number, why: (id: number) => DependentWords = didNotSucceed): void {
     const dependents = this.stmt(
       `SELECT t.id FROM task_dependencies d JOIN tasks t ON t.id = d.task_id
         WHERE d.depends_on = ? AND t.status = 'PENDING'`,
     ).all(id) as { id: number }[];
     for (const { id: dep } of dependents) {
+      const { error, reason } = why(id);
       const cancelled = this.change(
         dep,
         `status = 'PENDING'`,
         `status = 'CANCELLED', error = @error, finished_at = @now`,
-        { now, error: `task ${id}, which this one needs, did not succeed` },
-        { from: 'PENDING', actor: 'engine', reason: 'a task it depends on did not succeed', detail: { dependsOn: id } },
+        { now, error },
+        { from: 'PENDING', actor: 'engine', reason, detail: { dependsOn: id } },
       );
-      if (cancelled) this.cancelDependents(dep, now);
+      if (cancelled) this.cancelDependents(dep, now, why);
     }
   }
 
@@ -1129,6 +1300,32 @@ export class SqliteTaskStore implements TaskStore {
         { now },
         { from: 'SUCCEEDED', actor: 'person', reason, detail: { deletedFiles: files } },
       );
+    });
+  }
+
+  /**
+   * Rows written when paths were kept absolute: each path `relative` turns into one relative to the data folder is
+   * rewritten, all in one transaction, so a data folder that moved finds its files. Run again, it changes nothing.
+   * Returns how many paths changed.
+   */
+  relativizePaths(relative: (path: string) => string | null): number {
+    const absolute = (column: string) => `(substr(${column}, 1, 1) IN ('/', '\\') OR substr(${column}, 2, 1) = ':')`;
+    const read = () => [
+      ...(this.stmt(`SELECT output_path AS path, id FROM tasks WHERE ${absolute('output_path')}`).all() as { path: string; id: number }[]).map((r) => ({
+        path: r.path,
+        update: () => this.stmt(`UPDATE tasks SET output_path = ? WHERE id = ?`).run(relative(r.path), r.id),
+      })),
+      ...(this.stmt(`SELECT path, task_id, idx FROM task_outputs WHERE ${absolute('path')}`).all() as { path: string; task_id: number; idx: number }[]).map((r) => ({
+        path: r.path,
+        update: () => this.stmt(`UPDATE task_outputs SET path = ? WHERE task_id = ? AND idx = ?`).run(relative(r.path), r.task_id, r.idx),
+      })),
+    ];
+    // Read first: a studio opened while another holds the write lock waits only when there is something to change.
+    if (!read().some((r) => relative(r.path) !== null)) return 0;
+    return this.tx(() => {
+      const due = read().filter((r) => relative(r.path) !== null);
+      for (const r of due) r.update();
+      return due.length;
     });
   }
 

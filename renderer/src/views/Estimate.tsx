@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { money, studio } from '../api.ts';
 import { useAction, useLoad } from '../useLoad.ts';
+import { LookedFor } from './LookedFor.tsx';
 
 /** Always beside the storyboard: what Generate will make or reuse, what each step costs and where that figure comes from. */
 export function EstimatePanel({ project, version, stale, savedAt }: { project: string; version: number; stale: boolean; savedAt: unknown }) {
@@ -64,7 +65,8 @@ export function EstimatePanel({ project, version, stale, savedAt }: { project: s
                 {lost.map((s) => (
                   <li key={s.key}>
                     {s.key}: {s.lost!.paid === 'yes' ? 'paid' : 'possibly paid'} {money(s.lost!.cost, s.lost!.currency)} (task {s.lost!.taskId}),{' '}
-                    {s.lost!.savedOn === undefined ? 'result lost' : `saved on machine '${s.lost!.savedOn}', not in this machine's media folder`}: {s.lost!.why}. Buying
+                    {s.lost!.savedOn === undefined ? 'result lost' : `saved on machine '${s.lost!.savedOn}', not in this machine's media folder`}: {s.lost!.why}
+                    {s.lost!.looked?.length ? <LookedFor places={s.lost!.looked} /> : null}. Buying
                     it again costs about {money(s.cost, s.currency)}.
                   </li>
                 ))}

@@ -1,6 +1,7 @@
 import type { EtaView, PlanStepView, ScenePlanView } from '../../../main/api/contract.ts';
 import { mediaSrc, money, studio } from '../api.ts';
 import { useLoad } from '../useLoad.ts';
+import { LookedFor } from './LookedFor.tsx';
 
 /** The project's plan per scene, fetched again at every change the engine makes, so previews fill in as work lands. */
 export function useScenePlan(project: string, version: number, saved: unknown) {
@@ -49,6 +50,7 @@ export function StepState({ step }: { step: PlanStepView }) {
         <span className="state lost">
           {step.lost?.paid === 'maybe' ? 'possibly paid' : 'paid'},{' '}
           {step.lost?.savedOn === undefined ? 'result lost' : `saved on machine '${step.lost.savedOn}', not in this machine's media folder`}: {step.lost?.why}
+          {step.lost?.looked?.length ? <LookedFor places={step.lost.looked} /> : null}
           {step.lost ? ` (${money(step.lost.cost, step.lost.currency)})` : ''}
         </span>
       );
