@@ -28,25 +28,7 @@ describe.each(storeKinds())('a save cut halfway by a stall ($kind)', (kind) => {
   const it = base.skipIf(!kind.available);
 
   it('the other worker finds both files (each was synced before any was placed); the stalled one, going on, links nothing twice: 2 of 2, one charge', async () => {
-    const ledger: Ledger = { charged: [] };
-    const fake = await startFake(openAiImages(ledger, media.png, { n: 2 }));
-    const dataDir = tempDir();
-    writeSettings(dataDir, { engine: ENGINE });
-    const database = kind.kind === 'postgres' ? await kind.fresh() : undefined;
-    const env = {
-      ...(database ? { STUDIO_DATABASE_URL: database, STUDIO_MACHINE_NAME: 'machine-a' } : {}),
-      STUDIO_OPENAI_BASE_URL: fake.url,
-      OPENAI_API_KEY: 'sk-test-0123456789',
-    };
-    const studio = await openStudio(dataDir, undefined, { database });
-    const project = await studio.projects.ensure('Fox', Date.now());
-    const { id } = await studio.tasks.enqueue({ projectId: project.id, kind: 'image', provider: 'openai', model: 'gpt-image-1', input: { prompt: 'a fox', n: 2 } }, Date.now());
-
-    const stalled = startStudio(dataDir, ['worker', '--until-idle'], { ...env, STUDIO_STOP_AT: 'mid-save' });
-    await stalled.waitFor(new RegExp(`stopped at mid-save for task ${id}`));
-    await whenStopped(stalled.child);
-    const other = await runStudio(dataDir, ['worker', '--until-idle'], env);
-    expect(other.code, other.stderr).toBe(0);
+    const { ledger, dataDir, studio, id, stalled } = await stalledThenOther('mid-save');
     expect(await studio.tasks.outputs(id)).toHaveLength(2);
 
     stalled.child.kill('SIGCONT');

@@ -56,7 +56,8 @@ describe.skipIf(!postgresAvailable)('the team database: schema and migrations', 
     const url = await freshDatabase({ empty: true });
     const results = await Promise.all([initTeamDatabase(url), initTeamDatabase(url), initTeamDatabase(url)]);
     expect(results.filter((r) => r.created)).toHaveLength(1);
-    expect(results.map((r) => r.applied).sort()).toEqual([0, 0, KNOWN.length]);
+    // Each migration is its own transaction under the lock, so which machine applies which may interleave: each once.
+    expect(results.reduce((sum, r) => sum + r.applied, 0)).toBe(KNOWN.length);
     expect(await queryRows(url, `SELECT version FROM studio_schema ORDER BY version`)).toEqual(KNOWN.map((m) => ({ version: m.version })));
   });
 
