@@ -101,8 +101,8 @@ export interface Receipt {
   database: string | null;
   taskId: number;
   /**
-   * Which step the task is: a restored backup numbers a new task with an id the journal names for another, and a copied
-   * data folder keeps its database's id, so database and task id alone do not tell one step from another. Null in
+   * Which step the task is: a restored backup numbers a new task with an id the journal names for another, and a data
+   * folder copied by a version before copies drew ids of their own keeps its database's id, so database and task id alone do not tell one step from another. Null in
    * journals written before receipts named their task, which are read as those that name no database.
    */
   task: TaskIdentity | null;

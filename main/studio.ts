@@ -115,7 +115,7 @@ export async function openStudio(
   // Remembered before anything is saved into it, so rows that name its files are found once it is unset.
   // A list that cannot be written (a full disk) is said in the log, never a reason not to open.
   if (configured) for (const problem of rememberMediaFolder(dataDir, configured)) process.stderr.write(`studio: ${problem}\n`);
-  const media = studioMedia({ dataDir, configured, kind: store.kind, space: store.mediaSpace, machine, earlier: mediaFoldersUsed(dataDir) });
+  const media = studioMedia({ dataDir, configured, kind: store.kind, space: store.mediaSpace, earlierSpaces: store.earlier.spaces, machine, earlier: mediaFoldersUsed(dataDir) });
   return {
     dataDir,
     store,
@@ -129,7 +129,7 @@ export async function openStudio(
     projects: store.projects,
     storyboards: store.storyboards,
     takes: store.takes,
-    receipts: new ReceiptJournal(dataDir, store.databaseId),
+    receipts: new ReceiptJournal(dataDir, store.databaseId, store.earlier.databaseIds),
     databaseMoved: () => store.moved(),
     settings,
     clock: teamClock ?? clock,

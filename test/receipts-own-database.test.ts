@@ -272,7 +272,7 @@ describe('a database restored from a backup older than its receipt journal', () 
   });
 });
 
-describe('a copied data folder (the same database id in two places)', () => {
+describe('a copied data folder', () => {
   it("never applies the copy's receipt to the original's task of the same id", async () => {
     const sim = await simulatorForTest({ jobMs: 200 });
     const a = await studioOn('sqlite', sim);
@@ -288,7 +288,9 @@ describe('a copied data folder (the same database id in two places)', () => {
     await unknownOutcome(a, ta);
     await killedAt(b, 'after-send', tb);
     const bRequest = sim.charges.at(-1)!.requestId;
-    for (const f of journals(join(b.dataDir, 'receipts'))) copyFileSync(f, join(a.dataDir, 'receipts', basename(dirname(f)), basename(f)));
+    // The copy drew an id of its own at its first opening; its journal is put in the original's own folder all the same.
+    expect(b.store.databaseId).not.toBe(a.store.databaseId);
+    for (const f of journals(join(b.dataDir, 'receipts'))) copyFileSync(f, join(a.dataDir, 'receipts', a.store.databaseId, basename(f)));
 
     const reconcile = await run(a, ['reconcile', String(ta), '--json']);
     expect(reconcile.code, reconcile.said).toBe(0);

@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { sha256File } from '../media/checksum.ts';
 import { dataFolderMedia, type MediaFolder } from '../media/mediaFolder.ts';
+import { alternatePath, placeWithoutReplacing } from '../media/placement.ts';
 import { assertMedia, ProbeUnavailable } from '../media/probe.ts';
 import { FolderGone, UnusableResult, type OutputStore, type OutputTarget, type ResultRecord, type SavedOutput, type TaskRef } from '../ports.ts';
 
@@ -41,7 +42,8 @@ function attemptTag(idempotencyKey: string | null): string {
 /**
  * Files under `projects/<id>/media/` in the media folder's place for this database (the data folder when no media
  * folder is set), named after their task and attempt, each written to a temporary file, synced, checked by
- * ffprobe, and only then renamed into place (paid bytes that fail the check keep a `.unusable` name).
+ * ffprobe, and only then put in place, never over another file (see placeWithoutReplacing; paid bytes that fail the
+ * check keep a `.unusable` name).
  * `task-<id>-a<n>.result.json` names every file of a result with its checksum: written after the files for a
  * download (the provider still has it), before them for bytes in hand, so a crash while they are placed leaves
  * the record to find them, their synced temporary files included. Paid bytes that cannot be written there go to
@@ -82,13 +84,17 @@ export class LocalOutputStore implements OutputStore {
     return this.rootHere() ? this.media.stored(path) : path;
   }
 
-  private dir(projectId: number, rescue = false): string {
-    return rescue ? join(this.media.base, 'rescued') : join(this.media.base, 'projects', String(projectId), 'media');
+  private dir(projectId: number, rescue = false, base = this.media.base): string {
+    return rescue ? join(base, 'rescued') : join(base, 'projects', String(projectId), 'media');
   }
 
+  /**
+   * Where a task's result record may be: this database's place (the record is written at the first two), then its
+   * places under the spaces it had before it was copied, where a task it sent then has its result.
+   */
   private recordPaths(task: TaskRef): string[] {
     const name = `task-${task.id}-${attemptTag(task.idempotencyKey)}.result.json`;
-    return [join(this.dir(task.projectId), name), join(this.dir(task.projectId, true), name)];
+    return [this.media.base, ...this.media.earlierBases].flatMap((base) => [join(this.dir(task.projectId, false, base), name), join(this.dir(task.projectId, true, base), name)]);
   }
 
   private pathFor(target: OutputTarget, rescue = false): string {
@@ -119,9 +125,17 @@ export class LocalOutputStore implements OutputStore {
     return { temp, sha256: hash.digest('hex'), bytes };
   }
 
-  private async place(temp: string, path: string): Promise<void> {
+  /** Renames `temp` to `path`, replacing what is there: for this attempt's own record only. */
+  private async replace(temp: string, path: string): Promise<void> {
     await rename(temp, path);
     await syncDir(dirname(path));
+  }
+
+  /** Puts a result's file in place without replacing another file (see placeWithoutReplacing); returns where it is. */
+  private async place(temp: string, path: string, sha256: string): Promise<string> {
+    const placed = await placeWithoutReplacing(temp, path, sha256);
+    await syncDir(dirname(placed));
+    return placed;
   }
 
   /**
@@ -151,8 +165,7 @@ export class LocalOutputStore implements OutputStore {
       await rm(temp, { force: true });
       throw new UnusableResult(problem);
     }
-    await this.place(temp, path);
-    return { path: this.stored(path), sha256, bytes, contentType: target.contentType };
+    return { path: this.stored(await this.place(temp, path, sha256)), sha256, bytes, contentType: target.contentType };
   }
 
   plan(target: OutputTarget, bytes: Uint8Array, rescue = false): SavedOutput {
@@ -176,15 +189,15 @@ export class LocalOutputStore implements OutputStore {
     // A staged file gone since (its folder moved) is written again from the bytes in hand.
     const written = staged && existsSync(staged.temp) ? staged : await this.writeTemp(path, [bytes]);
     const problem = await this.problem(written.temp, written.bytes, target);
-    await this.place(written.temp, problem ? `${path}.unusable` : path);
-    if (problem) throw new UnusableResult(`${problem}; what the provider sent is kept at ${path}.unusable`);
-    return { path: this.stored(path), sha256: written.sha256, bytes: written.bytes, contentType: target.contentType };
+    const placed = await this.place(written.temp, problem ? `${path}.unusable` : path, written.sha256);
+    if (problem) throw new UnusableResult(`${problem}; what the provider sent is kept at ${placed}`);
+    return { path: this.stored(placed), sha256: written.sha256, bytes: written.bytes, contentType: target.contentType };
   }
 
   async record(task: TaskRef, result: ResultRecord, rescue = false): Promise<void> {
     const path = this.recordPaths(task)[rescue ? 1 : 0]!;
     const { temp } = await this.writeTemp(path, [Buffer.from(JSON.stringify(result))]);
-    await this.place(temp, path);
+    await this.replace(temp, path);
   }
 
   /**
@@ -195,7 +208,7 @@ export class LocalOutputStore implements OutputStore {
   private async intact(output: SavedOutput): Promise<SavedOutput | null> {
     const places = this.media.places(output.path);
     const found = (path: string) => ({ ...output, path: this.stored(path) });
-    for (const path of places) if ((await sha256File(path).catch(() => null)) === output.sha256) return found(path);
+    for (const path of places.flatMap((p) => [p, alternatePath(p, output.sha256)])) if ((await sha256File(path).catch(() => null)) === output.sha256) return found(path);
     for (const path of places) {
       const dir = dirname(path);
       const prefix = `${basename(path)}.`;
@@ -205,8 +218,7 @@ export class LocalOutputStore implements OutputStore {
       );
       for (const name of temps) {
         if ((await sha256File(join(dir, name)).catch(() => null)) !== output.sha256) continue;
-        await this.place(join(dir, name), path);
-        return found(path);
+        return found(await this.place(join(dir, name), path, output.sha256));
       }
     }
     return null;

@@ -67,6 +67,9 @@ function parse(text: string): Receipt[] {
  * receipt that reaches another database's folder (a journal copied from elsewhere) is passed over, never dropped.
  * Files of journals written before then, in `<data>/receipts/` itself, are still read: their receipts name no database.
  *
+ * A database copied (see Store.earlier) took a new id; the journal of the id it had before is read as its own too, as
+ * the receipts of requests its rows sent then, and settled into its own archive.
+ *
  * Settled files are moved to `<data>/receipts/<database id>/settled/`, never deleted at once: every start-up settles the
  * journal, so a database restored from a backup older than the last start-up would otherwise send its rows' requests
  * again. The archive is read only for rows behind it (see replayReceipts) and pruned after SETTLED_KEPT_MS.
@@ -76,15 +79,19 @@ export class ReceiptJournal implements ReceiptLog {
   private readonly dir: string;
   private readonly archive: string;
   private readonly own: string;
+  /** The folders of the ids the database had before it was copied. */
+  private readonly earlier: string[];
   private fd: number | null = null;
   private written = 0;
 
   constructor(
     dataDir: string,
     private readonly database: string,
+    private readonly earlierIds: readonly string[] = [],
   ) {
     this.root = join(dataDir, 'receipts');
     this.dir = join(this.root, database);
+    this.earlier = earlierIds.map((id) => join(this.root, id));
     this.archive = join(this.dir, 'settled');
     this.own = `${host()}-${process.pid}-${randomBytes(4).toString('hex')}.jsonl`;
   }
@@ -112,7 +119,7 @@ export class ReceiptJournal implements ReceiptLog {
     this.written++;
   }
 
-  /** This database's files, then those written before journals named their database. */
+  /** This database's files, those of its ids before it was copied, then those written before journals named their database. */
   private files(): { dir: string; file: string }[] {
     const list = (dir: string) => {
       try {
@@ -123,15 +130,21 @@ export class ReceiptJournal implements ReceiptLog {
         return [];
       }
     };
-    return [...list(this.dir), ...list(this.root)];
+    return [...list(this.dir), ...this.earlier.flatMap(list), ...list(this.root)];
   }
 
+  /** Archived files: this database's, then those of its ids before it was copied. */
   private archivedFiles(): string[] {
-    try {
-      return readdirSync(this.archive).filter((file) => FILE.test(file));
-    } catch {
-      return [];
-    }
+    const list = (dir: string) => {
+      try {
+        return readdirSync(dir)
+          .filter((file) => FILE.test(file))
+          .map((file) => join(dir, file));
+      } catch {
+        return [];
+      }
+    };
+    return [this.archive, ...this.earlier.map((dir) => join(dir, 'settled'))].flatMap(list);
   }
 
   /**
@@ -150,8 +163,7 @@ export class ReceiptJournal implements ReceiptLog {
   }
 
   private prune(now: number): void {
-    for (const file of this.archivedFiles()) {
-      const path = join(this.archive, file);
+    for (const path of this.archivedFiles()) {
       try {
         if (statSync(path).mtimeMs < now - SETTLED_KEPT_MS) rmSync(path, { force: true });
       } catch {
@@ -160,9 +172,9 @@ export class ReceiptJournal implements ReceiptLog {
     }
   }
 
-  /** A receipt of this database, or of a journal written before receipts named theirs. */
+  /** A receipt of this database (under its id now or one it had before it was copied), or of a journal written before receipts named theirs. */
   private mine(receipt: Receipt): boolean {
-    return receipt.database === this.database || receipt.database === null;
+    return receipt.database === null || receipt.database === this.database || this.earlierIds.includes(receipt.database);
   }
 
   all(): Receipt[] {
@@ -176,9 +188,9 @@ export class ReceiptJournal implements ReceiptLog {
   }
 
   archived(): Receipt[] {
-    return this.archivedFiles().flatMap((file) => {
+    return this.archivedFiles().flatMap((path) => {
       try {
-        return parse(readFileSync(join(this.archive, file), 'utf8')).filter((r) => this.mine(r));
+        return parse(readFileSync(path, 'utf8')).filter((r) => this.mine(r));
       } catch {
         return [];
       }

@@ -28,12 +28,14 @@ export function studioMedia(o: {
   configured: string | null;
   kind: 'sqlite' | 'postgres';
   space: string;
+  /** The spaces the database had before it was copied (Store.earlier). */
+  earlierSpaces?: readonly string[];
   machine: string;
   /** Media folders this studio saved into before (see mediaFolders.ts), looked in too. */
   earlier?: readonly string[];
 }): MediaFolder {
   const earlier = (o.earlier ?? []).filter((folder) => folder !== o.configured);
-  if (o.configured) return mediaFolderAt(o.configured, o.space, o.machine, true, o.dataDir, earlier);
-  if (o.kind === 'postgres') return mediaFolderAt(o.dataDir, o.space, o.machine, false, o.dataDir, earlier);
+  if (o.configured) return mediaFolderAt(o.configured, o.space, o.machine, true, o.dataDir, earlier, o.earlierSpaces);
+  if (o.kind === 'postgres') return mediaFolderAt(o.dataDir, o.space, o.machine, false, o.dataDir, earlier, o.earlierSpaces);
   return dataFolderMedia(o.dataDir, o.machine, earlier);
 }

@@ -21,6 +21,8 @@ export interface MediaFolder {
   root: string;
   /** Where this studio writes: the database's own folder in the media folder, or the data folder. */
   base: string;
+  /** Where it wrote under the media spaces its database had before it was copied (see Store.earlier). */
+  earlierBases: readonly string[];
   /** Whether `root` is a media folder that was set (and may be shared), rather than the data folder. */
   shared: boolean;
   /** The name this machine goes by, recorded with each file it saves. */
@@ -40,11 +42,12 @@ export function inside(root: string, path: string): string | null {
   return rel.split(sep).join('/');
 }
 
-function folderAt(folders: Folders, shared: boolean, machine: string): MediaFolder {
+function folderAt(folders: Folders, shared: boolean, machine: string, earlierBases: readonly string[] = []): MediaFolder {
   const places = (stored: string) => placesOf(stored, folders);
   return {
     root: folders.root,
     base: folders.base,
+    earlierBases,
     shared,
     machine,
     stored: (path) => inside(folders.root, path) ?? path,
@@ -67,9 +70,19 @@ export function dataFolderMedia(dataDir: string, machine: string, earlier: reado
 
 /**
  * Files in `root`/`space`, kept relative to `root`. `home` is the data folder, where files saved before the media
- * folder was set still are; `earlier`, the media folders set before.
+ * folder was set still are; `earlier`, the media folders set before; `earlierSpaces`, the spaces the database had
+ * before it was copied.
  */
-export function mediaFolderAt(root: string, space: string, machine: string, shared: boolean, home: string = root, earlier: readonly string[] = []): MediaFolder {
+export function mediaFolderAt(
+  root: string,
+  space: string,
+  machine: string,
+  shared: boolean,
+  home: string = root,
+  earlier: readonly string[] = [],
+  earlierSpaces: readonly string[] = [],
+): MediaFolder {
   const absolute = resolve(root);
-  return folderAt({ root: absolute, base: join(absolute, space), home: resolve(home), earlier }, shared, machine);
+  const bases = earlierSpaces.map((s) => join(absolute, s));
+  return folderAt({ root: absolute, base: join(absolute, space), home: resolve(home), earlier }, shared, machine, bases);
 }

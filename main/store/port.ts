@@ -297,6 +297,12 @@ export interface Store extends Stores {
    */
   readonly databaseId: string;
   /**
+   * The ids and media spaces this database had before it was copied (a data folder copied, a backup restored beside
+   * its original): receipts naming an earlier id are its own, and results it saved then are in the earlier spaces.
+   * Empty for a database never copied, and for a team database.
+   */
+  readonly earlier: { databaseIds: readonly string[]; spaces: readonly string[] };
+  /**
    * Runs `fn` as one transaction over the stores it is given. Until it ends, no other write of this process
    * reaches the database, so a judgement made inside it still holds when it commits.
    */

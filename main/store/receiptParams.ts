@@ -33,7 +33,7 @@ export function receiptParams(receipt: Receipt, now: number) {
  * or unnamed, from a journal written before receipts named their database and their task.
  *
  * A receipt of this database names its task too (input hash and creation time): a restored backup gives a new task an
- * id the journal names for another, and a copied data folder keeps its database's id, so only a row of that identity
+ * id the journal names for another, and a data folder copied by a version before copies drew ids of their own (see settleHome) keeps its database's id, so only a row of that identity
  * is its task. A row of the same id and another identity is another step: the receipt is never applied to it and
  * never settled by it, but kept in its journal.
  *
@@ -48,8 +48,9 @@ export function receiptParams(receipt: Receipt, now: number) {
  */
 export type ReceiptOrigin = 'this' | 'other' | 'unnamed';
 
-export function receiptOrigin(receipt: Receipt, databaseId: string): ReceiptOrigin {
-  if (receipt.database !== null && receipt.database !== databaseId) return 'other';
+/** `databaseIds`: this database's id and those it had before it was copied. */
+export function receiptOrigin(receipt: Receipt, databaseIds: readonly string[]): ReceiptOrigin {
+  if (receipt.database !== null && !databaseIds.includes(receipt.database)) return 'other';
   return namesItsTask(receipt) ? 'this' : 'unnamed';
 }
 

@@ -11,6 +11,7 @@ import { openTeamDatabase } from '../store/postgres/migrator.ts';
 import { insertProject, insertRowsOf, projectByName, projectByPush, taskIds } from '../store/postgres/projectImport.ts';
 import type { Sql } from '../store/postgres/sql.ts';
 import { mediaSpaceOf } from '../store/sqlite/mediaSpace.ts';
+import { settleHome } from '../store/sqlite/databaseHome.ts';
 import { projectNamed, projectRows, taskStates } from '../store/sqlite/projectExport.ts';
 import { beginMove, dropMove, finishMove, moveOf } from '../store/sqlite/projectMoves.ts';
 import { NoStudioHere } from '../studio.ts';
@@ -116,6 +117,7 @@ export async function pushProject(req: PushRequest): Promise<PushReport> {
   if (!existsSync(file)) throw new NoStudioHere(`there is no studio data in ${req.dataDir}; point --data (or STUDIO_DATA_DIR) at the studio's data folder`);
   const db = openDatabase(file);
   try {
+    settleHome(db, file);
     const project = projectNamed(db, req.name);
     if (!project) throw new PushRefused(`there is no project "${req.name}" in ${file}`);
     const earlier = moveOf(db, project.id);

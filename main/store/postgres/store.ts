@@ -54,6 +54,7 @@ export async function openPostgresStore(url: string, options: { machine?: string
     // The team's machines save into one folder of the media folder, apart from any other database's.
     mediaSpace: identity!.space,
     databaseId: identity!.id,
+    earlier: { databaseIds: [], spaces: [] },
     ...direct,
     tasks,
     transaction: async (fn) => {

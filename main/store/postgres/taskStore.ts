@@ -493,7 +493,7 @@ export class PostgresTaskStore implements TaskStore {
     const params = { ...receiptParams(receipt, now), pollable };
     const task = await this.sql.tx(async (tx) => {
       const [identity] = await this.run<{ id: string }>(tx, `SELECT id FROM database_identity`, {});
-      const origin = receiptOrigin(receipt, identity!.id);
+      const origin = receiptOrigin(receipt, [identity!.id]);
       if (origin === 'other') return undefined;
       await this.run(tx, LOCK_REQUEST, params);
       // An unnamed receipt (see receiptOrigin) also needs the row's send to have started before it was heard.
@@ -664,7 +664,7 @@ export class PostgresTaskStore implements TaskStore {
          FROM tasks WHERE id = @id::bigint`,
       { ...receiptParams(receipt, 0), id: receipt.taskId },
     );
-    return receiptSettledBy(receiptOrigin(receipt, identity!.id), row);
+    return receiptSettledBy(receiptOrigin(receipt, [identity!.id]), row);
   }
 
   /** The catalogue's estimate, set before the boundary so spend is known even if the provider never answers. */

@@ -7,6 +7,7 @@ import type { ChangeProbe, Store, Stores } from '../port.ts';
 import { TransactionGate } from './gate.ts';
 import { movedRelative } from '../../media/storedPaths.ts';
 import { databaseIdOf } from './databaseId.ts';
+import { earlierOf, settleHome } from './databaseHome.ts';
 import { mediaSpaceOf } from './mediaSpace.ts';
 import { SqliteOwnerStore } from './ownerStore.ts';
 import { SqliteProjectStore } from './projectStore.ts';
@@ -62,6 +63,7 @@ function storesOn(db: Db, machine: string | undefined): Stores {
 export function openSqliteStore(path: string, options: { machine?: string } = {}): Store {
   const db = openDatabase(path);
   const opened = statSync(path);
+  settleHome(db, path);
   // Rows from before paths were kept relative to the data folder, so one that moved since loses nothing.
   new SqliteTaskStore(db).relativizePaths((kept) => movedRelative(kept, dirname(path), existsSync));
   const direct = storesOn(db, options.machine);
@@ -74,6 +76,7 @@ export function openSqliteStore(path: string, options: { machine?: string } = {}
     where: path,
     mediaSpace: mediaSpaceOf(db),
     databaseId: databaseIdOf(db),
+    earlier: { databaseIds: earlierOf(db, 'id'), spaces: earlierOf(db, 'space') },
     tasks: gate.guard(direct.tasks, ['onClaimable']),
     projects: gate.guard(direct.projects),
     storyboards: gate.guard(direct.storyboards),

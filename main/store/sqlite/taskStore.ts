@@ -12,7 +12,7 @@ import { rowToEvent, rowToOutput, rowToTask, type EventRow, type OutputRow, type
 import { refuseIfMoved, refuseIfTaskMoved } from './projectMoves.ts';
 import type { BoundaryMark, CompletedResult, DaySpend, InputUpload, Lease, LibraryFilter, ModelSpend, SpendRow, TaskStore } from '../port.ts';
 import { BEHIND_JOURNAL, behindJournalReason, collectedWords, receiptOrigin, receiptParams, receiptSettledBy, RIVAL_RECEIPTS, siblingWords, type ReceiptRow } from '../receiptParams.ts';
-import { databaseIdOf } from './databaseId.ts';
+import { databaseIdsOf } from './databaseId.ts';
 import { notLinkedYet } from '../lateOutputs.ts';
 
 interface Transition {
@@ -378,7 +378,7 @@ export class SqliteTaskStore implements TaskStore {
   async applyReceipt(receipt: Receipt, pollable: boolean, now: number) {
     const params = { ...receiptParams(receipt, now), pollable: pollable ? 1 : 0 };
     return this.tx(() => {
-      const origin = receiptOrigin(receipt, databaseIdOf(this.db));
+      const origin = receiptOrigin(receipt, databaseIdsOf(this.db));
       if (origin === 'other') return undefined;
       const own = this.ownReceipt(receipt, params);
       if (own || origin !== 'this') return own;
@@ -530,7 +530,7 @@ export class SqliteTaskStore implements TaskStore {
          FROM tasks WHERE id = @id`,
     ).get({ ...receiptParams(receipt, 0), id: receipt.taskId }) as Record<keyof ReceiptRow, number> | undefined;
     const read = row && { same: row.same === 1, own: row.own === 1, named: row.named === 1, holds: row.holds === 1, noted: row.noted === 1 };
-    return receiptSettledBy(receiptOrigin(receipt, databaseIdOf(this.db)), read);
+    return receiptSettledBy(receiptOrigin(receipt, databaseIdsOf(this.db)), read);
   }
 
   /** The catalogue's estimate, set before the boundary so spend is known even if the provider never answers. */
