@@ -138,7 +138,7 @@ export function parseSettings(raw: Record<string, any>): Settings {
     providers: checkProviders(raw.providers ?? {}),
     media,
     defaults,
-    ui: { confirmAbove: ui.confirmAbove ?? 5, keepAwake: ui.keepAwake === true },
+    ui: { confirmAbove: ui.confirmAbove === undefined ? 5 : ui.confirmAbove, keepAwake: ui.keepAwake === true },
     prices: checkPrices(raw.prices ?? {}),
     team: checkTeamSettings(raw.team, (message) => new SettingsError(message)),
   };
