@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -82,6 +83,21 @@ describe('where a database file is', () => {
     renameSync(backup, moved);
     expect(await spaceOf(aside)).toBe(spaceB);
     expect(await spaceOf(moved)).not.toBe(spaceB);
+  });
+
+  it('opens without waiting on another program that holds the database for writing, once its home is recorded', async () => {
+    const a = tempDir();
+    await spaceOf(a);
+    const writer = new Database(databasePath(a));
+    writer.exec('BEGIN IMMEDIATE');
+    try {
+      const asked = Date.now();
+      await spaceOf(a);
+      expect(Date.now() - asked).toBeLessThan(1_000);
+    } finally {
+      writer.exec('ROLLBACK');
+      writer.close();
+    }
   });
 
   it('keeps the receipts of the id a copy had before as its own', async () => {

@@ -40,11 +40,15 @@ export function homeOf(path: string): Home {
  */
 export function settleHome(db: Db, path: string): HomeChange {
   const here = homeOf(path);
+  const read = db.prepare(`SELECT path, dev, ino FROM database_home`);
+  const unchanged = (recorded: Home | undefined) => !!recorded && homeChange(recorded, here) === 'same' && recorded.dev === here.dev;
+  // Read first: an opening that changes nothing takes no write lock, so it never waits on another process's writes.
+  if (unchanged(read.get() as Home | undefined)) return 'same';
   return db
     .transaction((): HomeChange => {
-      const recorded = db.prepare(`SELECT path, dev, ino FROM database_home`).get() as Home | undefined;
+      const recorded = read.get() as Home | undefined;
       const change = homeChange(recorded, here);
-      if (change === 'same' && recorded!.dev === here.dev) return change;
+      if (unchanged(recorded)) return change;
       if (change === 'copied') {
         db.prepare(`INSERT OR IGNORE INTO database_earlier (kind, name) SELECT 'id', id FROM database_identity`).run();
         db.prepare(`INSERT OR IGNORE INTO database_earlier (kind, name) SELECT 'space', name FROM media_space`).run();
