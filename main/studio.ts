@@ -16,10 +16,11 @@ import { newOwner } from './engine/owners.ts';
 import { replayReceipts } from './engine/receiptReplay.ts';
 import { Supervisor, type SupervisorDeps } from './engine/supervisor.ts';
 import type { MediaFolder } from './media/mediaFolder.ts';
-import { OutputLocator } from './media/outputLocator.ts';
-import type { Clock } from './ports.ts';
+import { OutputLocator } from './engine/outputLocator.ts';
+import type { Clock } from './domain/ports.ts';
 import type { ProviderAdapter } from './providers/port.ts';
 import { pollsById } from './providers/registry.ts';
+import { checkedStoryboards } from './providers/storyboards.ts';
 import type { OwnerStore, ProjectStore, Store, StoryboardStore, TakeStore, TaskStore } from './store/port.ts';
 import { openPostgresStore } from './store/postgres/store.ts';
 import { openSqliteStore } from './store/sqlite/store.ts';
@@ -127,7 +128,7 @@ export async function openStudio(
     tasks: store.tasks,
     owners: store.owners,
     projects: store.projects,
-    storyboards: store.storyboards,
+    storyboards: checkedStoryboards(store.storyboards),
     takes: store.takes,
     receipts: new ReceiptJournal(dataDir, store.databaseId, store.earlier.databaseIds),
     databaseMoved: () => store.moved(),

@@ -3,8 +3,8 @@ import { afterEach, beforeAll, describe, expect, it as plain, test as base } fro
 import type { TaskView } from '../main/api/contract.ts';
 import { lateCancelVerdict } from '../main/engine/lateCancel.ts';
 import { launchHost, type LaunchedHost } from '../main/host/launch.ts';
-import { CANCELLED_AFTER_PAID, SENT_BEFORE_CANCEL } from '../main/tasks/cancelledAfterPaid.ts';
-import type { NewTask } from '../main/tasks/model.ts';
+import { CANCELLED_AFTER_PAID, SENT_BEFORE_CANCEL } from '../main/domain/tasks/cancelledAfterPaid.ts';
+import type { NewTask } from '../main/domain/tasks/model.ts';
 import { elevenLabs, falQueue, openAiImages, realMedia, type Ledger } from './fakes/providers.ts';
 import { startFake } from './fakes/server.ts';
 import { elevenSpeech, ENGINE, enqueueIn, falImage as falImageWith, fileIn, openAiImage, paidStudio, readTask } from './helpers/paidStudio.ts';

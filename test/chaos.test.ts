@@ -5,7 +5,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../main/simulator/faults.ts';
 import { startSimulator } from '../main/simulator/server.ts';
-import type { Kind, Task, TaskEvent } from '../main/tasks/model.ts';
+import type { Kind, Task, TaskEvent } from '../main/domain/tasks/model.ts';
 import { taskOfKey } from './helpers/charges.ts';
 import { startStudio } from './helpers/processes.ts';
 import { storeKinds, type StoreKind } from './helpers/stores.ts';

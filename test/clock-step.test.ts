@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { DatabaseClock } from '../main/adapters/databaseClock.ts';
 import { clockStepped } from '../main/engine/clockOffset.ts';
 import { sendWindow } from '../main/engine/reconciler.ts';
-import type { Clock } from '../main/ports.ts';
-import type { Task } from '../main/tasks/model.ts';
+import type { Clock } from '../main/domain/ports.ts';
+import type { Task } from '../main/domain/tasks/model.ts';
 
 /** A machine's clocks as a test sets them: the wall clock can be stepped; the monotonic one only runs on. */
 function machineClock() {

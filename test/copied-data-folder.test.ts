@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LocalOutputStore } from '../main/adapters/outputStore.ts';
@@ -8,7 +8,7 @@ import { ReceiptJournal } from '../main/adapters/receiptJournal.ts';
 import { databasePath } from '../main/config/paths.ts';
 import { mediaFolderAt } from '../main/media/mediaFolder.ts';
 import { alternatePath, placeWithoutReplacing } from '../main/media/placement.ts';
-import { homeChange } from '../main/store/sqlite/databaseHome.ts';
+import { homeChange, settleHome } from '../main/store/sqlite/databaseHome.ts';
 import { openSqliteStore } from '../main/store/sqlite/store.ts';
 import { openAiImages, realMedia, type Ledger } from './fakes/providers.ts';
 import { startFake } from './fakes/server.ts';
@@ -50,16 +50,19 @@ async function savedFiles(dataDir: string, media: string, id: number) {
 }
 
 describe('where a database file is', () => {
-  const home = { path: '/data/a/studio.db', dev: '64', ino: '1001' };
+  const home = { path: '/data/a/studio.db', dev: '64', ino: '1001', born: '1764633600000000000' };
   it('tells a copy (another path, another file) from a move (another path, the same file)', () => {
     expect(homeChange(undefined, home)).toBe('first');
     expect(homeChange(home, home)).toBe('same');
     // A drive plugged in again may give its device another number.
     expect(homeChange(home, { ...home, dev: '65' })).toBe('same');
-    // A backup put in place of the folder, which may only have been moved aside.
-    expect(homeChange(home, { ...home, ino: '2002' })).toBe('copied');
+    // A backup put in place of the folder, which may only have been moved aside: made later.
+    expect(homeChange(home, { ...home, ino: '2002', born: '1764720000000000000' })).toBe('copied');
     expect(homeChange(home, { ...home, path: '/data/b/studio.db' })).toBe('moved');
-    expect(homeChange(home, { path: '/data/b/studio.db', dev: '64', ino: '2002' })).toBe('copied');
+    expect(homeChange(home, { ...home, path: '/data/b/studio.db', ino: '2002' })).toBe('copied');
+    // An exFAT drive mounted again numbers its files anew; the file is the one made then.
+    expect(homeChange(home, { ...home, dev: '66', ino: '7' })).toBe('same');
+    expect(homeChange({ ...home, born: null }, { ...home, ino: '7', born: null })).toBe('copied');
   });
 
   it('gives a copied data folder a media space of its own, and keeps it through a move (real files)', async () => {
@@ -97,6 +100,20 @@ describe('where a database file is', () => {
     } finally {
       writer.exec('ROLLBACK');
       writer.close();
+    }
+  });
+
+  it('leaves a copy it cannot write as it is, and reads it', async () => {
+    const a = tempDir();
+    const spaceA = await spaceOf(a);
+    const b = tempDir();
+    cpSync(a, b, { recursive: true });
+    const readOnly = new Database(databasePath(b), { readonly: true });
+    try {
+      expect(settleHome(readOnly, databasePath(b))).toBe('same');
+      expect(readOnly.prepare('SELECT name FROM media_space').pluck().get()).toBe(spaceA);
+    } finally {
+      readOnly.close();
     }
   });
 
@@ -197,7 +214,11 @@ describe('a data folder copied, both copies saving into one media folder (real p
     expect((await runStudio(b, ['worker', '--until-idle'], env)).code).toBe(0);
     const saved = await savedFiles(b, media, id);
     expect(saved.status).toBe('SUCCEEDED');
-    expect(sha(readFileSync(saved.files[0]!.path))).toBe(saved.files[0]!.sha256);
     expect(ledger.charged).toHaveLength(1);
+    // The copy keeps a name of its own for the file, in its own space: the original deleting its name loses nothing.
+    const [spaceA, spaceB] = [await spaceOf(a), await spaceOf(b)];
+    expect(saved.files[0]!.path.startsWith(join(media, spaceB))).toBe(true);
+    for (const name of readdirSync(join(media, spaceA, 'projects', '1', 'media'))) rmSync(join(media, spaceA, 'projects', '1', 'media', name));
+    expect(sha(readFileSync(saved.files[0]!.path))).toBe(saved.files[0]!.sha256);
   }, 60_000);
 });

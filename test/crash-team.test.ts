@@ -4,7 +4,7 @@ import type { StopPoint } from '../main/engine/stopPoints.ts';
 import { seededRandom } from '../main/simulator/faults.ts';
 import type { RunningSimulator } from '../main/simulator/server.ts';
 import type { Store } from '../main/store/port.ts';
-import type { Kind, Task, TaskEvent } from '../main/tasks/model.ts';
+import type { Kind, Task, TaskEvent } from '../main/domain/tasks/model.ts';
 import { chargesOf, taskOfKey } from './helpers/charges.ts';
 import { KILL_POINTS } from './helpers/killPoints.ts';
 import { postgresAvailable } from './helpers/postgres.ts';

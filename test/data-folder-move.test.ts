@@ -7,7 +7,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocalOutputStore } from '../main/adapters/outputStore.ts';
 import { studioMedia } from '../main/config/media.ts';
 import { openDatabase } from '../main/db/database.ts';
-import { layoutTail, movedRelative, placesOf } from '../main/media/storedPaths.ts';
+import { layoutTail, movedRelative, placesOf } from '../main/domain/storedPaths.ts';
 import { startSimulator, type RunningSimulator } from '../main/simulator/server.ts';
 import { SqliteTaskStore } from '../main/store/sqlite/taskStore.ts';
 import { openStudio } from '../main/studio.ts';

@@ -10,7 +10,8 @@ import { electronBinding, electronBindingDir, NativeBindingMissing } from '../ap
 import { allowPermission } from '../app/permissions.ts';
 import { quitOnSessionEnd, wireQuit } from '../app/quit.ts';
 import { claimDataFolder, DataFolderRefused, explainStartFailure, launch, startOrExplain, type StartingApp } from '../app/startup.ts';
-import { DatabaseRefused, openDatabase } from '../main/db/database.ts';
+import { openDatabase } from '../main/db/database.ts';
+import { DatabaseRefused } from '../main/db/refused.ts';
 import { useNativeBinding } from '../main/db/nativeBinding.ts';
 import { startRuntime } from '../main/runtime.ts';
 import { openStudio } from '../main/studio.ts';

@@ -6,7 +6,7 @@ import type { ProviderAdapter, PreparedRequest } from '../main/providers/port.ts
 import { SimulatorAdapter } from '../main/providers/simulatorAdapter.ts';
 import { startSimulator } from '../main/simulator/server.ts';
 import { createSupervisor } from '../main/studio.ts';
-import type { Task } from '../main/tasks/model.ts';
+import type { Task } from '../main/domain/tasks/model.ts';
 import { FAL_MODEL, falQueue, realMedia, type FalOptions } from './fakes/providers.ts';
 import { startFake } from './fakes/server.ts';
 import { simulatedStudio } from './helpers/simulatedStudio.ts';

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it as base } from 'vitest';
 import { ElevenLabsAdapter } from '../main/providers/elevenlabs.ts';
 import { openStudio } from '../main/studio.ts';
-import type { NewTask } from '../main/tasks/model.ts';
+import type { NewTask } from '../main/domain/tasks/model.ts';
 import { elevenLabs, realMedia, type Ledger } from './fakes/providers.ts';
 import { send, startFake, type Route } from './fakes/server.ts';
 import { runStudio, startStudio, writeSettings } from './helpers/processes.ts';

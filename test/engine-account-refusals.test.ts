@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { NewTask } from '../main/tasks/model.ts';
+import type { NewTask } from '../main/domain/tasks/model.ts';
 import { send, startFake, type Route } from './fakes/server.ts';
 import { simulatedStudio } from './helpers/simulatedStudio.ts';
 

@@ -7,7 +7,7 @@ import type { Providers } from '../main/providers/registry.ts';
 import type { Faults } from '../main/simulator/faults.ts';
 import type { RunningSimulator } from '../main/simulator/server.ts';
 import type { Studio } from '../main/studio.ts';
-import type { NewTask } from '../main/tasks/model.ts';
+import type { NewTask } from '../main/domain/tasks/model.ts';
 import { createSupervisor } from '../main/studio.ts';
 import { realMedia } from './fakes/providers.ts';
 import { simulatedStudio } from './helpers/simulatedStudio.ts';

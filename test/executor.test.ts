@@ -1,14 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { runRemoteTask, SLOW_POLL_MS, type ExecutorOptions } from '../main/engine/executor.ts';
+import { runRemoteTask, SLOW_POLL_MS } from '../main/engine/executor.ts';
+import type { ExecutorOptions } from '../main/engine/executorPorts.ts';
 import { FINAL_POLL_TRIES } from '../main/engine/poller.ts';
 import { PollError } from '../main/providers/port.ts';
-import type { Task } from '../main/tasks/model.ts';
+import type { Task } from '../main/domain/tasks/model.ts';
 import { imageTask, ManualClock, openTestStore } from './helpers/engine.ts';
 import { FakeProvider, memoryOutputs, memoryReceipts, recording, type FakeProviderScript } from './helpers/recording.ts';
 import { EngineHealth } from '../main/engine/health.ts';
 import { tempDir } from './helpers/tmp.ts';
 import { dataFolderMedia } from '../main/media/mediaFolder.ts';
-import { OutputLocator } from '../main/media/outputLocator.ts';
+import { OutputLocator } from '../main/engine/outputLocator.ts';
 
 const OWNER = 'worker-a';
 const OPTIONS: Omit<ExecutorOptions, 'database'> = {

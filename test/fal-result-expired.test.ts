@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it as base } from 'vitest';
-import { collectPolicy, collectRetry, MISSING_FOR_MS, NO_ROUNDS, type MissingRounds, type RoundTime } from '../main/engine/collectRetry.ts';
+import { MISSING_FOR_MS } from '../main/domain/engineOptions.ts';
+import { collectPolicy, collectRetry, NO_ROUNDS, type MissingRounds, type RoundTime } from '../main/engine/collectRetry.ts';
 import { openStudio } from '../main/studio.ts';
 import { falStandIn, FLUX, type FalStandIn, type FalStandInOptions } from './fakes/falStandIn.ts';
 import { openAiImages, realMedia, type Ledger } from './fakes/providers.ts';

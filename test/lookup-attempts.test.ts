@@ -5,7 +5,7 @@ import { send, startFake } from './fakes/server.ts';
 import { ManualClock, openTestStore, type TestStore } from './helpers/engine.ts';
 import { tempDir } from './helpers/tmp.ts';
 import { dataFolderMedia } from '../main/media/mediaFolder.ts';
-import { OutputLocator } from '../main/media/outputLocator.ts';
+import { OutputLocator } from '../main/engine/outputLocator.ts';
 
 const LEASE = 60_000;
 const FAL_MODEL = 'fal-ai/flux/dev';

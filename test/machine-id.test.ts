@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bootIdentity } from '../main/adapters/bootIdentity.ts';
+import { bootIdentity } from '../main/engine/bootIdentity.ts';
 import { machineId, MACHINE_ID_FILE } from '../main/config/machineId.ts';
 import { ENQUEUE } from './helpers/cli.ts';
 import { runStudio } from './helpers/processes.ts';
@@ -51,7 +51,7 @@ describe('the boot a pid belongs to', () => {
   it.runIf(process.platform === 'linux')("is the kernel's boot and this process space, the same for every process of them", () => {
     const here = `${readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()} ${readlinkSync('/proc/self/ns/pid')}`;
     expect(bootIdentity()).toBe(here);
-    const read = `import('${new URL('../main/adapters/bootIdentity.ts', import.meta.url).href}').then((m) => process.stdout.write(String(m.bootIdentity())))`;
+    const read = `import('${new URL('../main/engine/bootIdentity.ts', import.meta.url).href}').then((m) => process.stdout.write(String(m.bootIdentity())))`;
     const env = { ...process.env, STUDIO_BOOT_ID: '' };
     expect(execFileSync(process.execPath, ['--import', 'tsx', '-e', read], { encoding: 'utf8', env })).toBe(here);
   });

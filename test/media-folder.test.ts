@@ -5,9 +5,9 @@ import { chooseMediaDir, studioMedia } from '../main/config/media.ts';
 import { sha256File } from '../main/media/checksum.ts';
 import { FileChecks } from '../main/media/fileChecks.ts';
 import { dataFolderMedia, mediaFolderAt } from '../main/media/mediaFolder.ts';
-import { OutputLocator, OutputNotHere } from '../main/media/outputLocator.ts';
+import { OutputLocator, OutputNotHere } from '../main/engine/outputLocator.ts';
 import { notHereWords } from '../main/media/outputWords.ts';
-import type { Task, TaskOutput } from '../main/tasks/model.ts';
+import type { Task, TaskOutput } from '../main/domain/tasks/model.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 describe('the media folder', () => {

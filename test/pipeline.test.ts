@@ -6,7 +6,7 @@ import { ffmpegPath, ffprobePath } from '../main/media/binaries.ts';
 import { probe } from '../main/media/probe.ts';
 import { cancelTask } from '../main/engine/decisions.ts';
 import { GenerateRefused, LostResultsRefused, Pipeline } from '../main/pipeline/generate.ts';
-import { parseStoryboard } from '../main/pipeline/storyboard.ts';
+import { parseStoryboard } from '../main/providers/storyboards.ts';
 import type { Providers } from '../main/providers/registry.ts';
 import type { RunningSimulator } from '../main/simulator/server.ts';
 import type { Studio } from '../main/studio.ts';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, SUBMIT_BACKOFF } from '../main/engine/backoff.ts';
+import { backoffDelay, SUBMIT_BACKOFF } from '../main/domain/backoff.ts';
 import { recoveryFor } from '../main/engine/recovery.ts';
 import { SleepDetector } from '../main/engine/sleepDetector.ts';
-import { submitDecision, type SubmitContext } from '../main/engine/submitOutcome.ts';
+import { submitDecision, type SubmitContext } from '../main/domain/submitOutcome.ts';
 
 describe('recoveryFor', () => {
   it.each([

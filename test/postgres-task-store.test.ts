@@ -8,7 +8,7 @@ import { PostgresTaskStore } from '../main/store/postgres/taskStore.ts';
 import type { Lease, TaskStore } from '../main/store/port.ts';
 import { databaseIdOf } from '../main/store/sqlite/databaseId.ts';
 import { SqliteTaskStore } from '../main/store/sqlite/taskStore.ts';
-import type { NewTask, Task } from '../main/tasks/model.ts';
+import type { NewTask, Task } from '../main/domain/tasks/model.ts';
 import { receiptOf } from './helpers/receipts.ts';
 import { freshDatabase, postgresAvailable } from './helpers/postgres.ts';
 

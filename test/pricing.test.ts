@@ -6,7 +6,7 @@ import { OpenAiAdapter } from '../main/providers/openai.ts';
 import type { ProviderAdapter } from '../main/providers/port.ts';
 import { modelsOf, PROVIDER_IDS } from '../main/providers/registry.ts';
 import { ReplicateAdapter } from '../main/providers/replicate.ts';
-import type { Kind } from '../main/tasks/model.ts';
+import type { Kind } from '../main/domain/tasks/model.ts';
 
 const config = { key: 'k', baseUrl: 'http://127.0.0.1:9' };
 const adapters: Record<string, ProviderAdapter> = {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it, test as base } from 'vitest';
 import { ffprobePath } from '../main/media/binaries.ts';
 import { openStudio } from '../main/studio.ts';
-import type { NewTask } from '../main/tasks/model.ts';
+import type { NewTask } from '../main/domain/tasks/model.ts';
 import { elevenLabs, falQueue, openAiImages, realMedia, type Ledger } from './fakes/providers.ts';
 import { type Route } from './fakes/server.ts';
 import { elevenSpeech, ENGINE, enqueueIn, falImage, fileIn, openAiImage, paidStudio, readTask } from './helpers/paidStudio.ts';

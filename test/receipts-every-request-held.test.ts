@@ -7,8 +7,8 @@ import { ReceiptJournal, SETTLED_KEPT_MS } from '../main/adapters/receiptJournal
 import { databasePath } from '../main/config/paths.ts';
 import { replayReceipts } from '../main/engine/receiptReplay.ts';
 import { reconcile } from '../main/engine/reconciler.ts';
-import type { InputFiles } from '../main/media/outputLocator.ts';
-import type { Receipt } from '../main/ports.ts';
+import type { InputFiles } from '../main/engine/outputLocator.ts';
+import type { Receipt } from '../main/domain/ports.ts';
 import type { Store } from '../main/store/port.ts';
 import { openSqliteStore } from '../main/store/sqlite/store.ts';
 import { imageTask } from './helpers/engine.ts';

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { databasePath } from '../main/config/paths.ts';
 import { resolveUnknown } from '../main/engine/decisions.ts';
 import { settleReceipts } from '../main/engine/receiptReplay.ts';
-import type { Receipt, TaskIdentity } from '../main/ports.ts';
+import type { Receipt, TaskIdentity } from '../main/domain/ports.ts';
 import type { RunningSimulator } from '../main/simulator/server.ts';
 import type { Store } from '../main/store/port.ts';
 import { openPostgresStore } from '../main/store/postgres/store.ts';

@@ -4,12 +4,12 @@ import { UnknownLookups } from '../main/engine/unknownLookups.ts';
 import { ElevenLabsAdapter } from '../main/providers/elevenlabs.ts';
 import type { ProviderAdapter } from '../main/providers/port.ts';
 import { ReplicateAdapter } from '../main/providers/replicate.ts';
-import type { NewTask } from '../main/tasks/model.ts';
+import type { NewTask } from '../main/domain/tasks/model.ts';
 import { send, startFake } from './fakes/server.ts';
 import { ManualClock, openTestStore, type TestStore } from './helpers/engine.ts';
 import { tempDir } from './helpers/tmp.ts';
 import { dataFolderMedia } from '../main/media/mediaFolder.ts';
-import { OutputLocator } from '../main/media/outputLocator.ts';
+import { OutputLocator } from '../main/engine/outputLocator.ts';
 
 const LEASE = 60_000;
 const REPLICATE_MODEL = 'black-forest-labs/flux-schnell';

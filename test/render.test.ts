@@ -5,11 +5,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { cancelTask } from '../main/engine/decisions.ts';
 import { probe } from '../main/media/probe.ts';
 import { Pipeline } from '../main/pipeline/generate.ts';
-import { parseStoryboard } from '../main/pipeline/storyboard.ts';
+import { parseStoryboard } from '../main/providers/storyboards.ts';
 import { openProviders } from '../main/providers/registry.ts';
 import { startSimulator, type RunningSimulator } from '../main/simulator/server.ts';
 import { createSupervisor, openStudio } from '../main/studio.ts';
-import type { Task } from '../main/tasks/model.ts';
+import type { Task } from '../main/domain/tasks/model.ts';
 import { runStudio, startStudio, writeSettings } from './helpers/processes.ts';
 import { tempDir } from './helpers/tmp.ts';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it as base } from 'vitest';
 import { connect } from '../main/store/postgres/connection.ts';
-import { REQUEST_HELD_NOTE } from '../main/tasks/requestHeld.ts';
+import { REQUEST_HELD_NOTE } from '../main/domain/tasks/requestHeld.ts';
 import { imageTask } from './helpers/engine.ts';
 import { openUnderTest } from './helpers/storeUnderTest.ts';
 import { storeKinds } from './helpers/stores.ts';

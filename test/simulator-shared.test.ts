@@ -1,9 +1,10 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Faults } from '../main/simulator/faults.ts';
-import { startSimulator, type Charge } from '../main/simulator/server.ts';
+import type { Charge } from '../main/simulator/job.ts';
+import { startSimulator } from '../main/simulator/server.ts';
 import { openStudio } from '../main/studio.ts';
-import type { Task } from '../main/tasks/model.ts';
+import type { Task } from '../main/domain/tasks/model.ts';
 import { taskOfKey } from './helpers/charges.ts';
 import { runStudio, startStudio, writeSettings } from './helpers/processes.ts';
 import { tempDir } from './helpers/tmp.ts';

@@ -3,7 +3,7 @@ import { systemClock } from '../main/adapters/systemClock.ts';
 import { pollUntilDone } from '../main/engine/poller.ts';
 import { eventData } from '../main/http/sse.ts';
 import { FalAdapter } from '../main/providers/fal.ts';
-import type { Task } from '../main/tasks/model.ts';
+import type { Task } from '../main/domain/tasks/model.ts';
 import { FAL_MODEL } from './fakes/providers.ts';
 import { send, startFake } from './fakes/server.ts';
 

@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { parseStoryboard } from '../main/pipeline/storyboard.ts';
-import type { TakeRecord } from '../main/pipeline/takeRecord.ts';
-import { ProjectRefused } from '../main/projects/project.ts';
+import { parseStoryboard } from '../main/providers/storyboards.ts';
+import type { TakeRecord } from '../main/domain/takeRecord.ts';
+import { ProjectRefused } from '../main/domain/project.ts';
 import type { Stores } from '../main/store/port.ts';
 import { imageTask } from './helpers/engine.ts';
 import { storeKinds } from './helpers/stores.ts';

@@ -1,8 +1,9 @@
 import { describe, expect, it as base } from 'vitest';
 import { recoverExpired } from '../main/engine/recoverySweep.ts';
-import { DEFAULT_ENGINE_OPTIONS, Supervisor, type EngineOptions } from '../main/engine/supervisor.ts';
+import { DEFAULT_ENGINE_OPTIONS, type EngineOptions } from '../main/domain/engineOptions.ts';
+import { Supervisor } from '../main/engine/supervisor.ts';
 import type { PollResult } from '../main/providers/port.ts';
-import type { RemoteRef } from '../main/tasks/model.ts';
+import type { RemoteRef } from '../main/domain/tasks/model.ts';
 import { imageTask } from './helpers/engine.ts';
 import { FakeProvider, memoryOutputs, memoryReceipts, sweepOf } from './helpers/recording.ts';
 import { openUnderTest } from './helpers/storeUnderTest.ts';

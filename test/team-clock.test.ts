@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { RunningSimulator } from '../main/simulator/server.ts';
-import type { Task } from '../main/tasks/model.ts';
+import type { Task } from '../main/domain/tasks/model.ts';
 import { chargesOf } from './helpers/charges.ts';
 import { postgresAvailable } from './helpers/postgres.ts';
 import { runStudio, startStudio } from './helpers/processes.ts';

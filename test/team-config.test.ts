@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { parseSettings, SettingsError } from '../main/config/settings.ts';
 import { chooseDatabase, chooseMachineName } from '../main/config/team.ts';
 import { databaseUnavailable, describeDatabaseError } from '../main/engine/health.ts';
-import { lostConnection, TeamDatabaseRefused, TeamDatabaseUnreachable } from '../main/store/postgres/errors.ts';
+import { TeamDatabaseRefused, TeamDatabaseUnreachable } from '../main/store/postgres/errors.ts';
+import { lostConnection } from '../main/store/postgres/connectionErrors.ts';
 import { TablesChanged } from '../main/store/postgres/prepared.ts';
 
 const A = 'postgres://ann:s3cret@db-a:5432/studio';

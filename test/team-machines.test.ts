@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { bootIdentity } from '../main/adapters/bootIdentity.ts';
+import { bootIdentity } from '../main/engine/bootIdentity.ts';
 import { openRuntime } from '../main/runtime.ts';
 import { openPostgresStore } from '../main/store/postgres/store.ts';
 import { machineId } from '../main/config/machineId.ts';

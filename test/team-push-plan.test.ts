@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { dataFolderMedia } from '../main/media/mediaFolder.ts';
-import { inputHash } from '../main/tasks/inputHash.ts';
-import type { ProjectRows } from '../main/team/projectRows.ts';
+import { inputHash } from '../main/domain/tasks/inputHash.ts';
+import type { ProjectRows } from '../main/domain/projectRows.ts';
 import { outsideReferences, planFiles, pushRefusal, renumberRefs, teamRows } from '../main/team/pushPlan.ts';
 
 function task(id: number, status: string, input: unknown, output: string | null = null) {

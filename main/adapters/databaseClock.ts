@@ -1,4 +1,4 @@
-import type { Clock } from '../ports.ts';
+import type { Clock } from '../domain/ports.ts';
 import { clockStepped } from '../engine/clockOffset.ts';
 
 /**

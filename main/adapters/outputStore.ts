@@ -4,10 +4,10 @@ import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { sha256File } from '../media/checksum.ts';
-import { dataFolderMedia, type MediaFolder } from '../media/mediaFolder.ts';
-import { alternatePath, placeWithoutReplacing } from '../media/placement.ts';
+import { dataFolderMedia, inside, type MediaFolder } from '../media/mediaFolder.ts';
+import { alternatePath, keepOwnName, placeWithoutReplacing } from '../media/placement.ts';
 import { assertMedia, ProbeUnavailable } from '../media/probe.ts';
-import { FolderGone, UnusableResult, type OutputStore, type OutputTarget, type ResultRecord, type SavedOutput, type TaskRef } from '../ports.ts';
+import { FolderGone, UnusableResult, type OutputStore, type OutputTarget, type ResultRecord, type SavedOutput, type TaskRef } from '../domain/ports.ts';
 
 const EXTENSIONS: Record<string, string> = {
   'image/png': 'png',
@@ -224,6 +224,19 @@ export class LocalOutputStore implements OutputStore {
     return null;
   }
 
+  /**
+   * An output found in a media space this database had before it was copied, given a name of its own in its space now:
+   * the original may delete its name for the file, which the rows of both name.
+   */
+  private async ownName(output: SavedOutput): Promise<SavedOutput> {
+    const at = this.media.resolve(output.path);
+    const earlier = this.media.earlierBases.find((base) => inside(base, at) !== null);
+    if (earlier === undefined) return output;
+    const own = await keepOwnName(at, join(this.media.base, ...inside(earlier, at)!.split('/')), output.sha256);
+    await syncDir(dirname(own));
+    return { ...output, path: this.stored(own) };
+  }
+
   async find(task: TaskRef): Promise<(ResultRecord & { missing: number }) | null> {
     let best: (ResultRecord & { missing: number }) | null = null;
     for (const path of this.recordPaths(task)) {
@@ -237,7 +250,7 @@ export class LocalOutputStore implements OutputStore {
       const outputs: SavedOutput[] = [];
       for (const output of record.outputs) {
         const whole = await this.intact(output);
-        if (whole) outputs.push(whole);
+        if (whole) outputs.push(await this.ownName(whole));
       }
       if (outputs.length > 0 && (!best || outputs.length > best.outputs.length)) best = { ...record, outputs, missing: record.outputs.length - outputs.length };
     }

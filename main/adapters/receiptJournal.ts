@@ -3,7 +3,7 @@ import { closeSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, re
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { processAlive } from '../engine/owners.ts';
-import type { Receipt, ReceiptLog } from '../ports.ts';
+import type { Receipt, ReceiptLog } from '../domain/ports.ts';
 
 /** A file name that says which process wrote it, so another process knows when its writer is gone. */
 const FILE = /^(.+)-(\d+)-([0-9a-f]+)\.jsonl$/;

@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Clock } from '../ports.ts';
+import type { Clock } from '../domain/ports.ts';
 
 export const systemClock: Clock = {
   now: () => Date.now(),

@@ -1,4 +1,4 @@
-import type { StepChoice, StepKind } from '../pipeline/storyboard.ts';
+import type { StepChoice, StepKind } from '../domain/storyboard.ts';
 import { citation, creditPriceOf, entryFor, type CatalogueEntry, type PlanPrices } from '../pricing/catalogue.ts';
 import type { ModelSpec } from '../providers/models.ts';
 import type { ProviderAdapter } from '../providers/port.ts';

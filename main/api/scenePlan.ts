@@ -3,8 +3,8 @@ import { criticalPath, stepEta, videoEtaWords, type PathStep, type StepEta, type
 import { outputRefs } from '../engine/outputRefs.ts';
 import { bindStepRefs, type PlannedStep } from '../pipeline/planner.ts';
 import type { Decided, Verdict } from '../pipeline/reuse.ts';
-import { inputHash } from '../tasks/inputHash.ts';
-import { fromMicros, type Kind, type Task } from '../tasks/model.ts';
+import { inputHash } from '../domain/tasks/inputHash.ts';
+import { fromMicros, type Kind, type Task } from '../domain/tasks/model.ts';
 import type { EtaView, PlanStepView, ScenePlanView, StepState, TaskView } from './contract.ts';
 
 const WORDS: Record<Kind, string> = { image: 'image', clip: 'clip', speech: 'narration', render: 'the finished video' };

@@ -1,5 +1,5 @@
-import { MAX_BUDGET } from '../projects/project.ts';
-import { KINDS } from '../tasks/model.ts';
+import { MAX_BUDGET } from '../domain/project.ts';
+import { KINDS } from '../domain/tasks/model.ts';
 import type { SettingsPatch } from './contract.ts';
 
 /** A settings change the API cannot take, with the field and what it takes. */

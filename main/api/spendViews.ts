@@ -1,6 +1,6 @@
-import type { Project } from '../projects/project.ts';
+import type { Project } from '../domain/project.ts';
 import type { ModelSpend, TaskStore } from '../store/port.ts';
-import { fromMicros } from '../tasks/model.ts';
+import { fromMicros } from '../domain/tasks/model.ts';
 import type { ModelSpendView, ProviderSpendView, SpendOverview, SpendReport } from './contract.ts';
 
 const money = (micros: number) => fromMicros(micros)!;

@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { MAX_BUDGET } from '../projects/project.ts';
+import { MAX_BUDGET } from '../domain/project.ts';
 import { UsageError } from './errors.ts';
 
 type Options = NonNullable<ParseArgsConfig['options']>;

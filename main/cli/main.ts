@@ -1,22 +1,13 @@
 import { defaultDataDir } from '../config/paths.ts';
 import { SettingsError } from '../config/settings.ts';
-import { DatabaseRefused } from '../db/database.ts';
+import { DatabaseRefused } from '../db/refused.ts';
 import { DecisionRefused } from '../engine/decisions.ts';
-import { ProjectRefused } from '../projects/project.ts';
+import { ProjectRefused } from '../domain/project.ts';
 import { TeamDatabaseRefused } from '../store/postgres/errors.ts';
 import { DataFolderRefused, NoStudioHere } from '../studio.ts';
 import { COMMANDS, HELP } from './commands/index.ts';
+import type { CliContext } from './context.ts';
 import { UsageError } from './errors.ts';
-
-export interface CliContext {
-  dataDir: string;
-  /** The team database given with --db, which wins over STUDIO_DATABASE_URL and settings. */
-  database?: string;
-  /** The media folder given with --media, which wins over STUDIO_MEDIA_DIR and settings. */
-  media?: string;
-  out: (line: string) => void;
-  err: (line: string) => void;
-}
 
 /** Takes the global `--data DIR`, `--db URL` and `--media DIR` from anywhere in the line, so they work before or after the command. */
 function takeGlobals(argv: string[]): { dataDir: string; database?: string; media?: string; rest: string[] } {

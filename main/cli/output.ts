@@ -1,4 +1,4 @@
-import { fromMicros, type Task, type TaskOutput } from '../tasks/model.ts';
+import { fromMicros, type Task, type TaskOutput } from '../domain/tasks/model.ts';
 
 /** The JSON a task has in `studio tasks --json`, documented in the README. */
 export function taskJson(t: Task, projectName: string, outputs: TaskOutput[]) {

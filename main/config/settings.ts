@@ -1,22 +1,11 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { DEFAULT_ENGINE_OPTIONS, type EngineOptions } from '../engine/supervisor.ts';
-import { DEFAULT_LOOKUP } from '../engine/unknownLookups.ts';
-import { DEFAULT_QUEUE_MS } from '../engine/listedBy.ts';
-import { MISSING_FOR_MS } from '../engine/collectRetry.ts';
-import type { CallTimeouts } from '../http/providerHttp.ts';
-import { parseStoryboard, type StepChoice, type StepKind } from '../pipeline/storyboard.ts';
-import { KINDS } from '../tasks/model.ts';
+import { DEFAULT_ENGINE_OPTIONS, DEFAULT_LOOKUP, DEFAULT_QUEUE_MS, MISSING_FOR_MS, type EngineOptions } from '../domain/engineOptions.ts';
+import type { ProviderSettings } from '../providers/config.ts';
+import type { StepChoice, StepKind } from '../domain/storyboard.ts';
+import { parseStoryboard } from '../providers/storyboards.ts';
+import { KINDS } from '../domain/tasks/model.ts';
 import { settingsPath } from './paths.ts';
 import { checkTeamSettings, type TeamSettings } from './team.ts';
-
-export interface ProviderSettings {
-  /** Kept as typed here; the desktop app keeps keys encrypted and hands them over at start. */
-  key?: string;
-  baseUrl?: string;
-  timeouts?: Partial<CallTimeouts>;
-  /** ElevenLabs: what one credit costs on the person's plan, in USD; without it the catalogue's default is used. */
-  creditPrice?: number;
-}
 
 export interface Settings {
   engine: EngineOptions;

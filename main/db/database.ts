@@ -2,12 +2,11 @@ import Database from 'better-sqlite3';
 import { connectionOptions } from './nativeBinding.ts';
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { assertKnownVersion, loadMigrations, migrate } from './migrator.ts';
+import { DatabaseRefused } from './refused.ts';
 
 export type Db = Database.Database;
 
 const SQLITE_HEADER = 'SQLite format 3\0';
-
-export class DatabaseRefused extends Error {}
 
 function assertNoOrphanWal(path: string, state: string): void {
   const wal = `${path}-wal`;

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { type Migration, readMigrationFiles } from './migrationFiles.ts';
-import type { Db } from './database.ts';
-import { DatabaseRefused } from './database.ts';
+import type Database from 'better-sqlite3';
+import { DatabaseRefused } from './refused.ts';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
 
@@ -10,7 +10,7 @@ export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
 }
 
 /** Refuses a schema newer than this version knows. Reads only, so a refused file is left as it was. */
-export function assertKnownVersion(db: Db, migrations: Migration[]): number {
+export function assertKnownVersion(db: Database.Database, migrations: Migration[]): number {
   const current = db.pragma('user_version', { simple: true }) as number;
   if (current > migrations.length) {
     throw new DatabaseRefused(
@@ -26,7 +26,7 @@ export function assertKnownVersion(db: Db, migrations: Migration[]): number {
  * version is read again inside each write transaction: another process opening the same new database at the
  * same moment may have applied it since this one looked.
  */
-export function migrate(db: Db, migrations: Migration[]): number {
+export function migrate(db: Database.Database, migrations: Migration[]): number {
   const current = assertKnownVersion(db, migrations);
   const latest = migrations.length;
   for (const m of migrations.slice(current)) {

@@ -1,23 +1,11 @@
-import { monotonicRun } from '../adapters/bootIdentity.ts';
-import type { Clock } from '../ports.ts';
-import type { TaskEvent } from '../tasks/model.ts';
-import { backoffDelay } from './backoff.ts';
+import { monotonicRun } from './bootIdentity.ts';
+import type { Clock } from '../domain/ports.ts';
+import type { TaskEvent } from '../domain/tasks/model.ts';
+import { backoffDelay } from '../domain/backoff.ts';
+import { MISSING_FOR_MS } from '../domain/engineOptions.ts';
 
 /** The fewest rounds of collecting a result found missing before it is called expired. */
 export const COLLECT_TRIES = 5;
-
-/**
- * How long a completed result must stay missing before it is called expired, unless settings say otherwise. Each
- * provider here keeps a result about an hour: fal keeps a queue result "for 1 hour after the request completes",
- * 6 minutes when it is 10 KB or larger (fal.ai/docs/inference-api/queue/result), its CDN files apart from it
- * (fal.ai/docs/model-apis/data-retention); Replicate removes an API prediction's output files "after an hour"
- * (replicate.com/docs/topics/predictions/data-retention); OpenAI's image URLs "are only valid for 60 minutes after
- * the image has been generated" (openai-node src/resources/images.ts, response_format). A result missing since
- * longer than that is what those documents describe; one missing for less may be a CDN not caught up, a file not
- * propagated yet, or a passing fault, so the first rounds, seconds after the provider said it was complete, decide
- * nothing.
- */
-export const MISSING_FOR_MS = 60 * 60_000;
 
 /** The longest wait between two rounds, so a file back after a passing fault is collected soon after. */
 const ROUND_MAX_MS = 10 * 60_000;

@@ -1,8 +1,8 @@
-import { isAbsoluteAnywhere } from '../media/storedPaths.ts';
-import type { ResultRecord } from '../ports.ts';
-import type { Task } from '../tasks/model.ts';
+import { isAbsoluteAnywhere } from '../domain/storedPaths.ts';
+import type { ResultRecord } from '../domain/ports.ts';
+import type { Task } from '../domain/tasks/model.ts';
 import { untilWritten } from './durableWrite.ts';
-import type { ExecutorOptions, ExecutorPorts } from './executor.ts';
+import type { ExecutorOptions, ExecutorPorts } from './executorPorts.ts';
 import { stopPoint } from './stopPoints.ts';
 
 /**

@@ -1,10 +1,11 @@
 import type { ProviderAdapter } from '../providers/port.ts';
-import type { Task } from '../tasks/model.ts';
-import type { ResultRecord } from '../ports.ts';
+import type { Task } from '../domain/tasks/model.ts';
+import type { ResultRecord } from '../domain/ports.ts';
 import type { Store, TaskStore } from '../store/port.ts';
-import { afterCancelDetail, CANCEL_UNANSWERED, FINISHED_ANYWAY } from '../tasks/cancelledAfterPaid.ts';
+import { afterCancelDetail, CANCEL_UNANSWERED, FINISHED_ANYWAY } from '../domain/tasks/cancelledAfterPaid.ts';
 import { askToCancel } from './lateCancel.ts';
-import { DEFAULT_QUEUE_MS, type ListedBy } from './listedBy.ts';
+import { DEFAULT_QUEUE_MS } from '../domain/engineOptions.ts';
+import type { ListedBy } from './listedBy.ts';
 import { whenListed, type ListedRepo } from './whenListed.ts';
 
 /** `evenIfRunning`: resubmit although the request may still be queued or running at the provider (see NotListedYet). */

@@ -1,4 +1,4 @@
-import type { Clock } from '../ports.ts';
+import type { Clock } from '../domain/ports.ts';
 import { databaseUnavailable, type EngineHealth } from './health.ts';
 
 const FIRST_WAIT_MS = 250;

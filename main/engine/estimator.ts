@@ -1,6 +1,6 @@
 import { estimateFromCatalogue, type Estimate } from '../pricing/catalogue.ts';
 import type { PreparedRequest, ProviderAdapter } from '../providers/port.ts';
-import { toMicros } from '../tasks/model.ts';
+import { toMicros } from '../domain/tasks/model.ts';
 
 const QUOTE_TIMEOUT_MS = 5_000;
 

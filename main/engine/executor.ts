@@ -1,17 +1,16 @@
-import { InvalidInput, SubmitError, type ProviderAdapter, type ProviderResult, type SubmitResult } from '../providers/port.ts';
-import type { Task } from '../tasks/model.ts';
-import type { InputUpload, TaskStore } from '../store/port.ts';
-import type { Clock, OutputStore, ReceiptLog } from '../ports.ts';
-import type { InputFiles } from '../media/outputLocator.ts';
+import { SubmitError, type ProviderResult, type SubmitResult } from '../providers/port.ts';
+import { InvalidInput } from '../providers/invalidInput.ts';
+import type { Clock } from '../domain/ports.ts';
+import type { Task } from '../domain/tasks/model.ts';
+import type { InputUpload } from '../store/port.ts';
 import { completeFromDisk } from './completion.ts';
 import { untilWritten } from './durableWrite.ts';
-import type { LearnedDurations } from './durations.ts';
-import { estimateCost, type OwnPrices } from './estimator.ts';
-import type { EngineHealth } from './health.ts';
+import { estimateCost } from './estimator.ts';
+import type { ExecutorOptions, ExecutorPorts } from './executorPorts.ts';
 import { prepareRequest } from './prepare.ts';
 import { UploadFailed } from './inputUploads.ts';
 import { UPLOAD_FAILED_DETAIL, uploadFailures, uploadRetry } from './uploadRetry.ts';
-import { pollUntilDone, type PollOptions } from './poller.ts';
+import { pollUntilDone } from './poller.ts';
 import { interruptedReason, recoveryFor } from './recovery.ts';
 import { RequestIdKeeper } from './requestIdKeeper.ts';
 import { saveResult } from './resultSaver.ts';
@@ -20,62 +19,7 @@ import { keptDetail, keptResult } from './keptResult.ts';
 import { titleOf } from '../providers/registry.ts';
 import { saysNothingIsThere } from '../providers/expiringFiles.ts';
 import { stopPoint } from './stopPoints.ts';
-import { submitDecision, type SubmitFailure } from './submitOutcome.ts';
-
-export type ExecutorStore = Pick<
-  TaskStore,
-  | 'get'
-  | 'setEstimate'
-  | 'markSubmitStarted'
-  | 'recordSubmitted'
-  | 'noteRequestId'
-  | 'applyReceipt'
-  | 'saveProgress'
-  | 'setNote'
-  | 'complete'
-  | 'completeAttempt'
-  | 'linkLateOutputs'
-  | 'fail'
-  | 'requeue'
-  | 'parkUnknown'
-  | 'note'
-  | 'events'
-  | 'retryLater'
-  | 'renewMarked'
-  | 'followAfterCancel'
-  | 'settleFollow'
-  | 'notSentAfterCancel'
->;
-
-export interface ExecutorPorts {
-  repo: ExecutorStore;
-  provider: ProviderAdapter;
-  clock: Clock;
-  outputs: OutputStore;
-  /** Where the results this task is made from are on this machine. */
-  files: InputFiles;
-  receipts: ReceiptLog;
-  health: EngineHealth;
-  random: () => number;
-  log: (message: string) => void;
-}
-
-export interface ExecutorOptions {
-  owner: string;
-  /** The id of the database the tasks are in (Store.databaseId): in each idempotency key and receipt. */
-  database: string;
-  leaseMs: number;
-  poll: PollOptions;
-  /**
-   * Aborted a few seconds into a stop: a send still waiting for its answer then is cut, and its row is left
-   * as it is for the next start to recover (its receipt, if the provider named it; else an unknown outcome).
-   */
-  stopping?: AbortSignal;
-  /** Prices the person set for models with no documented one (settings "prices"). */
-  prices?: () => OwnPrices;
-  /** This model's past durations on this machine, which time the polls of a provider with no status stream. */
-  durations?: (provider: string, model: string) => Promise<LearnedDurations | null>;
-}
+import { submitDecision, type SubmitFailure } from '../domain/submitOutcome.ts';
 
 /** How long a request still running at the provider after the poll deadline waits between looks. */
 export const SLOW_POLL_MS = 60_000;

@@ -1,4 +1,4 @@
-import type { Clock } from '../ports.ts';
+import type { Clock } from '../domain/ports.ts';
 import type { TaskStore } from '../store/port.ts';
 import { coalesced } from './coalesced.ts';
 

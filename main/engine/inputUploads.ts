@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { UploadRefused, type ProviderAdapter } from '../providers/port.ts';
-import type { Task, TaskEvent } from '../tasks/model.ts';
+import type { Task, TaskEvent } from '../domain/tasks/model.ts';
 import type { InputUpload, TaskStore } from '../store/port.ts';
 import { dataUri, mimeOf } from './outputRefs.ts';
 

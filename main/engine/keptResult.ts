@@ -1,5 +1,5 @@
 import type { ProviderResult, ReportedCost } from '../providers/port.ts';
-import type { TaskEvent } from '../tasks/model.ts';
+import type { TaskEvent } from '../domain/tasks/model.ts';
 
 /**
  * A completed result's file URLs, kept in the task's history the moment they are received, where the provider keeps

@@ -1,7 +1,7 @@
-import type { Charged, RemoteRef, Task } from '../tasks/model.ts';
+import type { Charged, RemoteRef, Task } from '../domain/tasks/model.ts';
 import type { CancelOutcome, ProviderAdapter } from '../providers/port.ts';
 import type { TaskStore } from '../store/port.ts';
-import { afterCancelDetail, SENT_BEFORE_CANCEL } from '../tasks/cancelledAfterPaid.ts';
+import { afterCancelDetail, SENT_BEFORE_CANCEL } from '../domain/tasks/cancelledAfterPaid.ts';
 
 /** What the provider said to a cancel: its outcome, none to ask, or an error (a refusal, a cut or late answer). */
 export type LateCancelAnswer = CancelOutcome | { none: true } | { error: string };

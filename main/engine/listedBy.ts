@@ -1,14 +1,6 @@
 import type { LearnedDurations } from './durations.ts';
 import { spanWords } from './eta.ts';
 
-/**
- * How long a request may wait in a provider's queue for reasons the studio cannot see: requests of the same
- * account sent from elsewhere, and the pauses between the provider's own retries. fal sets no limit of its own:
- * its start deadline, X-Fal-Request-Timeout, has "Default: No timeout" (docs.fal.ai/documentation/model-apis/common-parameters).
- * The studio's own requests ahead of it are counted apart (see queuedBehind). A setting.
- */
-export const DEFAULT_QUEUE_MS = 10 * 60_000;
-
 /** A model with neither a documented run time nor any learned here: the poll deadline's half hour. */
 export const UNKNOWN_RUN_MS = 30 * 60_000;
 

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { bootIdentity } from '../adapters/bootIdentity.ts';
+import { bootIdentity } from './bootIdentity.ts';
 
 export interface OwnerIdentity {
   id: string;
@@ -8,7 +8,7 @@ export interface OwnerIdentity {
   hostname: string;
   /** The machine's id, kept in its data folder (see config/machineId.ts): two computers may share a name, never this. */
   machine: string;
-  /** The running system its pid belongs to (see adapters/bootIdentity.ts); null when it cannot be read. */
+  /** The running system its pid belongs to (see bootIdentity.ts); null when it cannot be read. */
   boot: string | null;
   pid: number;
 }

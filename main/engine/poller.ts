@@ -1,20 +1,12 @@
-import type { Clock } from '../ports.ts';
+import type { Clock } from '../domain/ports.ts';
+import type { PollOptions } from '../domain/engineOptions.ts';
 import { PollError, ResultGone, ResultMissing, type PollResult, type ReportedCost, type ProviderAdapter, type ProviderResult } from '../providers/port.ts';
-import type { Charged, Task } from '../tasks/model.ts';
+import type { Charged, Task } from '../domain/tasks/model.ts';
 import type { TaskStore } from '../store/port.ts';
 import type { MissingResult } from './collectRetry.ts';
 import type { LearnedDurations } from './durations.ts';
 import { nextPollDelay } from './pollSchedule.ts';
 import { stopPoint } from './stopPoints.ts';
-
-export interface PollOptions {
-  intervalMs: number;
-  maxIntervalMs: number;
-  /** Measured from the moment the provider accepted the request. */
-  deadlineMs: number;
-  /** How long a result the provider said was complete must stay missing before it is called expired (MISSING_FOR_MS when absent). */
-  missingForMs?: number;
-}
 
 /** The shortest gap between two looks at one request (a smaller configured interval stands). */
 export const MIN_POLL_GAP_MS = 250;

@@ -1,6 +1,6 @@
-import type { InputFiles } from '../media/outputLocator.ts';
+import type { InputFiles } from './outputLocator.ts';
 import type { PreparedRequest, ProviderAdapter } from '../providers/port.ts';
-import type { Task } from '../tasks/model.ts';
+import type { Task } from '../domain/tasks/model.ts';
 import { uploadedInput, type UploadHistory } from './inputUploads.ts';
 import { asDataUri, replaceOutputRefs } from './outputRefs.ts';
 

@@ -1,5 +1,5 @@
-import type { Receipt } from '../ports.ts';
-import type { Task } from '../tasks/model.ts';
+import type { Receipt } from '../domain/ports.ts';
+import type { Task } from '../domain/tasks/model.ts';
 import { attemptOfKey, namesItsTask } from '../store/receiptParams.ts';
 
 /** One attempt of one task as a receipt names it: task id, key, and the task's identity where it names one. */

@@ -1,6 +1,6 @@
-import type { Receipt, ReceiptLog } from '../ports.ts';
+import type { Receipt, ReceiptLog } from '../domain/ports.ts';
 import type { Store, TaskStore } from '../store/port.ts';
-import type { Task } from '../tasks/model.ts';
+import type { Task } from '../domain/tasks/model.ts';
 import { behindArchive, chooseReceipts } from './receiptChoice.ts';
 
 /** What a replay reads outside its transaction, and the transaction it writes in. */

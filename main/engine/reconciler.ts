@@ -1,10 +1,11 @@
-import type { InputFiles } from '../media/outputLocator.ts';
+import type { InputFiles } from './outputLocator.ts';
 import type { Candidate, ProviderAdapter } from '../providers/port.ts';
-import type { Task } from '../tasks/model.ts';
+import type { Task } from '../domain/tasks/model.ts';
 import type { TaskStore } from '../store/port.ts';
 import { RIVAL_RECEIPTS } from '../store/receiptParams.ts';
 import { DecisionRefused } from './decisions.ts';
-import { DEFAULT_QUEUE_MS, type ListedBy } from './listedBy.ts';
+import { DEFAULT_QUEUE_MS } from '../domain/engineOptions.ts';
+import type { ListedBy } from './listedBy.ts';
 import { SKEW_MS, type LookupFacts } from './lookupVerdict.ts';
 import { prepareRequest } from './prepare.ts';
 import { whenListed } from './whenListed.ts';

@@ -1,4 +1,4 @@
-import type { Task } from '../tasks/model.ts';
+import type { Task } from '../domain/tasks/model.ts';
 
 export type Recovery = { action: 'requeue' } | { action: 'poll' } | { action: 'park'; status: 'OUTCOME_UNKNOWN' };
 

@@ -1,6 +1,6 @@
-import type { Receipt, ReceiptLog } from '../ports.ts';
+import type { Receipt, ReceiptLog } from '../domain/ports.ts';
 import type { Store, TaskStore } from '../store/port.ts';
-import type { Task } from '../tasks/model.ts';
+import type { Task } from '../domain/tasks/model.ts';
 import { chooseReceipts } from './receiptChoice.ts';
 import { interruptedReason, recoveryFor } from './recovery.ts';
 

@@ -6,11 +6,11 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { sha256File } from '../media/checksum.ts';
 import { dataFolderMedia, type MediaFolder } from '../media/mediaFolder.ts';
-import { OutputLocator } from '../media/outputLocator.ts';
+import { OutputLocator } from './outputLocator.ts';
 import { probe } from '../media/probe.ts';
 import { runRender, type RenderJob } from '../media/renderer.ts';
-import type { Clock } from '../ports.ts';
-import type { Task } from '../tasks/model.ts';
+import type { Clock } from '../domain/ports.ts';
+import type { Task } from '../domain/tasks/model.ts';
 import type { TaskStore } from '../store/port.ts';
 
 export interface RenderPorts {

@@ -1,6 +1,6 @@
 import type { Money, ProviderAdapter, SubmitResult } from '../providers/port.ts';
-import type { Clock, Receipt, ReceiptLog } from '../ports.ts';
-import type { Task } from '../tasks/model.ts';
+import type { Clock, Receipt, ReceiptLog } from '../domain/ports.ts';
+import type { Task } from '../domain/tasks/model.ts';
 import type { TaskStore } from '../store/port.ts';
 import { untilWritten } from './durableWrite.ts';
 import { cancelLateRequest } from './lateCancel.ts';

@@ -1,6 +1,6 @@
 import { ResultGone, ResultMissing, type ProviderAdapter, type ProviderResult } from '../providers/port.ts';
-import { FolderGone, UnusableResult, type Clock, type OutputStore, type OutputTarget, type ResultRecord, type SavedOutput } from '../ports.ts';
-import type { Task } from '../tasks/model.ts';
+import { FolderGone, UnusableResult, type Clock, type OutputStore, type OutputTarget, type ResultRecord, type SavedOutput } from '../domain/ports.ts';
+import type { Task } from '../domain/tasks/model.ts';
 import type { TaskStore } from '../store/port.ts';
 import { collectRetry, NO_ROUNDS, roundNow, type CollectPolicy, type MissingResult } from './collectRetry.ts';
 import { databaseUnavailable } from './health.ts';

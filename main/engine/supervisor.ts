@@ -1,9 +1,9 @@
 import { hostname } from 'node:os';
 import { dataFolderMedia } from '../media/mediaFolder.ts';
-import { OutputLocator } from '../media/outputLocator.ts';
-import type { Clock, OutputStore, ReceiptLog } from '../ports.ts';
+import { OutputLocator } from './outputLocator.ts';
+import type { Clock, OutputStore, ReceiptLog } from '../domain/ports.ts';
 import type { ProviderAdapter } from '../providers/port.ts';
-import { KINDS, type Kind, type Task } from '../tasks/model.ts';
+import { KINDS, type Task } from '../domain/tasks/model.ts';
 import type { OwnerStore, Store, TaskStore } from '../store/port.ts';
 import { runRemoteTask } from './executor.ts';
 import { runRenderTask } from './renderExecutor.ts';
@@ -15,28 +15,12 @@ import { clockWarning } from './clockOffset.ts';
 import { coalesced } from './coalesced.ts';
 import { replayReceipts, settleReceipts } from './receiptReplay.ts';
 import { newOwner, processAlive, type OwnerIdentity } from './owners.ts';
-import type { PollOptions } from './poller.ts';
 import { recoveryFor } from './recovery.ts';
 import { recoverExpired } from './recoverySweep.ts';
 import { SleepDetector } from './sleepDetector.ts';
-import { DEFAULT_LOOKUP, UnknownLookups, type LookupOptions } from './unknownLookups.ts';
+import { UnknownLookups } from './unknownLookups.ts';
+import { DEFAULT_ENGINE_OPTIONS, DEFAULT_LOOKUP, type EngineOptions } from '../domain/engineOptions.ts';
 import { learnDurations, type LearnedDurations } from './durations.ts';
-
-export interface EngineOptions {
-  leaseMs: number;
-  tickMs: number;
-  concurrency: Record<Kind, number>;
-  poll: PollOptions;
-  /** Lookups of unknown outcomes at providers that list their requests (DEFAULT_LOOKUP when absent). */
-  lookup?: LookupOptions;
-}
-
-export const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
-  leaseMs: 30_000,
-  tickMs: 500,
-  concurrency: { image: 4, clip: 3, speech: 2, render: 1 },
-  poll: { intervalMs: 1_000, maxIntervalMs: 10_000, deadlineMs: 30 * 60_000 },
-};
 
 /** How long a stop lets a request being sent wait for its answer (and so its request id) before cutting it. */
 const STOP_GRACE_MS = 3_000;

@@ -1,27 +1,12 @@
-import type { InputFiles } from '../media/outputLocator.ts';
-import type { Clock } from '../ports.ts';
+import type { InputFiles } from './outputLocator.ts';
+import type { Clock } from '../domain/ports.ts';
 import type { ProviderAdapter } from '../providers/port.ts';
-import type { Task, TaskEvent } from '../tasks/model.ts';
+import type { Task, TaskEvent } from '../domain/tasks/model.ts';
 import type { TaskStore } from '../store/port.ts';
-import { DEFAULT_QUEUE_MS } from './listedBy.ts';
+import { DEFAULT_LOOKUP, DEFAULT_QUEUE_MS, type LookupOptions } from '../domain/engineOptions.ts';
 import { lookupVerdict, SKEW_MS } from './lookupVerdict.ts';
 import { cancelLateRequest } from './lateCancel.ts';
 import { lookUp } from './reconciler.ts';
-
-export interface LookupOptions {
-  /** Time from the parking, then between lookups of one task. */
-  intervalMs: number;
-  /** Lookups that find nothing before the person is asked (more while the listing could not show the request yet). */
-  tries: number;
-  /** How long a request may wait in the provider's queue (DEFAULT_QUEUE_MS when absent); see listedBy.ts. */
-  queueMs?: number;
-}
-
-/**
- * Ten lookups, thirty seconds apart: five minutes in which a queued request has time to start and end, for a
- * provider whose listing may show a request only then (fal's).
- */
-export const DEFAULT_LOOKUP: LookupOptions = { intervalMs: 30_000, tries: 10 };
 
 /** Tasks looked up per pass, one after another, so a backlog of unknowns never floods a provider. */
 const PER_PASS = 8;

@@ -1,5 +1,5 @@
-import type { TaskEvent } from '../tasks/model.ts';
-import { backoffDelay, SUBMIT_BACKOFF } from './backoff.ts';
+import type { TaskEvent } from '../domain/tasks/model.ts';
+import { backoffDelay, SUBMIT_BACKOFF } from '../domain/backoff.ts';
 import type { UploadFailed } from './inputUploads.ts';
 
 /** Uploads tried in all before the task fails: about half a minute of backoff for a storage outage to pass. */

@@ -1,5 +1,5 @@
 import type { ProviderAdapter } from '../providers/port.ts';
-import type { Task } from '../tasks/model.ts';
+import type { Task } from '../domain/tasks/model.ts';
 import type { TaskStore } from '../store/port.ts';
 import { learnDurations } from './durations.ts';
 import { listedBy, longestRun, type Ahead, type ListedBy } from './listedBy.ts';

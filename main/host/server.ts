@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { API_METHODS, type ChangeEvent, type StudioApi } from '../api/contract.ts';
 import { ApiError } from '../api/studioService.ts';
 import { MAX_JSON_BYTES, parseJsonInput } from '../input/json.ts';
-import type { Located } from '../media/outputLocator.ts';
+import type { Located } from '../engine/outputLocator.ts';
 import type { ChangeProbe } from '../store/port.ts';
 import { mediaType, rangeAnswer } from './range.ts';
 import { checkRequest, type Gate } from './security.ts';

@@ -1,5 +1,5 @@
 import { Agent, errors as undiciErrors, request } from 'undici';
-import type { SubmitFailure } from '../engine/submitOutcome.ts';
+import type { SubmitFailure } from '../domain/submitOutcome.ts';
 
 /** One agent for the whole process. undici retries nothing by itself; no POST is ever resent here. */
 const agent = new Agent({ connectTimeout: 10_000, keepAliveTimeout: 10_000 });

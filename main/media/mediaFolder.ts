@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { placesOf, type Folders } from './storedPaths.ts';
+import { placesOf, type Folders } from '../domain/storedPaths.ts';
 
-export { isAbsoluteAnywhere } from './storedPaths.ts';
+export { isAbsoluteAnywhere } from '../domain/storedPaths.ts';
 
 /**
  * Where this studio saves the files it is paid for, and how a path kept in a row is found on this machine.

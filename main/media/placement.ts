@@ -1,4 +1,5 @@
-import { link, rename, rm, stat } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { copyFile, link, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { sha256File } from './checksum.ts';
 
@@ -50,4 +51,27 @@ export async function placeWithoutReplacing(temp: string, path: string, sha256: 
     }
   }
   throw new Error(`${path} and ${alternatePath(path, sha256)} both hold other files; the result is kept at ${temp}`);
+}
+
+/**
+ * Gives the file at `from` (checksum `sha256`) a name of its own at `path`, never over another file: a hard link where
+ * the filesystem has them, else a synced copy. Another database's deleting its name then leaves this one whole.
+ * Returns where it is.
+ */
+export async function keepOwnName(from: string, path: string, sha256: string): Promise<string> {
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  const temp = `${path}.${randomBytes(4).toString('hex')}.part`;
+  try {
+    await link(from, temp);
+  } catch (err) {
+    if (!NO_LINKS.has((err as NodeJS.ErrnoException).code ?? '')) throw err;
+    await copyFile(from, temp);
+    const handle = await open(temp, 'r+');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  }
+  return placeWithoutReplacing(temp, path, sha256);
 }

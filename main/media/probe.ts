@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import type { Kind } from '../tasks/model.ts';
+import type { Kind } from '../domain/tasks/model.ts';
 import { ffprobePath } from './binaries.ts';
 
 const run = promisify(execFile);

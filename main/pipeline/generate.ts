@@ -1,17 +1,18 @@
 import { estimateCost, type OwnPrices } from '../engine/estimator.ts';
 import { lookedFor } from '../media/outputWords.ts';
-import { movedWords, ProjectMoved } from '../projects/moved.ts';
-import type { Project } from '../projects/project.ts';
-import { InvalidInput, type PreparedRequest } from '../providers/port.ts';
+import { movedWords, ProjectMoved } from '../domain/projectMoved.ts';
+import type { Project } from '../domain/project.ts';
+import { type PreparedRequest } from '../providers/port.ts';
+import { InvalidInput } from '../providers/invalidInput.ts';
 import { titleOf } from '../providers/registry.ts';
 import type { Stores } from '../store/port.ts';
 import type { Studio } from '../studio.ts';
-import { inputHash } from '../tasks/inputHash.ts';
-import type { Task } from '../tasks/model.ts';
+import { inputHash } from '../domain/tasks/inputHash.ts';
+import type { Task } from '../domain/tasks/model.ts';
 import { bindStepRefs, inputOrigin, planRender, planScenes, RENDER_PROVIDER, sceneSeed, stepRefsAs, type PlannedStep } from './planner.ts';
 import { decidePlan, judgeStep, type Decided, type Verdict } from './reuse.ts';
-import { sceneById, type StepChoice, type StepKind, type Storyboard } from './storyboard.ts';
-import type { TakeRecord } from './takeRecord.ts';
+import { sceneById, type StepChoice, type StepKind, type Storyboard } from '../domain/storyboard.ts';
+import type { TakeRecord } from '../domain/takeRecord.ts';
 import { resultPlaces } from './resultPlaces.ts';
 import { keptTakes, pickedTakes, recordTakes, renderSources, TakeRefused } from './takes.ts';
 

@@ -1,5 +1,5 @@
-import type { Kind } from '../tasks/model.ts';
-import type { Scene, StepChoice, StepKind, Storyboard } from './storyboard.ts';
+import type { Kind } from '../domain/tasks/model.ts';
+import type { Scene, StepChoice, StepKind, Storyboard } from '../domain/storyboard.ts';
 
 /** One step of the graph a Generate makes. `{"$step": key}` in its input names another step's output. */
 export interface PlannedStep {

@@ -1,7 +1,7 @@
 import type { MediaFolder } from '../media/mediaFolder.ts';
 import { notHereWords } from '../media/outputWords.ts';
 import type { TaskStore } from '../store/port.ts';
-import type { Task } from '../tasks/model.ts';
+import type { Task } from '../domain/tasks/model.ts';
 import type { ResultPlace } from './reuse.ts';
 import { hasOutput } from './takes.ts';
 

@@ -1,4 +1,4 @@
-import type { Status, Task } from '../tasks/model.ts';
+import type { Status, Task } from '../domain/tasks/model.ts';
 import { bindStepRefs, type PlannedStep } from './planner.ts';
 
 /** Where a finished task's result is, as this machine sees it. */

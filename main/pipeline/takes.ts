@@ -2,11 +2,11 @@ import { existsSync } from 'node:fs';
 import type { MediaFolder } from '../media/mediaFolder.ts';
 import type { Stores } from '../store/port.ts';
 import type { Studio } from '../studio.ts';
-import { fromMicros, type Status, type Task } from '../tasks/model.ts';
+import { fromMicros, type Status, type Task } from '../domain/tasks/model.ts';
 import type { Decided } from './reuse.ts';
 import type { TakeSource } from './planner.ts';
-import type { TakeRecord } from './takeRecord.ts';
-import { StoryboardError, type Storyboard } from './storyboard.ts';
+import type { TakeRecord } from '../domain/takeRecord.ts';
+import { StoryboardError, type Storyboard } from '../domain/storyboard.ts';
 
 /** A finished result whose file is gone (from this machine's media folder) is no result to build on. */
 export const hasOutput = (media: Pick<MediaFolder, 'resolve'>) => (task: Task) => !!task.outputPath && existsSync(media.resolve(task.outputPath));

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { Kind } from '../tasks/model.ts';
-import { toMicros } from '../tasks/model.ts';
+import type { Kind } from '../domain/tasks/model.ts';
+import { toMicros } from '../domain/tasks/model.ts';
 import { falPixels } from './imageSizes.ts';
 
 /** How a model is priced (resources/prices.json "about" says each rule in words). */

@@ -1,6 +1,6 @@
-import { ProviderHttp } from '../http/providerHttp.ts';
+import { ProviderHttp } from './providerHttp.ts';
 import { creditPriceOf, entryFor, type PlanPrices } from '../pricing/catalogue.ts';
-import { toMicros, type RemoteRef, type Task } from '../tasks/model.ts';
+import { toMicros, type RemoteRef, type Task } from '../domain/tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
 import { PollError, type Allowance, type Listing, type ReportedCost, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
 import { modelFor, type ModelSpec } from './models.ts';

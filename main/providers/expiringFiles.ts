@@ -1,4 +1,4 @@
-import type { ProviderHttp } from '../http/providerHttp.ts';
+import type { ProviderHttp } from './providerHttp.ts';
 import { PollError, ResultMissing, type ProviderOutput } from './port.ts';
 
 /** The answers of a result's address that say nothing is there; no provider here documents another for an expired one. */

@@ -1,9 +1,10 @@
-import { ProviderHttp } from '../http/providerHttp.ts';
+import { ProviderHttp } from './providerHttp.ts';
 import { unitsOf, type PriceUnit } from '../pricing/catalogue.ts';
 import { FAL_IMAGE_SIZES, FAL_SIZE_SIDE_MAX } from '../pricing/imageSizes.ts';
-import { toMicros, type RemoteRef, type Task } from '../tasks/model.ts';
+import { toMicros, type RemoteRef, type Task } from '../domain/tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
-import { InvalidInput, PollError, SubmitError, type CancelOutcome, type Listing, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, ResultMissing, type SubmitOptions, type SubmitResult } from './port.ts';
+import { PollError, SubmitError, type CancelOutcome, type Listing, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, ResultMissing, type SubmitOptions, type SubmitResult } from './port.ts';
+import { InvalidInput } from './invalidInput.ts';
 import { modelFor, type ModelSpec } from './models.ts';
 import { checkInput, type InputSchema } from './schema.ts';
 import { collectOutputs, obj, requireKey } from './shared.ts';

@@ -1,4 +1,4 @@
-import type { Charged } from '../tasks/model.ts';
+import type { Charged } from '../domain/tasks/model.ts';
 
 /**
  * The request error types whose typical status is 500 or above (fal.ai/docs/documentation/model-apis/request-errors):

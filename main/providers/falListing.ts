@@ -1,5 +1,5 @@
-import type { ProviderHttp } from '../http/providerHttp.ts';
-import { canonicalJson } from '../tasks/inputHash.ts';
+import type { ProviderHttp } from './providerHttp.ts';
+import { canonicalJson } from '../domain/tasks/inputHash.ts';
 import { TooLargeAnswer, type Candidate, type Listing, type PreparedRequest } from './port.ts';
 import { obj } from './shared.ts';
 

@@ -1,5 +1,5 @@
 import { send, TransportError, type HttpTimeouts } from '../http/client.ts';
-import type { ProviderHttp } from '../http/providerHttp.ts';
+import type { ProviderHttp } from './providerHttp.ts';
 import { UploadRefused } from './port.ts';
 
 /** fal's REST API, where uploads start (fal-js libs/client/src/config.ts getRestApiUrl). */

@@ -1,4 +1,4 @@
-import type { RemoteRef } from '../tasks/model.ts';
+import type { RemoteRef } from '../domain/tasks/model.ts';
 
 export const FAL_QUEUE_URL = 'https://queue.fal.run';
 

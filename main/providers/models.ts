@@ -1,6 +1,6 @@
-import { closest } from '../input/closest.ts';
-import type { Kind } from '../tasks/model.ts';
-import { InvalidInput } from './port.ts';
+import { closest } from '../domain/closest.ts';
+import type { Kind } from '../domain/tasks/model.ts';
+import { InvalidInput } from './invalidInput.ts';
 import type { InputSchema } from './schema.ts';
 
 /** A model an adapter sends to, with the input checked before the boundary mark. */

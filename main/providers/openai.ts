@@ -1,9 +1,10 @@
 import { readJson, type HttpResponse } from '../http/client.ts';
-import { ProviderHttp } from '../http/providerHttp.ts';
+import { ProviderHttp } from './providerHttp.ts';
 import { citation, entryFor } from '../pricing/catalogue.ts';
-import { toMicros, type Task } from '../tasks/model.ts';
+import { toMicros, type Task } from '../domain/tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
-import { InvalidInput, SubmitError, type PollResult, type ReportedCost, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
+import { SubmitError, type PollResult, type ReportedCost, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
+import { InvalidInput } from './invalidInput.ts';
 import { modelFor, type ModelSpec } from './models.ts';
 import { checkInput, type InputSchema } from './schema.ts';
 import { header, localRequestId, readAll, requireKey } from './shared.ts';

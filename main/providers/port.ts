@@ -1,6 +1,6 @@
-import type { SubmitFailure } from '../engine/submitOutcome.ts';
+import type { SubmitFailure } from '../domain/submitOutcome.ts';
 import type { PlanPrices } from '../pricing/catalogue.ts';
-import type { Charged, Kind, RemoteRef, Task } from '../tasks/model.ts';
+import type { Charged, Kind, RemoteRef, Task } from '../domain/tasks/model.ts';
 import type { ModelSpec } from './models.ts';
 
 /** Money in micro-units (1 USD = 1,000,000). */
@@ -180,16 +180,6 @@ export interface Allowance {
  * charge; finished: it had already ended.
  */
 export type CancelOutcome = 'cancelled' | 'requested' | 'finished';
-
-/** An input the provider would refuse; `field` names the input field at fault, where one is (so a caller can say where it came from). */
-export class InvalidInput extends Error {
-  constructor(
-    message: string,
-    readonly field?: string,
-  ) {
-    super(message);
-  }
-}
 
 export class SubmitError extends Error {
   constructor(readonly failure: SubmitFailure) {

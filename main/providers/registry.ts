@@ -1,8 +1,7 @@
 import { join } from 'node:path';
-import type { Settings } from '../config/settings.ts';
 import { startSimulator, type RunningSimulator } from '../simulator/server.ts';
-import type { Kind, Task } from '../tasks/model.ts';
-import type { AdapterConfig } from './config.ts';
+import type { Kind, Task } from '../domain/tasks/model.ts';
+import type { AdapterConfig, ProvidersSettings } from './config.ts';
 import { ElevenLabsAdapter } from './elevenlabs.ts';
 import { FalAdapter } from './fal.ts';
 import { OpenAiAdapter } from './openai.ts';
@@ -35,7 +34,7 @@ export const PROVIDER_IDS = Object.keys(PROVIDERS);
 export interface Providers {
   get(id: string): ProviderAdapter | undefined;
   /** Builds the adapters again, after a key or an address changed. */
-  reload(settings: Settings): Promise<void>;
+  reload(settings: ProvidersSettings): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -83,14 +82,14 @@ export function pollsById(provider: string): boolean {
 }
 
 /** Where a provider's key comes from, without revealing it. */
-export function keySource(id: string, settings: Settings, env: NodeJS.ProcessEnv, keys?: KeyLookup): 'keychain' | 'settings' | 'environment' | null {
+export function keySource(id: string, settings: ProvidersSettings, env: NodeJS.ProcessEnv, keys?: KeyLookup): 'keychain' | 'settings' | 'environment' | null {
   const variable = entryOf(id)?.keyVariable;
   if (keys?.(id)) return 'keychain';
   if (settings.providers[id]?.key) return 'settings';
   return variable && env[variable] ? 'environment' : null;
 }
 
-function configFor(id: string, settings: Settings, env: NodeJS.ProcessEnv, keys?: KeyLookup): AdapterConfig {
+function configFor(id: string, settings: ProvidersSettings, env: NodeJS.ProcessEnv, keys?: KeyLookup): AdapterConfig {
   const entry = PROVIDERS[id]!;
   const own = settings.providers[id] ?? {};
   return {
@@ -107,14 +106,14 @@ function configFor(id: string, settings: Settings, env: NodeJS.ProcessEnv, keys?
  * folder shares, so a job outlives a restart and is known to the others even after its process died.
  */
 export async function openProviders(
-  settings: Settings,
+  settings: ProvidersSettings,
   dataDir: string,
   env: NodeJS.ProcessEnv = process.env,
   keys?: KeyLookup,
 ): Promise<Providers> {
   let simulator: RunningSimulator | null = null;
   const adapters = new Map<string, ProviderAdapter>();
-  const build = async (current: Settings) => {
+  const build = async (current: ProvidersSettings) => {
     for (const id of PROVIDER_IDS) {
       const config = configFor(id, current, env, keys);
       if (id === 'simulator' && !config.baseUrl) {

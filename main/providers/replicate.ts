@@ -1,9 +1,10 @@
-import { ProviderHttp } from '../http/providerHttp.ts';
-import { canonicalJson } from '../tasks/inputHash.ts';
+import { ProviderHttp } from './providerHttp.ts';
+import { canonicalJson } from '../domain/tasks/inputHash.ts';
 import { citation, entryFor } from '../pricing/catalogue.ts';
-import { toMicros, type RemoteRef, type Task } from '../tasks/model.ts';
+import { toMicros, type RemoteRef, type Task } from '../domain/tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
-import { InvalidInput, PollError, ResultGone, SubmitError, type CancelOutcome, type Candidate, type PollResult, type PreparedRequest, type ReportedCost, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
+import { PollError, ResultGone, SubmitError, type CancelOutcome, type Candidate, type PollResult, type PreparedRequest, type ReportedCost, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
+import { InvalidInput } from './invalidInput.ts';
 import { modelFor, type ModelSpec } from './models.ts';
 import { checkInput, type InputSchema } from './schema.ts';
 import { collectOutputs, obj, requireKey } from './shared.ts';

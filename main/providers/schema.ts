@@ -1,4 +1,4 @@
-import { InvalidInput } from './port.ts';
+import { InvalidInput } from './invalidInput.ts';
 
 /** A small declarative input schema, enough to refuse bad input with a message a person can act on. */
 export type Field =

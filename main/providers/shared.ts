@@ -1,6 +1,7 @@
 import type { AdapterConfig } from './config.ts';
 import type { HttpResponse } from '../http/client.ts';
-import { InvalidInput, PollError, SubmitError, type ProviderOutput } from './port.ts';
+import { PollError, SubmitError, type ProviderOutput } from './port.ts';
+import { InvalidInput } from './invalidInput.ts';
 
 /** A JSON object from a provider, or a PollError saying the answer was not one. */
 export function obj(value: unknown): Record<string, any> {

@@ -1,7 +1,7 @@
 import { send, TransportError } from '../http/client.ts';
-import { DEFAULT_TIMEOUTS, ProviderHttp, type CallTimeouts } from '../http/providerHttp.ts';
-import { canonicalJson } from '../tasks/inputHash.ts';
-import { toMicros, type RemoteRef, type Task } from '../tasks/model.ts';
+import { DEFAULT_TIMEOUTS, ProviderHttp, type CallTimeouts } from './providerHttp.ts';
+import { canonicalJson } from '../domain/tasks/inputHash.ts';
+import { toMicros, type RemoteRef, type Task } from '../domain/tasks/model.ts';
 import { PollError, ResultGone, SubmitError, type CancelOutcome, type Candidate, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
 import { SIMULATOR_MODELS } from '../simulator/models.ts';
 import { modelFor, type ModelSpec } from './models.ts';

@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { isKind } from '../tasks/model.ts';
-import type { SavedJob } from './server.ts';
+import { isKind } from '../domain/tasks/model.ts';
+import type { SavedJob } from './job.ts';
 
 /** A line that is a whole job as `save` writes it; anything else in the file (a garbled or restored line) is passed over. */
 function isSavedJob(value: unknown): value is SavedJob {

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { ffmpegPath, outsideAsar } from '../media/binaries.ts';
 import { escapeFilterValue } from '../media/filterEscape.ts';
-import type { Kind } from '../tasks/model.ts';
+import type { Kind } from '../domain/tasks/model.ts';
 
 const run = promisify(execFile);
 const require = createRequire(import.meta.url);

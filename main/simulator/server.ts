@@ -1,10 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { canonicalJson } from '../tasks/inputHash.ts';
-import { isKind, type Kind } from '../tasks/model.ts';
-import { nextFault, parseFaults, seededRandom, type Faults, type JobFault } from './faults.ts';
-import { makeMedia, type Media } from './media.ts';
+import { canonicalJson } from '../domain/tasks/inputHash.ts';
+import { isKind, type Kind } from '../domain/tasks/model.ts';
+import { nextFault, parseFaults, seededRandom, type Faults } from './faults.ts';
+import { makeMedia } from './media.ts';
+import type { Charge, Job, SavedJob } from './job.ts';
 import { JobStore } from './jobStore.ts';
 import { SIMULATOR_MODELS } from './models.ts';
 import { quoteFor } from './prices.ts';
@@ -39,42 +40,12 @@ import { quoteFor } from './prices.ts';
  * to the others, and is charged once in all their ledgers, even after the one that accepted it is gone.
  */
 
-export interface Charge {
-  requestId: string;
-  idempotencyKey: string | null;
-  inputHash: string;
-  kind: Kind;
-  model: string;
-  quoted: number;
-  billed: number;
-  at: number;
-}
-
 export interface InjectedFault {
   at: number;
   fault: string;
   requestId: string | null;
   idempotencyKey: string | null;
 }
-
-type JobStatus = 'IN_QUEUE' | 'IN_PROGRESS' | 'COMPLETED' | 'FAILED' | 'CANCELLED';
-
-export interface Job {
-  id: string;
-  kind: Kind;
-  model: string;
-  input: Record<string, unknown>;
-  createdAt: number;
-  durationMs: number;
-  charge: Charge;
-  fault: JobFault | undefined;
-  /** A once-only fault (`result-401-once`) has been given. */
-  faultSpent: boolean;
-  status: JobStatus;
-  media?: Promise<Media>;
-}
-
-export type SavedJob = Omit<Job, 'status' | 'media'> & { cancelled: boolean };
 
 export interface SimulatorOptions {
   port?: number;

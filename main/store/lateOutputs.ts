@@ -1,4 +1,4 @@
-import type { SavedOutput } from '../ports.ts';
+import type { SavedOutput } from '../domain/ports.ts';
 
 /**
  * Which file of its attempt a saved output is, read from the name the studio gave it (`task-<id>-a<n>.<ext>` for the

@@ -1,8 +1,8 @@
-import type { Project } from '../projects/project.ts';
-import type { Storyboard } from '../pipeline/storyboard.ts';
-import type { TakeRecord } from '../pipeline/takeRecord.ts';
-import type { Receipt, SavedOutput } from '../ports.ts';
-import type { Charged, Kind, NewTask, RemoteRef, Status, Task, TaskEvent, TaskOutput } from '../tasks/model.ts';
+import type { Project } from '../domain/project.ts';
+import type { Storyboard } from '../domain/storyboard.ts';
+import type { TakeRecord } from '../domain/takeRecord.ts';
+import type { Receipt, SavedOutput } from '../domain/ports.ts';
+import type { Charged, Kind, NewTask, RemoteRef, Status, Task, TaskEvent, TaskOutput } from '../domain/tasks/model.ts';
 
 /**
  * The storage port. Two stores implement it: SQLite (embedded, the default) and PostgreSQL (team mode, several

@@ -1,4 +1,4 @@
-import type { Receipt } from '../ports.ts';
+import type { Receipt } from '../domain/ports.ts';
 
 /** The attempt number a key names (`…-attempt-M`, in both the old and the current form); 0 when it names none. */
 export function attemptOfKey(key: string): number {

@@ -6,7 +6,7 @@ import { studioMedia } from '../config/media.ts';
 import { databasePath } from '../config/paths.ts';
 import { openDatabase, type Db } from '../db/database.ts';
 import { stopPoint } from '../engine/stopPoints.ts';
-import type { ProjectMove } from '../projects/moved.ts';
+import type { ProjectMove } from '../domain/project.ts';
 import { openTeamDatabase } from '../store/postgres/migrator.ts';
 import { insertProject, insertRowsOf, projectByName, projectByPush, taskIds } from '../store/postgres/projectImport.ts';
 import type { Sql } from '../store/postgres/sql.ts';
@@ -17,7 +17,7 @@ import { beginMove, dropMove, finishMove, moveOf } from '../store/sqlite/project
 import { NoStudioHere } from '../studio.ts';
 import { placeFile, type FileOutcome } from './pushFiles.ts';
 import { outsideReferences, planFiles, pushRefusal, teamRows, type FilePlan } from './pushPlan.ts';
-import type { ProjectRows } from './projectRows.ts';
+import type { ProjectRows } from '../domain/projectRows.ts';
 
 /** A move that cannot happen as asked; nothing was changed on either side. */
 export class PushRefused extends Error {}

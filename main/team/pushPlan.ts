@@ -1,7 +1,7 @@
 import { basename, join } from 'node:path';
 import { inside } from '../media/mediaFolder.ts';
-import { inputHash } from '../tasks/inputHash.ts';
-import type { ProjectRows, TeamRows } from './projectRows.ts';
+import { inputHash } from '../domain/tasks/inputHash.ts';
+import type { ProjectRows, TeamRows } from '../domain/projectRows.ts';
 
 /**
  * What `studio team push` decides, apart from any database or file: whether a project can move now, where each of

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { runRenderTask } from '../../main/engine/renderExecutor.ts';
 import { ffmpegPath, ffprobePath } from '../../main/media/binaries.ts';
 import { Pipeline } from '../../main/pipeline/generate.ts';
-import { parseStoryboard } from '../../main/pipeline/storyboard.ts';
+import { parseStoryboard } from '../../main/providers/storyboards.ts';
 import { openProviders } from '../../main/providers/registry.ts';
 import { startSimulator } from '../../main/simulator/server.ts';
 import { createSupervisor, openStudio } from '../../main/studio.ts';

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bootIdentity } from '../../main/adapters/bootIdentity.ts';
+import { bootIdentity } from '../../main/engine/bootIdentity.ts';
 import { databasePath } from '../../main/config/paths.ts';
 import { openDatabase } from '../../main/db/database.ts';
 import { createSupervisor, openStudio } from '../../main/studio.ts';

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { expect } from 'vitest';
 import { seededRandom } from '../../main/simulator/faults.ts';
 import { openStudio, type Studio } from '../../main/studio.ts';
-import type { TaskEvent } from '../../main/tasks/model.ts';
+import type { TaskEvent } from '../../main/domain/tasks/model.ts';
 import { FAL_MODEL, falQueue, realMedia, type Ledger } from '../fakes/providers.ts';
 import { startFake, type FakeServer } from '../fakes/server.ts';
 import { startStudio, writeSettings } from './processes.ts';

@@ -1,7 +1,7 @@
 import { databasePath } from '../../main/config/paths.ts';
-import type { Clock } from '../../main/ports.ts';
+import type { Clock } from '../../main/domain/ports.ts';
 import { openSqliteStore } from '../../main/store/sqlite/store.ts';
-import type { NewTask } from '../../main/tasks/model.ts';
+import type { NewTask } from '../../main/domain/tasks/model.ts';
 
 /** A clock the test moves by hand; sleep resolves at once after moving time forward. */
 export class ManualClock implements Clock {

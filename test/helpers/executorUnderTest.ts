@@ -1,7 +1,7 @@
-import type { ExecutorOptions, ExecutorPorts } from '../../main/engine/executor.ts';
+import type { ExecutorOptions, ExecutorPorts } from '../../main/engine/executorPorts.ts';
 import { EngineHealth } from '../../main/engine/health.ts';
 import { dataFolderMedia } from '../../main/media/mediaFolder.ts';
-import { OutputLocator } from '../../main/media/outputLocator.ts';
+import { OutputLocator } from '../../main/engine/outputLocator.ts';
 import type { TaskStore } from '../../main/store/port.ts';
 import { memoryOutputs, memoryReceipts, type FakeProvider } from './recording.ts';
 import type { StoreUnderTest } from './storeUnderTest.ts';

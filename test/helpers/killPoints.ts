@@ -1,5 +1,5 @@
 import type { StopPoint } from '../../main/engine/stopPoints.ts';
-import type { Status } from '../../main/tasks/model.ts';
+import type { Status } from '../../main/domain/tasks/model.ts';
 
 /** Each boundary of the executor a worker is killed at, what its task ends as once a worker runs again, and how many charges it costs. */
 export const KILL_POINTS: [StopPoint, Status, number][] = [

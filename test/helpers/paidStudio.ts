@@ -1,6 +1,6 @@
 import { isAbsolute, join } from 'node:path';
 import { openStudio } from '../../main/studio.ts';
-import type { NewTask } from '../../main/tasks/model.ts';
+import type { NewTask } from '../../main/domain/tasks/model.ts';
 import { FAL_MODEL, type Ledger } from '../fakes/providers.ts';
 import { startFake, type Route } from '../fakes/server.ts';
 import { writeSettings } from './processes.ts';

@@ -1,4 +1,4 @@
-import type { Receipt, TaskIdentity } from '../../main/ports.ts';
+import type { Receipt, TaskIdentity } from '../../main/domain/ports.ts';
 import type { TaskStore } from '../../main/store/port.ts';
 
 /** The identity a receipt names its task by, as the task's row records it (see Receipt.task). */

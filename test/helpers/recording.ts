@@ -1,11 +1,12 @@
 import { Readable } from 'node:stream';
-import type { SubmitFailure } from '../../main/engine/submitOutcome.ts';
+import type { SubmitFailure } from '../../main/domain/submitOutcome.ts';
 import type { PollResult, PreparedRequest, ProviderAdapter, ProviderCapabilities, SubmitResult } from '../../main/providers/port.ts';
-import { InvalidInput, SubmitError } from '../../main/providers/port.ts';
-import type { OutputStore, OutputTarget, Receipt, ReceiptLog, ResultRecord, SavedOutput } from '../../main/ports.ts';
+import { SubmitError } from '../../main/providers/port.ts';
+import { InvalidInput } from '../../main/providers/invalidInput.ts';
+import type { OutputStore, OutputTarget, Receipt, ReceiptLog, ResultRecord, SavedOutput } from '../../main/domain/ports.ts';
 import type { SweepPorts } from '../../main/engine/recoverySweep.ts';
 import type { Store } from '../../main/store/port.ts';
-import type { RemoteRef, Task } from '../../main/tasks/model.ts';
+import type { RemoteRef, Task } from '../../main/domain/tasks/model.ts';
 
 /** Wraps an object so every method call is appended to `calls` by name, then passed through. */
 export function recording<T extends object>(target: T, calls: string[], names?: readonly string[]): T {

@@ -4,7 +4,7 @@ import { openProviders } from '../../providers/registry.ts';
 import { cancelAsked, openStudio, recordJournaledRequests } from '../../studio.ts';
 import { parse, taskId } from '../args.ts';
 import { UsageError } from '../errors.ts';
-import type { CliContext } from '../main.ts';
+import type { CliContext } from '../context.ts';
 import { iso, table } from '../output.ts';
 
 export async function resolve(argv: string[], ctx: CliContext) {

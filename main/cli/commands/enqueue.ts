@@ -1,11 +1,11 @@
-import { InvalidInput } from '../../providers/port.ts';
+import { InvalidInput } from '../../providers/invalidInput.ts';
 import { checkModel, isProviderId, PROVIDER_IDS, validateInput } from '../../providers/registry.ts';
-import { isKind, KINDS } from '../../tasks/model.ts';
+import { isKind, KINDS } from '../../domain/tasks/model.ts';
 import { openStudio } from '../../studio.ts';
 import { parseJsonInput } from '../../input/json.ts';
 import { parse, required, wholeNumber } from '../args.ts';
 import { UsageError } from '../errors.ts';
-import type { CliContext } from '../main.ts';
+import type { CliContext } from '../context.ts';
 
 /** Validates everything before writing anything: a refused enqueue leaves the database as it was. */
 export async function enqueue(argv: string[], ctx: CliContext) {

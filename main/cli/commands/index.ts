@@ -1,4 +1,4 @@
-import type { CliContext } from '../main.ts';
+import type { Command } from '../context.ts';
 import { cancel, reconcileCommand, resolve } from './decide.ts';
 import { enqueue } from './enqueue.ts';
 import { events, spend, tasks, unknown } from './inspect.ts';
@@ -8,8 +8,6 @@ import { simulator } from './simulator.ts';
 import { pick, takes } from './takes.ts';
 import { team } from './team.ts';
 import { worker } from './worker.ts';
-
-export type Command = (args: string[], ctx: CliContext) => Promise<number | void>;
 
 export const COMMANDS: Record<string, Command> = {
   enqueue,

@@ -1,8 +1,8 @@
-import { fromMicros, STATUSES, type Status, type Task } from '../../tasks/model.ts';
+import { fromMicros, STATUSES, type Status, type Task } from '../../domain/tasks/model.ts';
 import { openStudio, type Studio } from '../../studio.ts';
 import { parse, taskId } from '../args.ts';
 import { UsageError } from '../errors.ts';
-import type { CliContext } from '../main.ts';
+import type { CliContext } from '../context.ts';
 import { costBasis, iso, money, table, taskJson } from '../output.ts';
 
 async function withStudio<T>(ctx: CliContext, fn: (studio: Studio) => Promise<T>): Promise<T> {

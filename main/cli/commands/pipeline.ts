@@ -1,14 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { lookedFor } from '../../media/outputWords.ts';
 import { describeLost, GenerateRefused, LostResultsRefused, Pipeline, UnpricedRefused, type GenerateEstimate, type StepEstimate } from '../../pipeline/generate.ts';
-import { parseStoryboard, StoryboardError } from '../../pipeline/storyboard.ts';
+import { StoryboardError } from '../../domain/storyboard.ts';
+import { parseStoryboard } from '../../providers/storyboards.ts';
 import { openProviders } from '../../providers/registry.ts';
 import { openStudio, type Studio } from '../../studio.ts';
-import { toMicros } from '../../tasks/model.ts';
+import { toMicros } from '../../domain/tasks/model.ts';
 import { parseJsonInput } from '../../input/json.ts';
 import { amount, parse } from '../args.ts';
 import { UsageError } from '../errors.ts';
-import type { CliContext } from '../main.ts';
+import type { CliContext } from '../context.ts';
 import { money, table } from '../output.ts';
 
 function projectArg(positionals: string[], usage: string): string {

@@ -2,7 +2,7 @@ import { launchHost, PortInUse } from '../../host/launch.ts';
 import { openBrowser, shouldOpenBrowser } from '../../host/openBrowser.ts';
 import { parse } from '../args.ts';
 import { UsageError } from '../errors.ts';
-import type { CliContext } from '../main.ts';
+import type { CliContext } from '../context.ts';
 
 /** The studio in a browser: the engine and the loopback host, until SIGINT or SIGTERM. */
 export async function serve(argv: string[], ctx: CliContext) {

@@ -1,7 +1,7 @@
 import { startSimulator } from '../../simulator/server.ts';
 import { parse } from '../args.ts';
 import { UsageError } from '../errors.ts';
-import type { CliContext } from '../main.ts';
+import type { CliContext } from '../context.ts';
 
 export async function simulator(argv: string[], ctx: CliContext) {
   const { values } = parse(argv, { port: { type: 'string' }, 'job-ms': { type: 'string' } });

@@ -2,7 +2,7 @@ import { describeTakes, pickTake, takeAsJson, TakeRefused, type TakeSummary } fr
 import { openStudio } from '../../studio.ts';
 import { parse, wholeNumber } from '../args.ts';
 import { UsageError } from '../errors.ts';
-import type { CliContext } from '../main.ts';
+import type { CliContext } from '../context.ts';
 import { iso, money, table } from '../output.ts';
 
 /** "simulator: sim-image-1, sim-clip-1", or each step's provider where they differ. */

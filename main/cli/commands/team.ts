@@ -5,9 +5,8 @@ import { clockWarning, comparedWith, describeOffset } from '../../engine/clockOf
 import { teamStatus } from '../../store/postgres/teamStatus.ts';
 import { parse } from '../args.ts';
 import { UsageError } from '../errors.ts';
-import type { CliContext } from '../main.ts';
+import type { CliContext, Command } from '../context.ts';
 import { iso, table } from '../output.ts';
-import type { Command } from './index.ts';
 import { teamPush } from './teamPush.ts';
 
 /** The team database named by --db, else STUDIO_DATABASE_URL, else this data folder's settings. */

@@ -1,11 +1,11 @@
 import { chooseMachineName, chooseDatabase } from '../../config/team.ts';
 import { chooseMediaDir } from '../../config/media.ts';
 import { loadSettings } from '../../config/settings.ts';
-import { when } from '../../projects/moved.ts';
+import { when } from '../../domain/projectMoved.ts';
 import { pushProject, PushInterrupted, PushRefused, type PushReport } from '../../team/push.ts';
 import { parse } from '../args.ts';
 import { UsageError } from '../errors.ts';
-import type { CliContext } from '../main.ts';
+import type { CliContext } from '../context.ts';
 
 function filesLine(r: PushReport): string {
   const f = r.files;

@@ -1,7 +1,7 @@
 import { openProviders } from '../../providers/registry.ts';
 import { createSupervisor, openStudio } from '../../studio.ts';
 import { parse } from '../args.ts';
-import type { CliContext } from '../main.ts';
+import type { CliContext } from '../context.ts';
 
 /** Runs the engine in this process; SIGINT/SIGTERM stop it cleanly, SIGKILL is what recovery is for. */
 export async function worker(argv: string[], ctx: CliContext) {

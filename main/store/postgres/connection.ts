@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { checkTeamUrl, redactUrl, type TeamAddress } from './address.ts';
-import { explainConnectionError, lostConnection, TeamDatabaseUnreachable } from './errors.ts';
+import { TeamDatabaseUnreachable } from './errors.ts';
+import { explainConnectionError, lostConnection } from './connectionErrors.ts';
 import { PreparedStatements, stalePlan, TablesChanged } from './prepared.ts';
 import type { Sql } from './sql.ts';
 

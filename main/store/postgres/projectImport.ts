@@ -1,4 +1,4 @@
-import type { Row, TeamRows } from '../../team/projectRows.ts';
+import type { Row, TeamRows } from '../../domain/projectRows.ts';
 import type { Sql } from './sql.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { checkProjectName, projectFromRow, type Project, type ProjectRow } from '../../projects/project.ts';
+import { checkProjectName, projectFromRow, type Project, type ProjectRow } from '../../domain/project.ts';
 import type { ProjectStore } from '../port.ts';
 import type { Sql } from './sql.ts';
 

@@ -1,14 +1,14 @@
-import { parseStoryboard, type Storyboard } from '../../pipeline/storyboard.ts';
+import { readStoryboard, type Storyboard } from '../../domain/storyboard.ts';
 import type { StoryboardStore } from '../port.ts';
 import type { Sql } from './sql.ts';
 
 export class PostgresStoryboardStore implements StoryboardStore {
   constructor(private readonly sql: Sql) {}
 
-  /** The storyboard, checked as it is read: a StoryboardError names what no longer passes. */
+  /** The storyboard, checked as it is read (its models by the studio, see checkedStoryboards): a StoryboardError names what no longer passes. */
   async get(projectId: number): Promise<Storyboard | undefined> {
     const raw = await this.raw(projectId);
-    return raw === undefined ? undefined : parseStoryboard(raw);
+    return raw === undefined ? undefined : readStoryboard(raw);
   }
 
   /** The stored JSON as it is, even when it no longer passes the checks, so it can always be shown and replaced. */

@@ -1,4 +1,4 @@
-import { takeFromRow, type TakeRecord, type TakeRow } from '../../pipeline/takeRecord.ts';
+import { takeFromRow, type TakeRecord, type TakeRow } from '../../domain/takeRecord.ts';
 import type { TakeStore } from '../port.ts';
 import type { Sql } from './sql.ts';
 

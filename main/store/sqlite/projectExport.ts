@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.ts';
-import type { ProjectRows } from '../../team/projectRows.ts';
+import type { ProjectRows } from '../../domain/projectRows.ts';
 
 /** A project as it is here, every row of it, read in one transaction so the rows agree with each other. */
 export function projectRows(db: Db, projectId: number): ProjectRows {

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/database.ts';
-import { movedWords, ProjectMoved, type ProjectMove } from '../../projects/moved.ts';
+import type { ProjectMove } from '../../domain/project.ts';
+import { movedWords, ProjectMoved } from '../../domain/projectMoved.ts';
 
 interface MoveRow {
   project_id: number;

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.ts';
-import { checkProjectName, projectFromRow, type Project, type ProjectRow } from '../../projects/project.ts';
+import { checkProjectName, projectFromRow, type Project, type ProjectRow } from '../../domain/project.ts';
 import type { ProjectStore } from '../port.ts';
 import { moveOf, refuseIfMoved } from './projectMoves.ts';
 

@@ -5,7 +5,7 @@ import { BUSY_TIMEOUT_MS, openDatabase, type Db } from '../../db/database.ts';
 import { connectionOptions } from '../../db/nativeBinding.ts';
 import type { ChangeProbe, Store, Stores } from '../port.ts';
 import { TransactionGate } from './gate.ts';
-import { movedRelative } from '../../media/storedPaths.ts';
+import { movedRelative } from '../../domain/storedPaths.ts';
 import { databaseIdOf } from './databaseId.ts';
 import { earlierOf, settleHome } from './databaseHome.ts';
 import { mediaSpaceOf } from './mediaSpace.ts';

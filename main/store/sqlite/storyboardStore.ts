@@ -1,15 +1,15 @@
 import type { Db } from '../../db/database.ts';
-import { parseStoryboard, type Storyboard } from '../../pipeline/storyboard.ts';
+import { readStoryboard, type Storyboard } from '../../domain/storyboard.ts';
 import type { StoryboardStore } from '../port.ts';
 import { refuseIfMoved } from './projectMoves.ts';
 
 export class SqliteStoryboardStore implements StoryboardStore {
   constructor(private readonly db: Db) {}
 
-  /** The storyboard, checked as it is read: a StoryboardError names what no longer passes. */
+  /** The storyboard, checked as it is read (its models by the studio, see checkedStoryboards): a StoryboardError names what no longer passes. */
   async get(projectId: number): Promise<Storyboard | undefined> {
     const raw = this.read(projectId);
-    return raw === undefined ? undefined : parseStoryboard(raw);
+    return raw === undefined ? undefined : readStoryboard(raw);
   }
 
   /** The stored JSON as it is, even when it no longer passes the checks, so it can always be shown and replaced. */

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.ts';
-import { takeFromRow, type TakeRecord, type TakeRow } from '../../pipeline/takeRecord.ts';
+import { takeFromRow, type TakeRecord, type TakeRow } from '../../domain/takeRecord.ts';
 import type { TakeStore } from '../port.ts';
 import { refuseIfMoved } from './projectMoves.ts';
 

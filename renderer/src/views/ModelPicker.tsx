@@ -3,7 +3,7 @@ import type { FieldShape, ModelCatalogueView, ModelView, OptionView, ProviderVie
 import { studio } from '../api.ts';
 import { useLoad } from '../useLoad.ts';
 
-/** A step's choice as a storyboard stores it (main/pipeline/storyboard.ts StepChoice). */
+/** A step's choice as a storyboard stores it (main/domain/storyboard.ts StepChoice). */
 export interface StepChoiceDraft {
   provider: string;
   model: string;

@@ -1,7 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closest } from '../input/closest.ts';
-import { InvalidInput } from '../providers/port.ts';
-import { checkModel, isProviderId, PROVIDER_IDS } from '../providers/registry.ts';
+import { closest } from './closest.ts';
 
 /** Which provider and model make one kind of step, with any provider-specific input (a voice id, say). */
 export interface StepChoice {
@@ -34,6 +32,17 @@ export interface Storyboard {
 }
 
 export class StoryboardError extends Error {}
+
+/**
+ * The providers and models a step may name. The studio's own (main/providers/storyboards.ts) is built from the
+ * providers' registry, which sits above this layer; without one, a step's provider and model are read as text.
+ */
+export interface StepCatalogue {
+  providers: readonly string[];
+  isProvider(id: string): boolean;
+  /** Why this provider cannot make this kind of step with this model, or null when it can. */
+  modelProblem(provider: string, kind: StepKind, model: string): string | null;
+}
 
 const STEP_KINDS: StepKind[] = ['image', 'clip', 'speech'];
 const SCENE_FIELDS = ['id', 'imagePrompt', 'motionPrompt', 'narration', 'duration', 'seed', 'take', 'steps'];
@@ -74,7 +83,7 @@ function num(v: unknown, where: string, min: number, max: number, fallback: numb
   return v;
 }
 
-function steps(v: unknown, where: string): Partial<Record<StepKind, StepChoice>> {
+function steps(v: unknown, where: string, catalogue: StepCatalogue | undefined): Partial<Record<StepKind, StepChoice>> {
   if (v === undefined) return {};
   if (!v || typeof v !== 'object' || Array.isArray(v)) fail(where, 'must be an object like {"image": {"provider": "simulator", "model": "sim-image-1"}}');
   const out: Partial<Record<StepKind, StepChoice>> = {};
@@ -86,16 +95,13 @@ function steps(v: unknown, where: string): Partial<Record<StepKind, StepChoice>>
     const options = c.options;
     if (options !== undefined && (!options || typeof options !== 'object' || Array.isArray(options))) fail(`${where}.${kind}.options`, 'must be an object');
     const provider = text(c.provider, `${where}.${kind}.provider`, true)!;
-    if (!isProviderId(provider)) {
-      fail(`${where}.${kind}.provider`, `"${provider}" is no provider; did you mean "${closest(provider, PROVIDER_IDS)}"? The providers are ${PROVIDER_IDS.join(', ')}`);
+    if (catalogue && !catalogue.isProvider(provider)) {
+      const ids = catalogue.providers;
+      fail(`${where}.${kind}.provider`, `"${provider}" is no provider; did you mean "${closest(provider, ids)}"? The providers are ${ids.join(', ')}`);
     }
     const model = text(c.model, `${where}.${kind}.model`, true)!;
-    try {
-      checkModel(provider, kind as StepKind, model);
-    } catch (e) {
-      if (e instanceof InvalidInput) fail(`${where}.${kind}.model`, e.message);
-      throw e;
-    }
+    const problem = catalogue?.modelProblem(provider, kind as StepKind, model) ?? null;
+    if (problem !== null) fail(`${where}.${kind}.model`, problem);
     out[kind as StepKind] = {
       provider,
       model,
@@ -110,8 +116,8 @@ function seedOf(id: string): number {
   return createHash('sha256').update(id).digest().readUInt32BE(0) % 1_000_000;
 }
 
-/** Reads a storyboard as a person wrote it, naming the scene and field of anything wrong. */
-export function parseStoryboard(value: unknown): Storyboard {
+/** Reads a storyboard as a person wrote it, naming the scene and field of anything wrong; steps checked against the catalogue. */
+export function readStoryboard(value: unknown, catalogue?: StepCatalogue): Storyboard {
   if (!value || typeof value !== 'object' || Array.isArray(value)) throw new StoryboardError('a storyboard must be a JSON object with "scenes"');
   const v = value as Record<string, unknown>;
   onlyKnown(v, ['width', 'height', 'fps', 'steps', 'scenes'], 'the storyboard');
@@ -134,7 +140,7 @@ export function parseStoryboard(value: unknown): Storyboard {
       duration: num(s.duration, `${where} duration`, 0.5, 60, 3),
       seed: num(s.seed, `${where} seed`, 0, 2_147_483_647, seedOf(id), true),
       take: num(s.take, `${where} take`, 1, 10_000, 1, true),
-      steps: steps(s.steps, `${where} steps`),
+      steps: steps(s.steps, `${where} steps`, catalogue),
     };
   });
   const even = (n: number, where: string) => (n % 2 === 0 ? n : fail(where, 'must be an even number (H.264 needs it)'));
@@ -142,7 +148,7 @@ export function parseStoryboard(value: unknown): Storyboard {
     width: even(num(v.width, 'width', 64, 3840, 1280, true), 'width'),
     height: even(num(v.height, 'height', 64, 2160, 720, true), 'height'),
     fps: num(v.fps, 'fps', 1, 60, 24, true),
-    steps: steps(v.steps, 'steps'),
+    steps: steps(v.steps, 'steps', catalogue),
     scenes,
   };
 }

@@ -1,8 +1,8 @@
 import type { TaskStore } from '../store/port.ts';
-import type { TaskOutput } from '../tasks/model.ts';
-import { FileChecks } from './fileChecks.ts';
-import type { MediaFolder } from './mediaFolder.ts';
-import { notHereWords } from './outputWords.ts';
+import type { TaskOutput } from '../domain/tasks/model.ts';
+import { FileChecks } from '../media/fileChecks.ts';
+import type { MediaFolder } from '../media/mediaFolder.ts';
+import { notHereWords } from '../media/outputWords.ts';
 
 /** A saved file as found on this machine: here, or why not in words for the person. */
 export type Located = { state: 'here'; path: string } | { state: 'missing' | 'changed'; path: string; words: string };

@@ -1,4 +1,15 @@
-import type { ProjectMove } from './moved.ts';
+/** A project's move to a team database, as the database it left keeps it. */
+export interface ProjectMove {
+  projectId: number;
+  /** Names this move in the team database, so a push run again finds what it already copied. */
+  pushId: string;
+  /** The team database's address, without its password. */
+  team: string;
+  startedAt: number;
+  /** When the team database had the project; null while the move is under way or was cut short. */
+  movedAt: number | null;
+  teamProjectId: number | null;
+}
 
 export interface Project {
   id: number;

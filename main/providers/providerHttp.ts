@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
-import type { SubmitFailure } from '../engine/submitOutcome.ts';
-import { PollError, SubmitError, TooLargeAnswer, type ProviderOutput, type SubmitOptions } from '../providers/port.ts';
-import { AnswerTooLarge, classifySubmitStatus, readJson, retryAfterMs, send, TransportError, type HttpResponse, type HttpTimeouts } from './client.ts';
-import { eventData } from './sse.ts';
+import type { SubmitFailure } from '../domain/submitOutcome.ts';
+import { PollError, SubmitError, TooLargeAnswer, type ProviderOutput, type SubmitOptions } from './port.ts';
+import { AnswerTooLarge, classifySubmitStatus, readJson, retryAfterMs, send, TransportError, type HttpResponse, type HttpTimeouts } from '../http/client.ts';
+import { eventData } from '../http/sse.ts';
 
 export interface CallTimeouts {
   submit: HttpTimeouts;

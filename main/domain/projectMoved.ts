@@ -1,17 +1,4 @@
-import { ProjectRefused } from './project.ts';
-
-/** A project's move to a team database, as the database it left keeps it. */
-export interface ProjectMove {
-  projectId: number;
-  /** Names this move in the team database, so a push run again finds what it already copied. */
-  pushId: string;
-  /** The team database's address, without its password. */
-  team: string;
-  startedAt: number;
-  /** When the team database had the project; null while the move is under way or was cut short. */
-  movedAt: number | null;
-  teamProjectId: number | null;
-}
+import { ProjectRefused, type ProjectMove } from './project.ts';
 
 /** A change to a project that moved to a team database (or is moving): made there, never here, so nothing is paid twice. */
 export class ProjectMoved extends ProjectRefused {}

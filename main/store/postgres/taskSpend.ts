@@ -1,0 +1,103 @@
+import type { DaySpend, ModelSpend, SpendRow } from '../port.ts';
+import type { TaskTable } from './taskTable.ts';
+
+// What projects have spent or may have spent: the budget a boundary write checks, and the spend views.
+
+/** What a project has spent or may have spent: billed, else estimated, for accepted and unknown requests. */
+const PROJECT_SPEND = `(SELECT coalesce(sum(CASE WHEN s.charged <> 'no' THEN coalesce(s.cost_actual, s.cost_estimated, 0) ELSE 0 END)
+                                   + sum(s.cost_abandoned), 0)
+                         FROM tasks s WHERE s.project_id = tasks.project_id)`;
+
+/**
+ * This task's estimate still fits in its project's budget (or the project has none). A task of unknown price (the
+ * person confirmed it) is never counted as 0: it goes only while something of the budget is left.
+ */
+export const WITHIN_BUDGET = `(SELECT CASE WHEN p.budget IS NULL THEN true
+                                    WHEN tasks.cost_estimated IS NULL THEN ${PROJECT_SPEND} < p.budget
+                                    ELSE ${PROJECT_SPEND} + tasks.cost_estimated <= p.budget END
+                          FROM projects p WHERE p.id = tasks.project_id)`;
+
+/** One provider's model's spend, per group of tasks (see spendByModel). */
+const MODEL_SPEND = `count(*) AS tasks,
+       coalesce(sum(CASE WHEN charged = 'yes' THEN cost_actual END), 0)::bigint AS billed,
+       coalesce(sum(CASE WHEN charged = 'yes' AND cost_actual IS NOT NULL THEN cost_estimated END), 0)::bigint AS "estimatedForBilled",
+       count(CASE WHEN charged = 'yes' AND cost_actual IS NOT NULL AND cost_estimated IS NULL THEN 1 END) AS "billedUnestimated",
+       coalesce(sum(CASE WHEN charged = 'yes' AND cost_actual IS NULL THEN cost_estimated END), 0)::bigint AS "estimatedOnly",
+       (coalesce(sum(CASE WHEN charged = 'maybe' THEN cost_estimated END), 0) + sum(cost_abandoned))::bigint AS "possiblyCharged"`;
+
+/**
+ * Spend per project: what the provider billed where it said, else the estimate, for accepted work;
+ * requests whose outcome is unknown (and earlier attempts a person resubmitted) as possibly charged.
+ */
+export async function spend(table: TaskTable, projectId: number | null = null): Promise<SpendRow[]> {
+  return table.run<SpendRow>(
+    table.sql,
+    `SELECT p.id AS "projectId", p.name AS project, p.currency AS currency, p.budget AS budget,
+            coalesce(sum(CASE WHEN t.charged = 'yes' THEN t.cost_actual END), 0)::bigint AS actual,
+            coalesce(sum(CASE WHEN t.charged = 'yes' AND t.cost_actual IS NULL THEN t.cost_estimated END), 0)::bigint AS estimated,
+            (coalesce(sum(CASE WHEN t.charged = 'maybe' THEN t.cost_estimated END), 0)
+              + coalesce(sum(t.cost_abandoned), 0))::bigint AS "possiblyCharged",
+            coalesce(sum(CASE WHEN t.charged = 'no' AND t.status IN ('PENDING', 'RUNNING') THEN t.cost_estimated END), 0)::bigint AS queued,
+            count(CASE WHEN t.kind <> 'render' AND t.cost_actual IS NULL AND t.cost_estimated IS NULL
+                        AND (t.charged <> 'no' OR t.status IN ('PENDING', 'RUNNING')) THEN 1 END) AS unpriced
+       FROM projects p LEFT JOIN tasks t ON t.project_id = p.id
+      WHERE @projectId::bigint IS NULL OR p.id = @projectId::bigint
+      GROUP BY p.id ORDER BY p.id`,
+    { projectId },
+  );
+}
+
+/** Spend of one project per day (of the request, in UTC) and provider, for the spend chart and its CSV. */
+export async function spendByDay(table: TaskTable, projectId: number): Promise<DaySpend[]> {
+  return table.run<DaySpend>(
+    table.sql,
+    `SELECT to_char(to_timestamp(coalesce(submitted_at, submit_started_at, created_at) / 1000) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, provider,
+            coalesce(sum(CASE WHEN charged = 'yes' THEN cost_actual END), 0)::bigint AS actual,
+            coalesce(sum(CASE WHEN charged = 'yes' AND cost_actual IS NULL THEN cost_estimated END), 0)::bigint AS estimated,
+            (coalesce(sum(CASE WHEN charged = 'maybe' THEN cost_estimated END), 0) + sum(cost_abandoned))::bigint AS "possiblyCharged"
+       FROM tasks WHERE project_id = @projectId::bigint AND (charged <> 'no' OR cost_abandoned > 0)
+      GROUP BY 1, provider ORDER BY 1, provider`,
+    { projectId },
+  );
+}
+
+/**
+ * Spend of one project per provider and model: what was billed, what those same requests had been estimated
+ * at (so the estimates can be judged), what was charged with no bill, and what was possibly charged.
+ */
+export async function spendByModel(table: TaskTable, projectId: number): Promise<ModelSpend[]> {
+  return table.run<ModelSpend>(
+    table.sql,
+    `SELECT provider, model, ${MODEL_SPEND}
+       FROM tasks WHERE project_id = @projectId::bigint AND kind <> 'render' AND (charged <> 'no' OR cost_abandoned > 0)
+      GROUP BY provider, model ORDER BY provider, model`,
+    { projectId },
+  );
+}
+
+// ---- Spend across projects ---------------------------------------------------------------
+
+/** spendByModel over every project, per currency (projects may keep different ones). */
+export async function spendByModelAll(table: TaskTable): Promise<(ModelSpend & { currency: string })[]> {
+  return table.run<ModelSpend & { currency: string }>(
+    table.sql,
+    `SELECT provider, model, currency, ${MODEL_SPEND}
+       FROM tasks WHERE kind <> 'render' AND (charged <> 'no' OR cost_abandoned > 0)
+      GROUP BY provider, model, currency ORDER BY provider, model, currency`,
+  );
+}
+
+/** spendByDay over every project, with each row's project, for the CSV of all projects. */
+export async function spendByDayAll(table: TaskTable): Promise<(DaySpend & { project: string; currency: string })[]> {
+  return table.run<DaySpend & { project: string; currency: string }>(
+    table.sql,
+    `SELECT p.name AS project, p.currency AS currency,
+            to_char(to_timestamp(coalesce(t.submitted_at, t.submit_started_at, t.created_at) / 1000) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day,
+            t.provider AS provider,
+            coalesce(sum(CASE WHEN t.charged = 'yes' THEN t.cost_actual END), 0)::bigint AS actual,
+            coalesce(sum(CASE WHEN t.charged = 'yes' AND t.cost_actual IS NULL THEN t.cost_estimated END), 0)::bigint AS estimated,
+            (coalesce(sum(CASE WHEN t.charged = 'maybe' THEN t.cost_estimated END), 0) + sum(t.cost_abandoned))::bigint AS "possiblyCharged"
+       FROM tasks t JOIN projects p ON p.id = t.project_id WHERE t.charged <> 'no' OR t.cost_abandoned > 0
+      GROUP BY p.id, 3, t.provider ORDER BY p.name, 3, t.provider`,
+  );
+}

@@ -1,0 +1,81 @@
+import type { DaySpend, ModelSpend, SpendRow } from '../port.ts';
+import { TaskTable } from './taskTable.ts';
+
+/** One provider's model's spend, per group of tasks (see spendByModel). */
+const MODEL_SPEND = `count(*) AS tasks,
+       coalesce(sum(CASE WHEN charged = 'yes' THEN cost_actual END), 0) AS billed,
+       coalesce(sum(CASE WHEN charged = 'yes' AND cost_actual IS NOT NULL THEN cost_estimated END), 0) AS estimatedForBilled,
+       count(CASE WHEN charged = 'yes' AND cost_actual IS NOT NULL AND cost_estimated IS NULL THEN 1 END) AS billedUnestimated,
+       coalesce(sum(CASE WHEN charged = 'yes' AND cost_actual IS NULL THEN cost_estimated END), 0) AS estimatedOnly,
+       coalesce(sum(CASE WHEN charged = 'maybe' THEN cost_estimated END), 0) + sum(cost_abandoned) AS possiblyCharged`;
+
+/** Spend: what each project, day, provider and model was billed, estimated and possibly charged. */
+export class TaskSpend extends TaskTable {
+  /**
+   * Spend per project: what the provider billed where it said, else the estimate, for accepted work;
+   * requests whose outcome is unknown (and earlier attempts a person resubmitted) as possibly charged.
+   */
+  async spend(projectId: number | null = null): Promise<SpendRow[]> {
+    return this.stmt(
+      `SELECT p.id AS projectId, p.name AS project, p.currency AS currency, p.budget AS budget,
+              coalesce(sum(CASE WHEN t.charged = 'yes' THEN t.cost_actual END), 0) AS actual,
+              coalesce(sum(CASE WHEN t.charged = 'yes' AND t.cost_actual IS NULL THEN t.cost_estimated END), 0) AS estimated,
+              coalesce(sum(CASE WHEN t.charged = 'maybe' THEN t.cost_estimated END), 0)
+                + coalesce(sum(t.cost_abandoned), 0) AS possiblyCharged,
+              coalesce(sum(CASE WHEN t.charged = 'no' AND t.status IN ('PENDING', 'RUNNING') THEN t.cost_estimated END), 0) AS queued,
+              count(CASE WHEN t.kind <> 'render' AND t.cost_actual IS NULL AND t.cost_estimated IS NULL
+                          AND (t.charged <> 'no' OR t.status IN ('PENDING', 'RUNNING')) THEN 1 END) AS unpriced
+         FROM projects p LEFT JOIN tasks t ON t.project_id = p.id
+        WHERE @projectId IS NULL OR p.id = @projectId
+        GROUP BY p.id ORDER BY p.id`,
+    ).all({ projectId }) as SpendRow[];
+  }
+
+  /** Spend of one project per day (of the request) and provider, for the spend chart and its CSV. */
+  async spendByDay(projectId: number): Promise<DaySpend[]> {
+    return this.stmt(
+      `SELECT date(coalesce(submitted_at, submit_started_at, created_at) / 1000, 'unixepoch') AS day, provider,
+              coalesce(sum(CASE WHEN charged = 'yes' THEN cost_actual END), 0) AS actual,
+              coalesce(sum(CASE WHEN charged = 'yes' AND cost_actual IS NULL THEN cost_estimated END), 0) AS estimated,
+              coalesce(sum(CASE WHEN charged = 'maybe' THEN cost_estimated END), 0) + sum(cost_abandoned) AS possiblyCharged
+         FROM tasks WHERE project_id = ? AND (charged <> 'no' OR cost_abandoned > 0)
+        GROUP BY day, provider ORDER BY day, provider`,
+    ).all(projectId) as never;
+  }
+
+  /**
+   * Spend of one project per provider and model: what was billed, what those same requests had been estimated
+   * at (so the estimates can be judged), what was charged with no bill, and what was possibly charged.
+   */
+  async spendByModel(projectId: number): Promise<ModelSpend[]> {
+    return this.stmt(
+      `SELECT provider, model, ${MODEL_SPEND}
+         FROM tasks WHERE project_id = ? AND kind <> 'render' AND (charged <> 'no' OR cost_abandoned > 0)
+        GROUP BY provider, model ORDER BY provider, model`,
+    ).all(projectId) as ModelSpend[];
+  }
+
+  // ---- Spend across projects ---------------------------------------------------------------
+
+  /** spendByModel over every project, per currency (projects may keep different ones). */
+  async spendByModelAll(): Promise<(ModelSpend & { currency: string })[]> {
+    return this.stmt(
+      `SELECT provider, model, currency, ${MODEL_SPEND}
+         FROM tasks WHERE kind <> 'render' AND (charged <> 'no' OR cost_abandoned > 0)
+        GROUP BY provider, model, currency ORDER BY provider, model, currency`,
+    ).all() as (ModelSpend & { currency: string })[];
+  }
+
+  /** spendByDay over every project, with each row's project, for the CSV of all projects. */
+  async spendByDayAll(): Promise<(DaySpend & { project: string; currency: string })[]> {
+    return this.stmt(
+      `SELECT p.name AS project, p.currency AS currency,
+              date(coalesce(t.submitted_at, t.submit_started_at, t.created_at) / 1000, 'unixepoch') AS day, t.provider AS provider,
+              coalesce(sum(CASE WHEN t.charged = 'yes' THEN t.cost_actual END), 0) AS actual,
+              coalesce(sum(CASE WHEN t.charged = 'yes' AND t.cost_actual IS NULL THEN t.cost_estimated END), 0) AS estimated,
+              coalesce(sum(CASE WHEN t.charged = 'maybe' THEN t.cost_estimated END), 0) + sum(t.cost_abandoned) AS possiblyCharged
+         FROM tasks t JOIN projects p ON p.id = t.project_id WHERE t.charged <> 'no' OR t.cost_abandoned > 0
+        GROUP BY p.id, day, t.provider ORDER BY p.name, day, t.provider`,
+    ).all() as never;
+  }
+}
