@@ -2,6 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { LocalOutputStore } from './adapters/outputStore.ts';
 import { ReceiptJournal } from './adapters/receiptJournal.ts';
 import { ffmpegPath, ffprobePath } from './media/binaries.ts';
+import { keepInheritedFiles } from './media/inheritedFiles.ts';
 import { DatabaseClock } from './adapters/databaseClock.ts';
 import { systemClock } from './adapters/systemClock.ts';
 import { databasePath } from './config/paths.ts';
@@ -117,6 +118,7 @@ export async function openStudio(
   // A list that cannot be written (a full disk) is said in the log, never a reason not to open.
   if (configured) for (const problem of rememberMediaFolder(dataDir, configured)) process.stderr.write(`studio: ${problem}\n`);
   const media = studioMedia({ dataDir, configured, kind: store.kind, space: store.mediaSpace, earlierSpaces: store.earlier.spaces, machine, earlier: mediaFoldersUsed(dataDir) });
+  for (const problem of await keepInheritedFiles(media, store.earlier.spaces)) process.stderr.write(`studio: ${problem}\n`);
   return {
     dataDir,
     store,

@@ -9,6 +9,7 @@ import { databasePath } from '../main/config/paths.ts';
 import { mediaFolderAt } from '../main/media/mediaFolder.ts';
 import { alternatePath, placeWithoutReplacing } from '../main/media/placement.ts';
 import { homeChange, settleHome } from '../main/store/sqlite/databaseHome.ts';
+import { lineagesIn } from '../main/store/sqlite/lineage.ts';
 import { openSqliteStore } from '../main/store/sqlite/store.ts';
 import { openAiImages, realMedia, type Ledger } from './fakes/providers.ts';
 import { startFake } from './fakes/server.ts';
@@ -112,6 +113,8 @@ describe('where a database file is', () => {
     try {
       expect(settleHome(readOnly, databasePath(b))).toBe('same');
       expect(readOnly.prepare('SELECT name FROM media_space').pluck().get()).toBe(spaceA);
+      // No lineage is left for an id it could not take, for a later opening to take as its own.
+      expect(lineagesIn(b)).toEqual([]);
     } finally {
       readOnly.close();
     }

@@ -60,6 +60,11 @@ export interface Folders {
   home: string;
   /** Media folders this studio saved into before, where files it saved then stay (see mediaFolders.ts). */
   earlier?: readonly string[];
+  /**
+   * The spaces of `root` its database had before it was copied: a file a row names in one of them is read first at
+   * the same place in `base`, where the copy gave it a name of its own (see keepInheritedFiles).
+   */
+  earlierSpaces?: readonly string[];
 }
 
 /**
@@ -69,7 +74,11 @@ export interface Folders {
  * one is where it was saved, else, after its folder moved, at its place in the layout under this machine's folders.
  */
 export function placesOf(stored: string, at: Folders): string[] {
-  if (!isAbsoluteAnywhere(stored)) return [...new Set([at.root, at.home, ...(at.earlier ?? [])].map((folder) => under(folder, stored)))];
+  if (!isAbsoluteAnywhere(stored)) {
+    const [space, ...rest] = stored.split('/');
+    const own = at.earlierSpaces?.includes(space!) && rest.length > 0 ? [under(at.base, rest.join('/'))] : [];
+    return [...new Set([...own, ...[at.root, at.home, ...(at.earlier ?? [])].map((folder) => under(folder, stored))])];
+  }
   const tail = layoutTail(stored);
   return [...new Set(tail === null ? [stored] : [stored, under(at.base, tail), under(at.home, tail)])];
 }

@@ -84,5 +84,5 @@ export function mediaFolderAt(
 ): MediaFolder {
   const absolute = resolve(root);
   const bases = earlierSpaces.map((s) => join(absolute, s));
-  return folderAt({ root: absolute, base: join(absolute, space), home: resolve(home), earlier }, shared, machine, bases);
+  return folderAt({ root: absolute, base: join(absolute, space), home: resolve(home), earlier, earlierSpaces }, shared, machine, bases);
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { realpathSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Db } from '../../db/database.ts';
-import { kinOf, lineagesIn, writeLineage, type Lineage } from './lineage.ts';
+import { dropLineage, kinOf, lineagesIn, writeLineage, type Lineage } from './lineage.ts';
 
 /**
  * Where a database file is: its real path, the device and inode of the file there (as strings: they may pass 2^53), and
@@ -50,14 +50,13 @@ export function homeOf(path: string): Home {
  * A database that cannot be written (a read-only file) is left as it is: it sends and saves nothing. Returns the change.
  */
 export function settleHome(db: Db, path: string): HomeChange {
+  const change = recordHome(db, path);
   try {
-    const change = recordHome(db, path);
     takeKin(db, dirname(path));
-    return change;
   } catch (err) {
-    if (String((err as { code?: unknown }).code).startsWith('SQLITE_READONLY')) return 'same';
-    throw err;
+    if (!NOT_NOW.has(String((err as { code?: unknown }).code))) throw err;
   }
+  return change;
 }
 
 /** This database's id and media space, then those it had before. */
@@ -75,6 +74,7 @@ function recordHome(db: Db, path: string): HomeChange {
     !!recorded && homeChange(recorded, here) === 'same' && recorded.dev === here.dev && recorded.ino === here.ino && recorded.born === here.born;
   // Read first: an opening that changes nothing takes no write lock, so it never waits on another process's writes.
   if (unchanged(read.get() as Home | undefined)) return 'same';
+  let drawn: string | null = null;
   const record = db.transaction((): HomeChange => {
     const recorded = read.get() as Home | undefined;
     const change = homeChange(recorded, here);
@@ -82,6 +82,7 @@ function recordHome(db: Db, path: string): HomeChange {
     if (change === 'copied') {
       const [id, space] = [randomBytes(16).toString('hex'), `local-${randomBytes(6).toString('hex')}`];
       const before = lineageOf(db);
+      drawn = id;
       writeLineage(dirname(path), { ids: [id, ...before.ids], spaces: [space, ...before.spaces] });
       db.prepare(`INSERT OR IGNORE INTO database_earlier (kind, name) SELECT 'id', id FROM database_identity`).run();
       db.prepare(`INSERT OR IGNORE INTO database_earlier (kind, name) SELECT 'space', name FROM media_space`).run();
@@ -97,10 +98,17 @@ function recordHome(db: Db, path: string): HomeChange {
   try {
     return record.immediate();
   } catch (err) {
-    if ((err as { code?: unknown }).code === 'ENOSPC' || (err as { code?: unknown }).code === 'EDQUOT') return 'same';
+    if (drawn !== null) dropLineage(dirname(path), drawn);
+    if (NOT_NOW.has(String((err as { code?: unknown }).code))) return 'same';
     throw err;
   }
 }
+
+/**
+ * What leaves a copy with the id and space it came with until the next opening: the lineage or the database could not
+ * be written (a full disk, a folder or file the person cannot write). Its files are still never put over another's.
+ */
+const NOT_NOW = new Set(['ENOSPC', 'EDQUOT', 'EACCES', 'EPERM', 'EROFS', 'SQLITE_FULL', 'SQLITE_READONLY', 'SQLITE_READONLY_DBMOVED', 'SQLITE_IOERR_WRITE']);
 
 /** Takes as this database's own the ids and spaces of the data folder that share a lineage with it (see lineage.ts). */
 function takeKin(db: Db, dataDir: string): void {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -71,4 +71,16 @@ export function writeLineage(dataDir: string, line: Lineage): void {
     closeSync(fd);
   }
   renameSync(temp, join(dir, 'lineage.json'));
+  // The rename reaches the disk with its folder, before the new id is committed.
+  const folder = openSync(dir, 'r');
+  try {
+    fsyncSync(folder);
+  } finally {
+    closeSync(folder);
+  }
+}
+
+/** Removes the lineage of an id that was never committed (its transaction failed), so no later opening takes it. */
+export function dropLineage(dataDir: string, id: string): void {
+  rmSync(join(dataDir, 'receipts', id), { recursive: true, force: true });
 }

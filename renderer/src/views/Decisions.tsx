@@ -11,7 +11,7 @@ type Pending = { label: string; detail?: ReactNode; yes?: string; act: () => Pro
 function localTime(at: string): string {
   const when = new Date(at);
   const today = when.toDateString() === new Date().toDateString();
-  return today ? when.toLocaleTimeString([], { hour: 'numeric', minute: '2-digit' }) : when.toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' });
+  return today ? when.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : when.toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' });
 }
 
 function Unknown({ task, onDone }: { task: UnknownTask; onDone: () => void }) {
