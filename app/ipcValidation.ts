@@ -25,6 +25,7 @@ const CHECKS: Record<(typeof API_METHODS)[number], Check> = {
   createProject: ([name]) => str(name),
   getStoryboard: ([p]) => str(p),
   saveStoryboard: ([p, board]) => str(p) && obj(board),
+  storyboardRevision: ([p]) => str(p),
   setBudget: ([p, amount]) => str(p) && (amount === null || (typeof amount === 'number' && Number.isFinite(amount) && amount >= 0)),
   estimate: ([p, t]) => str(p) && takes(t),
   generate: ([p, t, o]) =>

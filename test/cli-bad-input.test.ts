@@ -59,6 +59,7 @@ describe('bad arguments', () => {
   const STORYBOARDS: [string, (b: Record<string, any>) => void, RegExp][] = [
     ['a misspelt scene field', (b) => (b.scenes[0].narattion = b.scenes[0].narration), /scene 1 \("dawn"\): has no field "narattion"; did you mean "narration"\?/],
     ['a misspelt top-level field', (b) => (b.scens = []), /the storyboard: has no field "scens"; did you mean "scenes"\?/],
+    ['a scene fit that is neither', (b) => (b.scenes[0].fit = 'stretch'), /scene 1 \("dawn"\) fit: must be "narration" \(the scene lasts as long as its narration\) or "scene"/],
     ['a misspelt provider', (b) => (b.steps = { image: { provider: 'simulater', model: 'sim-image-1' } }), /"simulater" is no provider; did you mean "simulator"\?/],
     ['a misspelt model', (b) => (b.steps.clip.model = 'sim-clip-2'), /steps\.clip\.model: The simulator has no clip model "sim-clip-2"; did you mean "sim-clip-1"\?/],
     ['a model of another kind', (b) => (b.scenes[1].steps = { speech: { provider: 'elevenlabs', model: 'eleven_flash_v2_5' }, image: { provider: 'elevenlabs', model: 'eleven_flash_v2_5' } }), /ElevenLabs makes speech here, not images/],
@@ -137,7 +138,7 @@ describe('a stored storyboard that no longer passes the checks', () => {
       expect(shown.code).toBe(0);
       expect(shown.err).toMatch(/no longer passes the checks .*imagePrompt: is required.*studio storyboard edit Fox --file F/);
       expect(JSON.parse(shown.out).scenes[0].imagePrompt).toBe('   ');
-      expect((await cli(dir, 'storyboard', 'edit', 'Fox', '--file', good)).code).toBe(0);
+      expect((await cli(dir, 'storyboard', 'edit', 'Fox', '--file', good, '--revision', '1')).code).toBe(0);
       expect((await cli(dir, 'storyboard', 'show', 'Fox')).err).toBe('');
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -91,7 +91,7 @@ describe('studio CLI', () => {
     const dir = tempDir();
     await cli(dir, ...ENQUEUE, '--input', '{"prompt":"x"}');
     expect(JSON.parse((await cli(dir, 'spend', '--json')).out)).toEqual([
-      { project: 'Film', currency: 'USD', actual: 0, estimated: 0, possiblyCharged: 0, total: 0, budget: null },
+      { project: 'Film', currency: 'USD', actual: 0, estimated: 0, possiblyCharged: 0, total: 0, budget: null, simulated: { actual: 0, estimated: 0, possiblyCharged: 0 } },
     ]);
   });
 

@@ -58,7 +58,11 @@ describe('from storyboard to finished clip', () => {
     expect(render.status).toBe('SUCCEEDED');
     const file = studio.media.resolve(render.outputPath!);
     const p = await probe(file);
-    expect(Math.abs(p.durationSec! - 4.5)).toBeLessThanOrEqual(1 / 24);
+    // Each narrated scene lasts at least its narration, as measured, and half a second more.
+    const speech = (await studio.tasks.list()).filter((t) => t.kind === 'speech');
+    const spoken = async (text: string) => (await probe(studio.media.resolve(speech.find((t) => (t.input as { text: string }).text === text)!.outputPath!))).durationSec!;
+    const expected = Math.max(2, (await spoken('At dawn, the fox wakes.')) + 0.5) + Math.max(1.5, (await spoken('It listens.')) + 0.5) + 1;
+    expect(Math.abs(p.durationSec! - expected)).toBeLessThanOrEqual(2 / 24);
     expect(p.video).toMatchObject({ codec: 'h264', width: 320, height: 180 });
     expect(p.audio).toMatchObject({ codec: 'aac' });
     // Decoding the whole file with no error is what playable means here.

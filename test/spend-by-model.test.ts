@@ -41,7 +41,7 @@ describe('spend per model', () => {
 
     const shown = await cli(dir, 'spend', '--project', 'Fox');
     expect(shown.out).toMatch(/MODEL\s+TASKS\s+BILLED\s+ESTIMATED FOR THOSE\s+CHARGED, NO BILL\s+POSSIBLY CHARGED/);
-    expect(shown.out).toMatch(/simulator sim-image-1\s+1\s+0\.0\d USD\s+0\.04 USD\s+0\.00 USD\s+0\.00 USD/);
+    expect(shown.out).toMatch(/simulator sim-image-1 \(simulated\)\s+1\s+0\.0\d USD\s+0\.04 USD\s+0\.00 USD\s+0\.00 USD/);
     const tasks = await cli(dir, 'tasks');
     expect(tasks.out).toMatch(/BASIS/);
     expect(tasks.out.match(/\bbilled\b/g)).toHaveLength(4);

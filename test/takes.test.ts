@@ -6,7 +6,7 @@ import { checkCall, IpcRefused } from '../app/ipcValidation.ts';
 import type { TakeView } from '../main/api/contract.ts';
 import type { LaunchedHost } from '../main/host/launch.ts';
 import type { RunningSimulator } from '../main/simulator/server.ts';
-import { cli } from './helpers/cli.ts';
+import { cli, storyboardRevision } from './helpers/cli.ts';
 import { writeSettings } from './helpers/processes.ts';
 import { hostForTest, simulatorForTest } from './helpers/running.ts';
 import { apiCaller } from './helpers/studioApi.ts';
@@ -121,7 +121,7 @@ describe('takes', () => {
 
     // The prompt changes; take 1, picked again, is still what the render uses, as it was made.
     writeFileSync(file, JSON.stringify({ ...BOARD, scenes: [{ ...BOARD.scenes[0]!, imagePrompt: 'a fox asleep in rain' }, BOARD.scenes[1]] }));
-    expect((await cli(dir, 'storyboard', 'edit', 'Fox', '--file', file)).code).toBe(0);
+    expect((await cli(dir, 'storyboard', 'edit', 'Fox', '--file', file, '--revision', await storyboardRevision(dir, 'Fox'))).code).toBe(0);
     expect((await cli(dir, 'pick', 'Fox', 'dawn', '1')).code).toBe(0);
     await made(dir, 'render', 'Fox');
     const again = await lastRender(dir);
@@ -150,7 +150,7 @@ describe('takes', () => {
     await made(dir, 'generate', 'Fox');
     // Take 2 comes from an edited prompt, with the same seed; the storyboard keeps the edit after take 1 is picked.
     writeFileSync(file, JSON.stringify({ ...BOARD, scenes: [{ ...BOARD.scenes[0]!, imagePrompt: 'a fox asleep in rain' }, BOARD.scenes[1]] }));
-    await cli(dir, 'storyboard', 'edit', 'Fox', '--file', file);
+    await cli(dir, 'storyboard', 'edit', 'Fox', '--file', file, '--revision', await storyboardRevision(dir, 'Fox'));
     expect((await made(dir, 'generate', 'Fox')).out).toContain('dawn: take 2, picked for the render');
     expect((await cli(dir, 'pick', 'Fox', 'dawn', '1')).code).toBe(0);
     const bought = sim!.charges.length;

@@ -42,6 +42,8 @@ export interface TaskView {
   costActual: number | null;
   costActualSource: string | null;
   currency: string;
+  /** Its costs are the simulator's made-up money, never charged. */
+  simulated: boolean;
   /** Where the UI can load the result (a studio-media: or /media/ URL), once there is one. */
   outputUrl: string | null;
   error: string | null;
@@ -140,6 +142,17 @@ export interface EstimateStep {
   currency: string;
   source: string;
   lost: LostResultView | null;
+  /** The simulator's made-up price: never charged (also in EstimateView.simulatedTotal). */
+  simulated: boolean;
+  /** Its provider has no key yet: priced all the same; Generate asks for the key first. */
+  keyMissing: MissingKeyView | null;
+}
+
+/** A provider a Generate needs a key for: its name, and the variable the key can be set in besides Settings. */
+export interface MissingKeyView {
+  provider: string;
+  title: string;
+  variable: string;
 }
 
 export interface GenerateOptions {
@@ -155,6 +168,10 @@ export interface EstimateView {
   steps: EstimateStep[];
   /** What the new steps of known price may cost. */
   total: number;
+  /** The part of `total` that is the simulator's made-up money, never charged. */
+  simulatedTotal: number;
+  /** Providers the new steps need with no key yet; Generate refuses, naming them, until they are added. */
+  missingKeys: MissingKeyView[];
   /** How many new steps have no known price, left out of `total`. */
   unpriced: number;
   /** Earlier steps of the project, spent or enqueued, whose price is unknown: not in `spent`. */
@@ -164,11 +181,20 @@ export interface EstimateView {
   spent: number;
   budget: number | null;
   overBy: number;
+  /**
+   * Each narrated scene, predicted from its words before anything is bought: how long the narration should last,
+   * the seconds the scene will fill, what a fit "scene" would cut (0 otherwise), and all of it in one plain line.
+   */
+  narration: { scene: string; predictedSec: number; sceneSec: number; cutSec: number; text: string }[];
+  /** Each model to be used that cannot make the project's exact shape, and the nearest it makes, in one plain line. */
+  shape: string[];
 }
 
 export interface SpendRowView {
   day: string;
   provider: string;
+  /** The simulator's made-up money, never charged. */
+  simulated: boolean;
   actual: number;
   estimated: number;
   possiblyCharged: number;
@@ -177,7 +203,12 @@ export interface SpendRowView {
 export interface SpendReport {
   project: string;
   currency: string;
+  /** Real and simulated money together; `real` and `simulated` give each apart, as a person should read them. */
   totals: SpendTotals;
+  /** Money the providers charge (or may). */
+  real: SpendTotals;
+  /** The simulator's made-up money, never charged. */
+  simulated: SpendTotals;
   rows: SpendRowView[];
   /** Per provider and model: billed against what the same requests had been estimated at. */
   byModel: ModelSpendView[];
@@ -186,6 +217,8 @@ export interface SpendReport {
 export interface ModelSpendView {
   provider: string;
   model: string;
+  /** The simulator's made-up money, never charged. */
+  simulated: boolean;
   tasks: number;
   billed: number;
   estimatedForBilled: number;
@@ -422,11 +455,15 @@ export interface ProjectSpendView {
   budget: number | null;
   /** billed + estimated + possibly charged, over the budget; null without a budget (or with a budget of 0). */
   shareUsed: number | null;
+  /** The part of billed, estimated and possibly charged that is the simulator's made-up money, never charged. */
+  simulated: SpendTotals;
 }
 
 export interface ProviderSpendView {
   provider: string;
   currency: string;
+  /** The simulator's made-up money, never charged. */
+  simulated: boolean;
   billed: number;
   estimated: number;
   possiblyCharged: number;
@@ -469,8 +506,15 @@ export interface TakeView {
 export interface StudioApi {
   listProjects(): Promise<ProjectSummary[]>;
   createProject(name: string): Promise<ProjectSummary>;
+  /** The stored storyboard with its `revision`, which a save of it carries back; null when there is none. */
   getStoryboard(project: string): Promise<unknown | null>;
-  saveStoryboard(project: string, storyboard: unknown): Promise<void>;
+  /**
+   * Saves and returns the new revision. `storyboard.revision` is the revision it was made from (as getStoryboard
+   * gave it; none or 0 for a new storyboard): a save made from an older one than is stored is refused (HTTP 409).
+   */
+  saveStoryboard(project: string, storyboard: unknown): Promise<number>;
+  /** The saved storyboard's revision (0 for none), even when it no longer passes the checks: what its replacement is made from. */
+  storyboardRevision(project: string): Promise<number>;
   setBudget(project: string, amount: number | null): Promise<void>;
   estimate(project: string, newTakes?: string[]): Promise<EstimateView>;
   generate(project: string, newTakes?: string[], options?: GenerateOptions): Promise<EstimateView>;
@@ -516,6 +560,7 @@ export const API_METHODS = [
   'listProjects',
   'createProject',
   'getStoryboard',
+  'storyboardRevision',
   'saveStoryboard',
   'setBudget',
   'estimate',

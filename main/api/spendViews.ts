@@ -1,40 +1,54 @@
 import type { Project } from '../domain/project.ts';
 import type { ModelSpend, TaskStore } from '../store/port.ts';
 import { fromMicros } from '../domain/tasks/model.ts';
+import { isSimulated, splitSimulated, type SpendParts } from '../domain/simulated.ts';
 import type { ModelSpendView, ProviderSpendView, SpendOverview, SpendReport } from './contract.ts';
 
 const money = (micros: number) => fromMicros(micros)!;
 const csvField = (v: string) => (/[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
 
+const partsView = (p: SpendParts) => ({ actual: money(p.actual), estimated: money(p.estimated), possiblyCharged: money(p.possiblyCharged) });
+
 function modelSpendView<T extends ModelSpend>(m: T): T & ModelSpendView {
-  return { ...m, billed: money(m.billed), estimatedForBilled: money(m.estimatedForBilled), estimatedOnly: money(m.estimatedOnly), possiblyCharged: money(m.possiblyCharged) };
+  return { ...m, simulated: isSimulated(m.provider), billed: money(m.billed), estimatedForBilled: money(m.estimatedForBilled), estimatedOnly: money(m.estimatedOnly), possiblyCharged: money(m.possiblyCharged) };
 }
 
-/** One project's spend: totals, per day and provider, per model; in currency units. */
+/** One project's spend: totals (real and simulated apart, and both), per day and provider, per model; in currency units. */
 export async function spendReport(tasks: TaskStore, project: Project): Promise<SpendReport> {
   const total = (await tasks.spend(project.id))[0]!;
+  const days = await tasks.spendByDay(project.id);
+  const { real, simulated } = splitSimulated(days);
   return {
     project: project.name,
     currency: project.currency,
-    totals: { actual: money(total.actual), estimated: money(total.estimated), possiblyCharged: money(total.possiblyCharged) },
-    rows: (await tasks.spendByDay(project.id)).map((r) => ({ ...r, actual: money(r.actual), estimated: money(r.estimated), possiblyCharged: money(r.possiblyCharged) })),
+    totals: partsView(total),
+    real: partsView(real),
+    simulated: partsView(simulated),
+    rows: days.map((r) => ({ ...r, simulated: isSimulated(r.provider), ...partsView(r) })),
     byModel: (await tasks.spendByModel(project.id)).map(modelSpendView),
   };
 }
 
+/** "yes" on a row of the simulator's made-up money, so a sheet summing the column can leave it out. */
+const simulatedField = (provider: string) => (isSimulated(provider) ? 'yes' : 'no');
+
 /** Spend per day and provider as CSV, for one project or (null) all of them. */
 export async function spendCsv(tasks: TaskStore, project: Project | null): Promise<string> {
   if (project === null) {
-    const lines = (await tasks.spendByDayAll()).map((r) => [csvField(r.project), r.day, r.provider, money(r.actual), money(r.estimated), money(r.possiblyCharged), r.currency].join(','));
-    return ['project,day,provider,billed,estimated,possibly_charged,currency', ...lines].join('\n') + '\n';
+    const lines = (await tasks.spendByDayAll()).map((r) =>
+      [csvField(r.project), r.day, r.provider, money(r.actual), money(r.estimated), money(r.possiblyCharged), r.currency, simulatedField(r.provider)].join(','),
+    );
+    return ['project,day,provider,billed,estimated,possibly_charged,currency,simulated', ...lines].join('\n') + '\n';
   }
   const report = await spendReport(tasks, project);
-  const lines = report.rows.map((r) => [r.day, r.provider, r.actual, r.estimated, r.possiblyCharged, report.currency].join(','));
-  return ['day,provider,billed,estimated,possibly_charged,currency', ...lines].join('\n') + '\n';
+  const lines = report.rows.map((r) => [r.day, r.provider, r.actual, r.estimated, r.possiblyCharged, report.currency, simulatedField(r.provider)].join(','));
+  return ['day,provider,billed,estimated,possibly_charged,currency,simulated', ...lines].join('\n') + '\n';
 }
 
 /** Every project against its budget, and spend per provider and per model across them. */
 export async function spendOverview(tasks: TaskStore): Promise<SpendOverview> {
+  const days = await tasks.spendByDayAll();
+  const simulatedOf = (project: string) => splitSimulated(days.filter((d) => d.project === project)).simulated;
   const projects = (await tasks.spend()).map((r) => ({
     name: r.project,
     currency: r.currency,
@@ -43,12 +57,13 @@ export async function spendOverview(tasks: TaskStore): Promise<SpendOverview> {
     possiblyCharged: money(r.possiblyCharged),
     budget: r.budget === null ? null : money(r.budget),
     shareUsed: r.budget === null || r.budget === 0 ? null : (r.actual + r.estimated + r.possiblyCharged) / r.budget,
+    simulated: partsView(simulatedOf(r.project)),
   }));
   const byModel = await tasks.spendByModelAll();
   const providers = new Map<string, ProviderSpendView>();
   for (const m of byModel) {
     const key = `${m.provider} ${m.currency}`;
-    const p = providers.get(key) ?? { provider: m.provider, currency: m.currency, billed: 0, estimated: 0, possiblyCharged: 0 };
+    const p = providers.get(key) ?? { provider: m.provider, currency: m.currency, simulated: isSimulated(m.provider), billed: 0, estimated: 0, possiblyCharged: 0 };
     // Summed in micro-units, converted once, so the figures do not drift.
     p.billed += m.billed;
     p.estimated += m.estimatedOnly;

@@ -3,6 +3,7 @@ import { DecisionRefused, mayStillRunUntil, resolveUnknown } from '../engine/dec
 import { LookupFailed, reconcile } from '../engine/reconciler.ts';
 import { GenerateRefused, Pipeline, type GenerateEstimate } from '../pipeline/generate.ts';
 import { StoryboardError } from '../domain/storyboard.ts';
+import { splitRevision, StaleStoryboard } from '../domain/storyboardRevision.ts';
 import { parseStoryboard } from '../providers/storyboards.ts';
 import { describeTakes, pickTake, takeAsJson, TakeRefused, type TakeSummary } from '../pipeline/takes.ts';
 import { checkProjectName, MAX_BUDGET, ProjectRefused, type Project } from '../domain/project.ts';
@@ -16,7 +17,9 @@ import { learnDurations, type LearnedDurations } from '../engine/durations.ts';
 import { etaWords, stepEta, type StepEta } from '../engine/eta.ts';
 import { cancelAsked, recordJournaledRequests, type Studio } from '../studio.ts';
 import { fromMicros, isKind, toMicros, type Task } from '../domain/tasks/model.ts';
+import { isSimulated } from '../domain/simulated.ts';
 import { RENDER_PROVIDER } from '../pipeline/planner.ts';
+import { narrationWords } from '../pipeline/narrationLengths.ts';
 import { rmSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
 import type {
@@ -63,6 +66,9 @@ interface Durations {
 /** A refusal the person can act on; hosts pass its message to the UI as it is. */
 export class ApiError extends Error {}
 
+/** A save made from a revision older than the stored one (the loopback host answers 409): open it again, or save over it knowingly. */
+export class ApiConflict extends ApiError {}
+
 export interface KeyStore {
   /** Where a provider's key comes from, if it has one; 'unreadable': stored, but it cannot be decrypted here. */
   source(provider: string): KeySource;
@@ -96,6 +102,7 @@ async function refusals<T>(fn: () => Promise<T> | T): Promise<T> {
   try {
     return await fn();
   } catch (err) {
+    if (err instanceof StaleStoryboard) throw new ApiConflict(err.message);
     if (err instanceof GenerateRefused || err instanceof DecisionRefused || err instanceof StoryboardError || err instanceof TakeRefused) throw new ApiError(err.message);
     if (err instanceof SettingsError || err instanceof PatchRefused || err instanceof ProjectRefused) throw new ApiError(err.message);
     throw err;
@@ -182,6 +189,7 @@ export class StudioService implements StudioApi {
       costActual: money(t.costActual),
       costActualSource: t.costActualSource,
       currency: t.currency,
+      simulated: isSimulated(t.provider),
       outputUrl: t.outputPath && t.status === 'SUCCEEDED' ? this.deps.mediaUrl(t.id) : null,
       error: t.error,
       unknownReason: t.unknownReason,
@@ -220,7 +228,10 @@ export class StudioService implements StudioApi {
   async getStoryboard(project: string): Promise<unknown | null> {
     const id = (await this.project(project)).id;
     try {
-      return (await this.studio.storyboards.get(id)) ?? null;
+      // The revision first: read with a newer board, a save made from it is refused, never let through.
+      const revision = await this.studio.storyboards.revision(id);
+      const board = await this.studio.storyboards.get(id);
+      return board ? { ...board, revision } : null;
     } catch (err) {
       // Stored JSON is always JSON (a CHECK on the table); what an older version saved may fail today's checks.
       if (!(err instanceof StoryboardError)) throw err;
@@ -228,8 +239,22 @@ export class StudioService implements StudioApi {
     }
   }
 
-  async saveStoryboard(project: string, storyboard: unknown): Promise<void> {
-    return refusals(async () => this.studio.storyboards.save((await this.project(project)).id, parseStoryboard(storyboard), this.studio.clock.now()));
+  async storyboardRevision(project: string): Promise<number> {
+    return this.studio.storyboards.revision((await this.project(project)).id);
+  }
+
+  async saveStoryboard(project: string, storyboard: unknown): Promise<number> {
+    return refusals(async () => {
+      const id = (await this.project(project)).id;
+      const { from, board } = splitRevision(storyboard);
+      try {
+        return await this.studio.storyboards.save(id, parseStoryboard(board), this.studio.clock.now(), from);
+      } catch (err) {
+        // Said with the project's name, as the person knows it.
+        if (err instanceof StaleStoryboard) throw new StaleStoryboard(project, err.from, err.current);
+        throw err;
+      }
+    });
   }
 
   async setBudget(project: string, amount: number | null): Promise<void> {
@@ -245,12 +270,16 @@ export class StudioService implements StudioApi {
       currency: e.project.currency,
       steps: e.steps.map((s) => ({ ...s, cost: money(s.cost), lost: s.lost && { ...s.lost, cost: money(s.lost.cost)! } })),
       total: money(e.total)!,
+      simulatedTotal: money(e.simulatedTotal)!,
+      missingKeys: e.missingKeys,
       unpriced: e.unpriced.length,
       spentUnpriced: e.spentUnpriced,
       balances: e.balances,
       spent: money(e.spent)!,
       budget: money(e.budget),
       overBy: money(e.overBy)!,
+      narration: e.narration.map((n) => ({ scene: n.scene, predictedSec: n.predictedSec, sceneSec: n.sceneSec, cutSec: n.cutSec, text: narrationWords(n) })),
+      shape: e.shape,
     };
   }
 

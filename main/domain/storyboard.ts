@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import { closest } from './closest.ts';
+import { SCENE_FITS, type SceneFit } from './sceneLength.ts';
+import { readFrameShape, type Fit } from './frameShape.ts';
 
 /** Which provider and model make one kind of step, with any provider-specific input (a voice id, say). */
 export interface StepChoice {
@@ -21,11 +23,15 @@ export interface Scene {
   /** Raised by "new take": a new seed, so nothing is reused. */
   take: number;
   steps: Partial<Record<StepKind, StepChoice>>;
+  /** "narration" (default): the scene lasts as long as its narration and a short tail; "scene": it keeps `duration`. */
+  fit: SceneFit;
 }
 
 export interface Storyboard {
   width: number;
   height: number;
+  /** How a still or clip of another shape fills the frame. */
+  fit: Fit;
   fps: number;
   steps: Partial<Record<StepKind, StepChoice>>;
   scenes: Scene[];
@@ -45,7 +51,7 @@ export interface StepCatalogue {
 }
 
 const STEP_KINDS: StepKind[] = ['image', 'clip', 'speech'];
-const SCENE_FIELDS = ['id', 'imagePrompt', 'motionPrompt', 'narration', 'duration', 'seed', 'take', 'steps'];
+const SCENE_FIELDS = ['id', 'imagePrompt', 'motionPrompt', 'narration', 'duration', 'seed', 'take', 'steps', 'fit'];
 
 function fail(where: string, what: string): never {
   throw new StoryboardError(`${where}: ${what}`);
@@ -111,6 +117,14 @@ function steps(v: unknown, where: string, catalogue: StepCatalogue | undefined):
   return out;
 }
 
+function sceneFit(v: unknown, where: string): SceneFit {
+  if (v === undefined) return 'narration';
+  if (!SCENE_FITS.includes(v as SceneFit)) {
+    fail(where, `must be "narration" (the scene lasts as long as its narration) or "scene" (it keeps its duration and a longer narration is cut)`);
+  }
+  return v as SceneFit;
+}
+
 /** A seed that stays the same for a scene until its id changes. */
 function seedOf(id: string): number {
   return createHash('sha256').update(id).digest().readUInt32BE(0) % 1_000_000;
@@ -120,7 +134,7 @@ function seedOf(id: string): number {
 export function readStoryboard(value: unknown, catalogue?: StepCatalogue): Storyboard {
   if (!value || typeof value !== 'object' || Array.isArray(value)) throw new StoryboardError('a storyboard must be a JSON object with "scenes"');
   const v = value as Record<string, unknown>;
-  onlyKnown(v, ['width', 'height', 'fps', 'steps', 'scenes'], 'the storyboard');
+  onlyKnown(v, ['width', 'height', 'aspect', 'resolution', 'fit', 'fps', 'steps', 'scenes'], 'the storyboard');
   if (!Array.isArray(v.scenes) || v.scenes.length === 0) throw new StoryboardError('"scenes" must be a list with at least one scene');
   if (v.scenes.length > MAX_SCENES) throw new StoryboardError(`a storyboard has at most ${MAX_SCENES} scenes; this one has ${v.scenes.length}`);
   const ids = new Set<string>();
@@ -141,12 +155,11 @@ export function readStoryboard(value: unknown, catalogue?: StepCatalogue): Story
       seed: num(s.seed, `${where} seed`, 0, 2_147_483_647, seedOf(id), true),
       take: num(s.take, `${where} take`, 1, 10_000, 1, true),
       steps: steps(s.steps, `${where} steps`, catalogue),
+      fit: sceneFit(s.fit, `${where} fit`),
     };
   });
-  const even = (n: number, where: string) => (n % 2 === 0 ? n : fail(where, 'must be an even number (H.264 needs it)'));
   return {
-    width: even(num(v.width, 'width', 64, 3840, 1280, true), 'width'),
-    height: even(num(v.height, 'height', 64, 2160, 720, true), 'height'),
+    ...readFrameShape(v, fail),
     fps: num(v.fps, 'fps', 1, 60, 24, true),
     steps: steps(v.steps, 'steps', catalogue),
     scenes,

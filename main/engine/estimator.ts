@@ -10,10 +10,10 @@ export type OwnPrices = Record<string, number>;
 /**
  * The estimate written on the row before the boundary: the provider's quote where it has an endpoint
  * for one, else the catalogue, else the price the person set; null when no price is known. A quote that
- * fails is no reason to stop; the catalogue answers instead.
+ * fails is no reason to stop; the catalogue answers instead. `canQuote` false (no key yet): no quote is asked.
  */
-export async function estimateCost(provider: ProviderAdapter, request: PreparedRequest, own: OwnPrices = {}): Promise<Estimate | null> {
-  if (provider.capabilities.quote === 'endpoint' && provider.quote) {
+export async function estimateCost(provider: ProviderAdapter, request: PreparedRequest, own: OwnPrices = {}, canQuote = true): Promise<Estimate | null> {
+  if (canQuote && provider.capabilities.quote === 'endpoint' && provider.quote) {
     try {
       const quote = await provider.quote(request, AbortSignal.timeout(QUOTE_TIMEOUT_MS));
       if (quote) return { cost: quote.amount, currency: quote.currency, source: `${provider.id} quote at submit time` };

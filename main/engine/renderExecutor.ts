@@ -10,6 +10,8 @@ import { OutputLocator } from './outputLocator.ts';
 import { probe } from '../media/probe.ts';
 import { runRender, type RenderJob } from '../media/renderer.ts';
 import type { Clock } from '../domain/ports.ts';
+import { sceneLength, type SceneFit } from '../domain/sceneLength.ts';
+import type { Fit } from '../domain/frameShape.ts';
 import type { Task } from '../domain/tasks/model.ts';
 import type { TaskStore } from '../store/port.ts';
 
@@ -27,8 +29,11 @@ export interface RenderPorts {
 interface RenderInput {
   width: number;
   height: number;
+  /** Absent from renders planned before projects had a fit, which padded. */
+  fit?: Fit;
   fps: number;
-  scenes: { duration: number; clip: { $output: number }; narration: { $output: number } | null }[];
+  /** `fit` absent on renders planned before scenes had one: fitted to the narration, the default. */
+  scenes: { duration: number; fit?: SceneFit; clip: { $output: number }; narration: { $output: number } | null }[];
 }
 
 /** Progress is written at most this often, and at least once a second while ffmpeg reports. */
@@ -66,6 +71,13 @@ async function clearEarlierAttempt(dir: string, taskId: number): Promise<void> {
   }
 }
 
+/** The real length of a scene's narration, as ffprobe reads the file the provider sent. */
+async function spokenSeconds(path: string, ffprobe: string, index: number): Promise<number> {
+  const seconds = (await probe(path, ffprobe).catch(() => null))?.durationSec;
+  if (!seconds) throw new Error(`scene ${index + 1}'s narration could not be measured (ffprobe read no length from ${path})`);
+  return seconds;
+}
+
 /**
  * The local render: no money is at stake, so a crash simply runs it again. Exactly one runs at a time (the
  * claim's concurrency for renders is 1). The lease is kept by the heartbeat, since ffmpeg has no poll loop;
@@ -85,15 +97,17 @@ export async function runRenderTask(task: Task, ports: RenderPorts, options: { o
     const files = new OutputLocator(repo, media);
     const scenes: RenderJob['scenes'] = [];
     for (const [i, s] of input.scenes.entries()) {
+      const narration = s.narration ? await files.input(s.narration.$output, `scene ${i + 1}'s narration`) : null;
       scenes.push({
-        duration: s.duration,
+        duration: sceneLength(s.duration, narration ? await spokenSeconds(narration, ports.ffprobePath, i) : null, s.fit ?? 'narration'),
         clip: await files.input(s.clip.$output, `scene ${i + 1}'s clip`),
-        narration: s.narration ? await files.input(s.narration.$output, `scene ${i + 1}'s narration`) : null,
+        narration,
       });
     }
     job = {
       width: input.width,
       height: input.height,
+      fit: input.fit ?? 'pad',
       fps: input.fps,
       scenes,
       output: join(dir, `render-${task.id}-${randomBytes(4).toString('hex')}.part.mp4`),

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { API_METHODS, type ChangeEvent, type StudioApi } from '../api/contract.ts';
-import { ApiError } from '../api/studioService.ts';
+import { ApiConflict, ApiError } from '../api/studioService.ts';
 import { MAX_JSON_BYTES, parseJsonInput } from '../input/json.ts';
 import type { Located } from '../engine/outputLocator.ts';
 import type { ChangeProbe } from '../store/port.ts';
@@ -193,6 +193,7 @@ export async function startHost(api: StudioApi, options: HostOptions): Promise<R
         const result = await (api[method] as (...a: unknown[]) => Promise<unknown>)(...args);
         return send(res, 200, { result: result ?? null });
       } catch (err) {
+        if (err instanceof ApiConflict) return send(res, 409, { error: err.message, conflict: true });
         if (err instanceof ApiError) return send(res, 400, { error: err.message });
         options.log?.(`${method}: ${(err as Error).stack}`);
         return send(res, 500, { error: 'the studio hit an internal error; it was logged' });

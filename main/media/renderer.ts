@@ -1,9 +1,14 @@
 import ffmpeg from 'fluent-ffmpeg';
+import type { Fit } from '../domain/frameShape.ts';
 
 export interface RenderScene {
   clip: string;
   narration: string | null;
-  /** Seconds this scene fills in the finished video. */
+  /**
+   * Seconds this scene fills in the finished video (with fit "narration", all of its narration and a tail). A
+   * shorter clip is held on its last frame: a freeze reads as a deliberate hold, where a loop jumps back visibly
+   * and a slowed clip changes the motion the creator chose.
+   */
   duration: number;
 }
 
@@ -11,6 +16,8 @@ export interface RenderJob {
   scenes: RenderScene[];
   width: number;
   height: number;
+  /** How a clip of another shape fills the frame. */
+  fit: Fit;
   fps: number;
   output: string;
 }
@@ -18,8 +25,25 @@ export interface RenderJob {
 const SAMPLE_RATE = 48_000;
 
 /**
- * The one ffmpeg command that assembles a project: every clip brought to one size and frame rate and held
- * or cut to its scene's length, each scene's narration laid under it (silence where there is none, padded
+ * The filters that bring input `from` to exactly w x h, as label [to]: crop fills the frame and cuts what
+ * overflows; pad fits it whole with black bars; blur fits it whole over a blurred, cropped copy of itself.
+ */
+export function fitFilters(from: string, to: string, fit: Fit, w: number, h: number): string[] {
+  const cover = `scale=${w}:${h}:force_original_aspect_ratio=increase,crop=${w}:${h}`;
+  const contain = `scale=${w}:${h}:force_original_aspect_ratio=decrease`;
+  if (fit === 'crop') return [`${from}${cover},setsar=1[${to}]`];
+  if (fit === 'pad') return [`${from}${contain},pad=${w}:${h}:(ow-iw)/2:(oh-ih)/2,setsar=1[${to}]`];
+  return [
+    `${from}split[${to}a][${to}b]`,
+    `[${to}a]${cover},gblur=sigma=${Math.max(4, Math.round(Math.min(w, h) / 25))}[${to}bg]`,
+    `[${to}b]${contain}[${to}fg]`,
+    `[${to}bg][${to}fg]overlay=(W-w)/2:(H-h)/2,setsar=1[${to}]`,
+  ];
+}
+
+/**
+ * The one ffmpeg command that assembles a project: every clip brought to one size (by the project's fit) and
+ * frame rate and held or cut to its scene's length, each scene's narration laid under it (silence where there is none, padded
  * or cut to the scene), the scenes concatenated, H.264/AAC MP4 out.
  */
 export function renderCommand(job: RenderJob, ffmpegPath: string): ffmpeg.FfmpegCommand {
@@ -31,8 +55,8 @@ export function renderCommand(job: RenderJob, ffmpegPath: string): ffmpeg.Ffmpeg
     const d = scene.duration.toFixed(3);
     cmd.input(scene.clip);
     filters.push(
-      `[${input++}:v]scale=${w}:${h}:force_original_aspect_ratio=decrease,pad=${w}:${h}:(ow-iw)/2:(oh-ih)/2,setsar=1,` +
-        `fps=${fps},tpad=stop_mode=clone:stop_duration=${d},trim=duration=${d},setpts=PTS-STARTPTS[v${i}]`,
+      ...fitFilters(`[${input++}:v]`, `f${i}`, job.fit, w, h),
+      `[f${i}]fps=${fps},tpad=stop_mode=clone:stop_duration=${d},trim=duration=${d},setpts=PTS-STARTPTS[v${i}]`,
     );
     if (scene.narration) {
       cmd.input(scene.narration);

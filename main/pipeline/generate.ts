@@ -3,8 +3,10 @@ import { lookedFor } from '../media/outputWords.ts';
 import { movedWords, ProjectMoved } from '../domain/projectMoved.ts';
 import type { Project } from '../domain/project.ts';
 import { type PreparedRequest } from '../providers/port.ts';
-import { InvalidInput } from '../providers/invalidInput.ts';
-import { titleOf } from '../providers/registry.ts';
+import { InvalidInput, MissingKey } from '../providers/invalidInput.ts';
+import { prepareWithoutKey, titleOf } from '../providers/registry.ts';
+import { isSimulated } from '../domain/simulated.ts';
+import { distinctKeys, missingKeyNote, missingKeysWords, type MissingKeyNote } from './missingKeys.ts';
 import type { Stores } from '../store/port.ts';
 import type { Studio } from '../studio.ts';
 import { inputHash } from '../domain/tasks/inputHash.ts';
@@ -14,6 +16,8 @@ import { decidePlan, judgeStep, type Decided, type Verdict } from './reuse.ts';
 import { sceneById, type StepChoice, type StepKind, type Storyboard } from '../domain/storyboard.ts';
 import type { TakeRecord } from '../domain/takeRecord.ts';
 import { resultPlaces } from './resultPlaces.ts';
+import { narrationNotes, type NarrationNote } from './narrationLengths.ts';
+import { shapeNotes } from './shapeNotes.ts';
 import { keptTakes, pickedTakes, recordTakes, renderSources, TakeRefused } from './takes.ts';
 
 /** An earlier purchase of a step whose result is lost, or kept only by another machine. */
@@ -50,6 +54,10 @@ export interface StepEstimate {
   source: string;
   /** For a rebuy: the purchase whose result was lost. */
   lost: LostResult | null;
+  /** The simulator's made-up price: never charged, and counted in `simulatedTotal` as well as `total`. */
+  simulated: boolean;
+  /** A new step whose provider has no key yet: priced all the same, and Generate asks for the key. */
+  keyMissing: MissingKeyNote | null;
 }
 
 export interface GenerateEstimate {
@@ -57,6 +65,10 @@ export interface GenerateEstimate {
   steps: StepEstimate[];
   /** What the new steps of known price may cost. */
   total: number;
+  /** The part of `total` that is the simulator's made-up money, never charged. */
+  simulatedTotal: number;
+  /** Providers the new steps need with no key yet; Generate is refused until they are added. */
+  missingKeys: MissingKeyNote[];
   /** New steps whose price is unknown, left out of `total`; a budgeted project refuses them unless confirmed. */
   unpriced: StepEstimate[];
   /** What the project has spent, may have spent, or has enqueued and not sent yet. */
@@ -68,6 +80,10 @@ export interface GenerateEstimate {
   overBy: number;
   /** Per provider of the new steps: what its account has left, where it tells an API key, or that it does not. */
   balances: BalanceNote[];
+  /** Each narrated scene's predicted narration length, the scene's length beside it, and what would be cut. */
+  narration: NarrationNote[];
+  /** Each model to be used that cannot make the project's exact shape, and the nearest it makes. */
+  shape: string[];
   /** The takes this Generate added, one per scene it made anew; each is now the one its scene renders. */
   takes: { scene: string; take: number }[];
 }
@@ -82,6 +98,13 @@ export interface BalanceNote {
 const ALLOWANCE_TIMEOUT_MS = 5_000;
 
 export class GenerateRefused extends Error {}
+
+/** A Generate whose new steps need keys that are not set: the price is known, the purchase waits for the keys. */
+export class MissingKeysRefused extends GenerateRefused {
+  constructor(readonly keys: MissingKeyNote[]) {
+    super(`no API key yet for ${missingKeysWords(keys)}; add ${keys.length === 1 ? 'it' : 'them'} and generate again. Nothing was enqueued.`);
+  }
+}
 
 const money = (micros: number, currency: string) => `${(micros / 1e6).toFixed(2)} ${currency}`;
 
@@ -140,12 +163,18 @@ export class UnpricedRefused extends GenerateRefused {
 
 type Price = Pick<StepEstimate, 'cost' | 'currency' | 'source'>;
 
+/** A new step's request as its adapter builds it; `keyMissing` when it was built without the provider's key. */
+interface Checked {
+  request: PreparedRequest | 'local';
+  keyMissing: MissingKeyNote | null;
+}
+
 function lostResult({ lost: task, why, savedOn, looked }: Extract<Verdict, { action: 'rebuy' }>): LostResult {
   const lost: LostResult = { taskId: task.id, paid: task.charged === 'yes' ? 'yes' : 'maybe', cost: task.costActual ?? task.costEstimated ?? 0, currency: task.currency, why };
   return { ...lost, ...(savedOn === undefined ? {} : { savedOn }), ...(looked === undefined ? {} : { looked }) };
 }
 
-function stepEstimate(step: PlannedStep, verdict: Verdict, price: Price): StepEstimate {
+function stepEstimate(step: PlannedStep, verdict: Verdict, price: Price, keyMissing: MissingKeyNote | null = null): StepEstimate {
   return {
     key: step.key,
     scene: step.scene,
@@ -156,6 +185,8 @@ function stepEstimate(step: PlannedStep, verdict: Verdict, price: Price): StepEs
     taskId: verdict.action === 'reuse' ? verdict.task.id : null,
     ...price,
     lost: verdict.action === 'rebuy' ? lostResult(verdict) : null,
+    simulated: isSimulated(step.provider),
+    keyMissing,
   };
 }
 
@@ -219,11 +250,13 @@ export class Pipeline {
   private async summed(project: Project, steps: StepEstimate[], stores: Stores): Promise<GenerateEstimate> {
     const bought = steps.filter((s) => s.action !== 'reuse');
     const total = bought.reduce((sum, s) => sum + (s.cost ?? 0), 0);
+    const simulatedTotal = bought.filter((s) => s.simulated).reduce((sum, s) => sum + (s.cost ?? 0), 0);
     const unpriced = bought.filter((s) => s.cost === null);
     const spend = (await stores.tasks.spend(project.id))[0]!;
     const spent = spend.actual + spend.estimated + spend.possiblyCharged + spend.queued;
     const overBy = project.budget === null ? 0 : Math.max(0, spent + total - project.budget);
-    return { project, steps, total, unpriced, spent, spentUnpriced: spend.unpriced, budget: project.budget, overBy, balances: [], takes: [] };
+    const missingKeys = distinctKeys(bought.map((s) => s.keyMissing));
+    return { project, steps, total, simulatedTotal, missingKeys, unpriced, spent, spentUnpriced: spend.unpriced, budget: project.budget, overBy, balances: [], takes: [], narration: [], shape: [] };
   }
 
   /** Prices every step that is not reused (a network call for some providers). */
@@ -238,11 +271,12 @@ export class Pipeline {
         steps.push(stepEstimate(step, verdict, reusedPrice(verdict.task, verdict.why, project.currency)));
         continue;
       }
-      const request = checked[i]!;
-      steps.push(stepEstimate(step, verdict, await this.price(step, request)));
-      if (request !== 'local') requests.set(step.provider, [...(requests.get(step.provider) ?? []), request]);
+      const { request, keyMissing } = checked[i]!;
+      steps.push(stepEstimate(step, verdict, await this.price(step, request, keyMissing === null), keyMissing));
+      if (request !== 'local' && keyMissing === null) requests.set(step.provider, [...(requests.get(step.provider) ?? []), request]);
     }
-    return { ...(await this.summed(project, steps, this.deps.studio)), balances: await this.balances(requests) };
+    const narration = narrationNotes(board, this.deps.defaults);
+    return { ...(await this.summed(project, steps, this.deps.studio)), balances: await this.balances(requests), narration, shape: shapeNotes(steps, board) };
   }
 
   /** Asks each provider of the new steps what its account has left, where it tells an API key. */
@@ -275,13 +309,20 @@ export class Pipeline {
    * refused here, before anything is asked of the provider or saved, naming the field, its limit and where in
    * the storyboard (or settings) it was written. 'local' for a step made on this machine.
    */
-  private check(step: PlannedStep, board: Storyboard): PreparedRequest | 'local' {
-    if (step.provider === RENDER_PROVIDER) return 'local';
+  private check(step: PlannedStep, board: Storyboard): Checked {
+    if (step.provider === RENDER_PROVIDER) return { request: 'local', keyMissing: null };
     const adapter = this.deps.provider(step.provider);
     if (!adapter) throw new GenerateRefused(`step ${step.key}: there is no provider "${step.provider}"`);
+    // The step's inputs from other steps do not exist yet; a stand-in lets the rest be checked.
+    const task = { kind: step.kind, model: step.model, input: stepRefsAs(step.input, 'data:image/png;base64,') };
     try {
-      // The step's inputs from other steps do not exist yet; a stand-in lets the rest be checked.
-      return adapter.prepare({ kind: step.kind, model: step.model, input: stepRefsAs(step.input, 'data:image/png;base64,') });
+      try {
+        return { request: adapter.prepare(task), keyMissing: null };
+      } catch (err) {
+        // No key yet is no reason not to price it: the request is built (and its input checked) as it will be sent.
+        if (!(err instanceof MissingKey)) throw err;
+        return { request: prepareWithoutKey(step.provider, task), keyMissing: missingKeyNote(step.provider, err) };
+      }
     } catch (err) {
       if (!(err instanceof InvalidInput)) throw err;
       const origin = err.field === undefined ? null : inputOrigin(board, this.deps.defaults, step, err.field);
@@ -289,10 +330,10 @@ export class Pipeline {
     }
   }
 
-  /** A checked step's price: the provider's quote, else the catalogue. */
-  private async price(step: PlannedStep, request: PreparedRequest | 'local'): Promise<Price> {
+  /** A checked step's price: the provider's quote (only with a key to ask with), else the catalogue. */
+  private async price(step: PlannedStep, request: PreparedRequest | 'local', canQuote: boolean): Promise<Price> {
     if (request === 'local') return { cost: 0, currency: 'USD', source: 'made on this machine: no charge' };
-    const estimate = await estimateCost(this.deps.provider(step.provider)!, request, this.deps.prices?.());
+    const estimate = await estimateCost(this.deps.provider(step.provider)!, request, this.deps.prices?.(), canQuote);
     return estimate ?? { cost: null, currency: 'USD', source: `price unknown: no documented price for ${step.provider} ${step.model}; set one in settings ("prices")` };
   }
 
@@ -359,9 +400,10 @@ export class Pipeline {
         if (before.action === 'reuse') {
           throw new GenerateRefused(`step ${step.key}: task ${before.taskId} changed while this Generate was being priced; nothing was enqueued, try again`);
         }
-        return stepEstimate(step, verdict, { cost: before.cost, currency: before.currency, source: before.source });
+        return stepEstimate(step, verdict, { cost: before.cost, currency: before.currency, source: before.source }, before.keyMissing);
       });
-      const estimate = { ...(await this.summed(project, steps, tx)), balances: priced.balances };
+      const estimate = { ...(await this.summed(project, steps, tx)), balances: priced.balances, narration: priced.narration, shape: priced.shape };
+      if (estimate.missingKeys.length > 0) throw new MissingKeysRefused(estimate.missingKeys);
       const lost = steps.filter((s) => s.action === 'rebuy');
       if (lost.length > 0 && !options.rebuyLost) throw new LostResultsRefused(lost);
       if (project.budget !== null && estimate.unpriced.length > 0 && !options.confirmUnpriced) throw new UnpricedRefused(estimate.unpriced);

@@ -1,5 +1,7 @@
 import type { Kind } from '../domain/tasks/model.ts';
 import type { Scene, StepChoice, StepKind, Storyboard } from '../domain/storyboard.ts';
+import { stepChoice } from './stepChoice.ts';
+import { sizeFor } from '../providers/frameSizes.ts';
 
 /** One step of the graph a Generate makes. `{"$step": key}` in its input names another step's output. */
 export interface PlannedStep {
@@ -41,7 +43,7 @@ export function planStoryboard(board: Storyboard, defaults: Record<StepKind, Ste
 /** Each scene's image, its clip from that image, and its narration; scenes in `skip` are left out. */
 export function planScenes(board: Storyboard, defaults: Record<StepKind, StepChoice>, skip: ReadonlySet<string> = new Set()): PlannedStep[] {
   const steps: PlannedStep[] = [];
-  const choose = (kind: StepKind, own: Partial<Record<StepKind, StepChoice>>) => own[kind] ?? board.steps[kind] ?? defaults[kind];
+  const choose = (kind: StepKind, own: Partial<Record<StepKind, StepChoice>>) => stepChoice(board, defaults, { steps: own }, kind);
 
   for (const scene of board.scenes) {
     if (skip.has(scene.id)) continue;
@@ -56,7 +58,8 @@ export function planScenes(board: Storyboard, defaults: Record<StepKind, StepCho
       scene: scene.id,
       provider: image.provider,
       model: image.model,
-      input: { ...image.options, prompt: scene.imagePrompt, seed },
+      // The project's shape first, so a size the storyboard's options name is the one sent.
+      input: { ...sizeFor(image.provider, image.model, 'image', board.width, board.height).input, ...image.options, prompt: scene.imagePrompt, seed },
       dependsOn: [],
     });
     steps.push({
@@ -65,7 +68,12 @@ export function planScenes(board: Storyboard, defaults: Record<StepKind, StepCho
       scene: scene.id,
       provider: clip.provider,
       model: clip.model,
-      input: { ...clip.options, prompt: scene.motionPrompt, image_url: ref(imageKey), duration: scene.duration, seed },
+      input: { ...sizeFor(clip.provider, clip.model, 'clip', board.width, board.height).input, ...clip.options, prompt: scene.motionPrompt, image_url: ref(imageKey),
+        // The scene's written length, not its narration's: a clip already bought stays the same step when a narration
+        // is edited (a step is reused only for the very input it was bought with); the render holds its last frame.
+        duration: scene.duration,
+        seed,
+      },
       dependsOn: [imageKey],
     });
     if (scene.narration) {
@@ -119,11 +127,13 @@ export function planRender(board: Storyboard, made: ReadonlyMap<string, TakeSour
     input: {
       width: board.width,
       height: board.height,
+      fit: board.fit,
       fps: board.fps,
       scenes: board.scenes.map((s) => {
         const take = made.get(s.id);
-        if (take) return { id: s.id, duration: take.duration, clip: output(take.clip), narration: take.narration === null ? null : output(take.narration) };
-        return { id: s.id, duration: s.duration, clip: ref(`${s.id}:clip`), narration: s.narration ? ref(`${s.id}:speech`) : null };
+        // The render measures each narration and, with fit "narration", lengthens the scene to hold all of it.
+        if (take) return { id: s.id, duration: take.duration, fit: s.fit, clip: output(take.clip), narration: take.narration === null ? null : output(take.narration) };
+        return { id: s.id, duration: s.duration, fit: s.fit, clip: ref(`${s.id}:clip`), narration: s.narration ? ref(`${s.id}:speech`) : null };
       }),
     },
     dependsOn: planned.flatMap((s) => [`${s.id}:clip`, ...(s.narration ? [`${s.id}:speech`] : [])]),

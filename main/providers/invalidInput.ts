@@ -7,3 +7,13 @@ export class InvalidInput extends Error {
     super(message);
   }
 }
+
+/** A request that is fine but has no key to be sent with; a Generate asks for the key, an estimate prices it anyway. */
+export class MissingKey extends InvalidInput {
+  constructor(
+    readonly provider: string,
+    readonly variable: string,
+  ) {
+    super(`no API key for ${provider}: add it in Settings or set ${variable}`);
+  }
+}

@@ -6,7 +6,7 @@ import { ElevenLabsAdapter } from './elevenlabs.ts';
 import { FalAdapter } from './fal.ts';
 import { OpenAiAdapter } from './openai.ts';
 import { modelFor, type ModelSpec } from './models.ts';
-import type { ProviderAdapter } from './port.ts';
+import type { PreparedRequest, ProviderAdapter } from './port.ts';
 import { ReplicateAdapter } from './replicate.ts';
 import { SimulatorAdapter } from './simulatorAdapter.ts';
 
@@ -63,6 +63,11 @@ function shapeOf(provider: string): ProviderAdapter | undefined {
 /** Checks a task's model and input as its adapter will before sending, so bad input is refused at enqueue time. */
 export function validateInput(provider: string, task: Pick<Task, 'kind' | 'model' | 'input'>): void {
   shapeOf(provider)!.prepare(task);
+}
+
+/** A request built as its adapter would, for a provider with no key yet: enough to price it, never sent. */
+export function prepareWithoutKey(provider: string, task: Pick<Task, 'kind' | 'model' | 'input'>): PreparedRequest {
+  return shapeOf(provider)!.prepare(task);
 }
 
 /** The models a provider's adapter sends to. */

@@ -9,11 +9,17 @@ import { modelFor, type ModelSpec } from './models.ts';
 import { checkInput, type InputSchema } from './schema.ts';
 import { collectOutputs, obj, requireKey } from './shared.ts';
 import { downloadExpiring } from './expiringFiles.ts';
+import { REPLICATE_FLUX_ASPECTS } from './frameSizes.ts';
 
 export const REPLICATE_URL = 'https://api.replicate.com';
 
 const PROMPT = { type: 'string', required: true, maxLength: 5000, hint: 'what to make, in words' } as const;
-const IMAGE: InputSchema = { prompt: PROMPT, seed: { type: 'integer', min: 0 }, num_outputs: { type: 'integer', min: 1, max: 4 } };
+const IMAGE: InputSchema = {
+  prompt: PROMPT,
+  seed: { type: 'integer', min: 0 },
+  num_outputs: { type: 'integer', min: 1, max: 4 },
+  aspect_ratio: { type: 'string', oneOf: REPLICATE_FLUX_ASPECTS },
+};
 /**
  * black-forest-labs/flux-schnell's input schema as Replicate publishes it (replicate.com/black-forest-labs/flux-schnell/api,
  * version c846a699): num_inference_steps "Min: 1 Max: 4", output_quality "Max: 100".

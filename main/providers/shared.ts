@@ -1,7 +1,7 @@
 import type { AdapterConfig } from './config.ts';
 import type { HttpResponse } from '../http/client.ts';
 import { PollError, SubmitError, type ProviderOutput } from './port.ts';
-import { InvalidInput } from './invalidInput.ts';
+import { MissingKey } from './invalidInput.ts';
 
 /** A JSON object from a provider, or a PollError saying the answer was not one. */
 export function obj(value: unknown): Record<string, any> {
@@ -10,7 +10,7 @@ export function obj(value: unknown): Record<string, any> {
 }
 
 export function requireKey(config: AdapterConfig, provider: string, variable: string): void {
-  if (!config.key) throw new InvalidInput(`no API key for ${provider}: add it in Settings or set ${variable}`);
+  if (!config.key) throw new MissingKey(provider, variable);
 }
 
 const MEDIA_EXTENSIONS: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', webp: 'image/webp', mp4: 'video/mp4', mp3: 'audio/mpeg', wav: 'audio/wav' };

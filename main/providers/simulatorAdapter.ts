@@ -9,10 +9,12 @@ import { checkInput, type InputSchema } from './schema.ts';
 
 const PROMPT = { type: 'string', required: true, maxLength: 2000, hint: 'what to make, in words' } as const;
 const SEED = { type: 'integer', min: 0 } as const;
+/** The simulator makes stills and clips at any even size in its bounds (simulator/media.ts sizeOf). */
+const SIDE = { type: 'integer', min: 16, max: 3840 } as const;
 
 const INPUTS: Record<'image' | 'clip' | 'speech', InputSchema> = {
-  image: { prompt: PROMPT, seed: SEED },
-  clip: { prompt: PROMPT, image_url: { type: 'string' }, duration: { type: 'number', min: 0.5, max: 30 }, seed: SEED },
+  image: { prompt: PROMPT, seed: SEED, width: SIDE, height: SIDE },
+  clip: { prompt: PROMPT, image_url: { type: 'string' }, duration: { type: 'number', min: 0.5, max: 30 }, seed: SEED, width: SIDE, height: SIDE },
   speech: { text: { type: 'string', required: true, maxLength: 5000, hint: 'the words to say' }, voice: { type: 'string' } },
 };
 

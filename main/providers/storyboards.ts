@@ -34,6 +34,7 @@ export function checkedStoryboards(store: StoryboardStore): StoryboardStore {
       return raw === undefined ? undefined : parseStoryboard(raw);
     },
     raw: (projectId) => store.raw(projectId),
-    save: (projectId, board, now) => store.save(projectId, board, now),
+    revision: (projectId) => store.revision(projectId),
+    save: (projectId, board, now, from) => store.save(projectId, board, now, from),
   };
 }

@@ -15,9 +15,25 @@ const require = createRequire(import.meta.url);
 /** A font that ships in an npm package, since a fresh machine may have none for drawtext. */
 export const FONT = join(dirname(require.resolve('dejavu-fonts-ttf/package.json')), 'ttf', 'DejaVuSans.ttf');
 
+/** The size made when the input asks for none, as the simulator always made. */
 const WIDTH = 640;
 const HEIGHT = 360;
 const FPS = 24;
+/** The simulator's own bounds, so a test cannot ask it for a picture that fills the disk. */
+const SIDE_MIN = 16;
+const SIDE_MAX = 3840;
+
+export interface Size {
+  width: number;
+  height: number;
+}
+
+/** The size an input asks for in the simulator's `width` and `height`, even-sided for H.264; its default without them. */
+export function sizeOf(input: Record<string, unknown>): Size {
+  const side = (v: unknown, fallback: number) =>
+    typeof v === 'number' && Number.isFinite(v) ? Math.min(SIDE_MAX, Math.max(SIDE_MIN, Math.round(v / 2) * 2)) : fallback;
+  return { width: side(input.width, WIDTH), height: side(input.height, HEIGHT) };
+}
 
 export interface Media {
   bytes: Buffer;
@@ -45,34 +61,38 @@ async function fetchImage(source: string): Promise<Buffer> {
 const filterPath = (path: string): string => escapeFilterValue(outsideAsar(path));
 
 /** A PNG of the prompt on a colour of its own, made in dir; the font can be given for a test. */
-export async function still(dir: string, prompt: string, font = FONT): Promise<string> {
+export async function still(dir: string, prompt: string, font = FONT, size: Size = { width: WIDTH, height: HEIGHT }): Promise<string> {
   const text = join(dir, 'prompt.txt');
   await writeFile(text, prompt.slice(0, 80));
   const out = join(dir, 'still.png');
   // textfile= rather than text=, so no prompt needs escaping for the filter syntax.
   await ffmpeg([
-    '-f', 'lavfi', '-i', `color=c=0x${colourOf(prompt)}:s=${WIDTH}x${HEIGHT}`,
+    '-f', 'lavfi', '-i', `color=c=0x${colourOf(prompt)}:s=${size.width}x${size.height}`,
     '-frames:v', '1',
-    '-vf', `drawtext=fontfile=${filterPath(font)}:textfile=${filterPath(text)}:expansion=none:fontcolor=white:fontsize=28:x=(w-text_w)/2:y=(h-text_h)/2`,
+    '-vf', `drawtext=fontfile=${filterPath(font)}:textfile=${filterPath(text)}:expansion=none:fontcolor=white:fontsize=${Math.max(12, Math.round(Math.min(size.width, size.height) / 13))}:x=(w-text_w)/2:y=(h-text_h)/2`,
     out,
   ]);
   return out;
 }
 
-/** A clip with a slow push-in, from the source image when one is given, else from a still of the prompt. */
+/**
+ * A clip with a slow push-in at the size asked, from the source image when one is given (scaled to cover that
+ * size, as an image-to-video model keeps the frame it is asked for), else from a still of the prompt.
+ */
 async function clip(dir: string, input: Record<string, unknown>, duration: number): Promise<string> {
+  const { width, height } = sizeOf(input);
   let source: string;
   if (typeof input.image_url === 'string') {
     source = join(dir, 'source');
     await writeFile(source, await fetchImage(input.image_url));
   } else {
-    source = await still(dir, String(input.prompt ?? ''));
+    source = await still(dir, String(input.prompt ?? ''), FONT, { width, height });
   }
   const frames = Math.max(1, Math.round(duration * FPS));
   const out = join(dir, 'clip.mp4');
   await ffmpeg([
     '-loop', '1', '-i', source,
-    '-vf', `scale=${WIDTH * 2}:${HEIGHT * 2},zoompan=z='min(zoom+0.0015,1.3)':d=${frames}:s=${WIDTH}x${HEIGHT}:fps=${FPS}`,
+    '-vf', `scale=${width * 2}:${height * 2}:force_original_aspect_ratio=increase,crop=${width * 2}:${height * 2},zoompan=z='min(zoom+0.0015,1.3)':d=${frames}:s=${width}x${height}:fps=${FPS}`,
     '-frames:v', String(frames), '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', out,
   ]);
   return out;
@@ -98,7 +118,7 @@ export async function makeMedia(kind: Kind, input: Record<string, unknown>): Pro
   if (kind === 'speech') return { bytes: await speech(String(input.text ?? '')), contentType: 'audio/wav' };
   const dir = await mkdtemp(join(tmpdir(), 'studio-sim-'));
   try {
-    if (kind === 'image') return { bytes: await readFile(await still(dir, String(input.prompt ?? ''))), contentType: 'image/png' };
+    if (kind === 'image') return { bytes: await readFile(await still(dir, String(input.prompt ?? ''), FONT, sizeOf(input))), contentType: 'image/png' };
     if (kind === 'clip') {
       const duration = Math.max(0.5, Number(input.duration ?? 2));
       return { bytes: await readFile(await clip(dir, input, duration)), contentType: 'video/mp4' };

@@ -238,7 +238,14 @@ export interface ProjectStore {
 export interface StoryboardStore {
   get(projectId: number): Promise<Storyboard | undefined>;
   raw(projectId: number): Promise<unknown>;
-  save(projectId: number, board: Storyboard, now: number): Promise<void>;
+  /** The revision of the stored storyboard (one more on every save), or 0 when there is none. */
+  revision(projectId: number): Promise<number>;
+  /**
+   * Saves and returns the new revision. With `from` (the revision the board was made from, 0 for none), the save
+   * happens only if the stored revision is still that one, else StaleStoryboard and nothing is written; without it
+   * (a change the studio makes itself inside a transaction that read the board, such as a picked take) it always does.
+   */
+  save(projectId: number, board: Storyboard, now: number, from?: number): Promise<number>;
 }
 
 export interface TakeStore {

@@ -36,7 +36,7 @@ export async function benchRender(rounds = 5) {
     return t.id;
   };
   const scenes = [];
-  const job: RenderJob = { scenes: [], width: 1280, height: 720, fps: 24, output: join(dataDir, 'direct.mp4') };
+  const job: RenderJob = { scenes: [], width: 1280, height: 720, fit: 'pad', fps: 24, output: join(dataDir, 'direct.mp4') };
   for (let i = 0; i < SCENES; i++) {
     const clip = join(dataDir, `clip-${i}.mp4`);
     const speech = join(dataDir, `speech-${i}.wav`);

@@ -162,7 +162,7 @@ describe.skipIf(!hasChromium)('the library, task detail, cancel and spend across
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV of all projects' }).click()]);
     expect(download.suggestedFilename()).toBe('all projects spend.csv');
     const csv = readFileSync((await download.path())!, 'utf8').trim().split('\n');
-    expect(csv[0]).toBe('project,day,provider,billed,estimated,possibly_charged,currency');
+    expect(csv[0]).toBe('project,day,provider,billed,estimated,possibly_charged,currency,simulated');
     expect(csv.slice(1).map((l) => l.split(',')[0])).toEqual(['Fox', 'Heron', 'Owl']);
 
     expect(errors).toEqual([]);

@@ -75,7 +75,8 @@ describe.skipIf(!hasChromium)('the studio in Chromium, through the loopback host
       .toBe(6);
     await shot(page, '4-done');
     await page.click('[data-tab=spend]');
-    await expect.poll(async () => page.getByTestId('spend-totals').textContent()).toMatch(/Billed0\.[1-9]\d USD/);
+    // The simulator's money is made up: shown apart from real money, and marked so.
+    await expect.poll(async () => page.getByTestId('spend-simulated').textContent()).toMatch(/Billed \(simulated\)0\.[1-9]\d USD/);
     await shot(page, '5-spend');
     await page.click('[data-tab=settings]');
     await page.getByText('Keys are stored as plain text').waitFor();

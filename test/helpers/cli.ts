@@ -8,4 +8,9 @@ export async function cli(dataDir: string, ...args: string[]) {
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
+/** The revision of a project's saved storyboard, as `storyboard show --json` prints it: what an edit is made from. */
+export async function storyboardRevision(dataDir: string, project: string): Promise<string> {
+  return String(JSON.parse((await cli(dataDir, 'storyboard', 'show', project, '--json')).out).revision);
+}
+
 export const ENQUEUE = ['enqueue', '--project', 'Film', '--kind', 'image', '--provider', 'simulator', '--model', 'sim-image-1'];

@@ -51,8 +51,9 @@ usage: studio [--data DIR] [--db URL] [--media DIR] <command> [options]
   events ID                 the history of one task
   simulator [--port N]      run the bundled provider simulator on 127.0.0.1
 
-  storyboard create|edit PROJECT --file F, storyboard show PROJECT [--json]
-                            a project's scenes, from a JSON file
+  storyboard create|edit PROJECT --file F [--revision N], storyboard show PROJECT [--json]
+                            a project's scenes, from a JSON file; an edit made from an older
+                            revision than the saved one is refused (exit 2)
   estimate PROJECT [--json] what a Generate would make and cost, step by step
   generate PROJECT [--new-take SCENE] [--rebuy-lost] [--confirm-unpriced]
                             enqueue what the storyboard needs that the project does not have;

@@ -1,4 +1,5 @@
 import { fromMicros, STATUSES, type Status, type Task } from '../../domain/tasks/model.ts';
+import { isSimulated, splitSimulated } from '../../domain/simulated.ts';
 import { openStudio, type Studio } from '../../studio.ts';
 import { parse, taskId } from '../args.ts';
 import { UsageError } from '../errors.ts';
@@ -98,15 +99,18 @@ export async function spend(argv: string[], ctx: CliContext) {
   const { values } = parse(argv, { json: { type: 'boolean' }, project: { type: 'string' } });
   await withStudio(ctx, async (studio) => {
     const only = await projectId(studio, values.project);
-    const rows = await studio.tasks.spend(only ?? null);
+    const days = await studio.tasks.spendByDayAll();
+    // Real money and the simulator's made-up money are shown apart, never summed into one figure.
+    const rows = (await studio.tasks.spend(only ?? null)).map((r) => ({ ...r, ...splitSimulated(days.filter((d) => d.project === r.project)) }));
     const json = rows.map((r) => ({
       project: r.project,
       currency: r.currency,
-      actual: fromMicros(r.actual),
-      estimated: fromMicros(r.estimated),
-      possiblyCharged: fromMicros(r.possiblyCharged),
-      total: fromMicros(r.actual + r.estimated),
+      actual: fromMicros(r.real.actual),
+      estimated: fromMicros(r.real.estimated),
+      possiblyCharged: fromMicros(r.real.possiblyCharged),
+      total: fromMicros(r.real.actual + r.real.estimated),
       budget: fromMicros(r.budget),
+      simulated: { actual: fromMicros(r.simulated.actual), estimated: fromMicros(r.simulated.estimated), possiblyCharged: fromMicros(r.simulated.possiblyCharged) },
     }));
     if (values.json) {
       ctx.out(JSON.stringify(json, null, 2));
@@ -115,15 +119,17 @@ export async function spend(argv: string[], ctx: CliContext) {
     ctx.out(
       table([
         ['PROJECT', 'BILLED', 'ESTIMATED', 'TOTAL', 'POSSIBLY CHARGED'],
-        ...rows.map((r) => [
-          r.project,
-          money(r.actual, r.currency),
-          money(r.estimated, r.currency),
-          money(r.actual + r.estimated, r.currency),
-          money(r.possiblyCharged, r.currency),
+        ...rows.flatMap((r) => [
+          [r.project, money(r.real.actual, r.currency), money(r.real.estimated, r.currency), money(r.real.actual + r.real.estimated, r.currency), money(r.real.possiblyCharged, r.currency)],
+          ...(r.simulated.actual + r.simulated.estimated + r.simulated.possiblyCharged > 0
+            ? [[`${r.project}, simulated`, ...[r.simulated.actual, r.simulated.estimated, r.simulated.actual + r.simulated.estimated, r.simulated.possiblyCharged].map((m) => `${money(m, r.currency)} (simulated)`)]]
+            : []),
         ]),
       ]),
     );
+    if (rows.some((r) => r.simulated.actual + r.simulated.estimated + r.simulated.possiblyCharged > 0)) {
+      ctx.out('Rows marked "simulated" are the simulator\'s made-up prices: never charged, and not in the other rows.');
+    }
     if (only === undefined) return;
     const c = rows[0]!.currency;
     ctx.out('');
@@ -131,7 +137,7 @@ export async function spend(argv: string[], ctx: CliContext) {
       table([
         ['MODEL', 'TASKS', 'BILLED', 'ESTIMATED FOR THOSE', 'CHARGED, NO BILL', 'POSSIBLY CHARGED'],
         ...(await studio.tasks.spendByModel(only)).map((m) => [
-          `${m.provider} ${m.model}`,
+          `${m.provider} ${m.model}${isSimulated(m.provider) ? ' (simulated)' : ''}`,
           String(m.tasks),
           money(m.billed, c),
           `${money(m.estimatedForBilled, c)}${m.billedUnestimated ? ` (${m.billedUnestimated} had no estimate)` : ''}`,

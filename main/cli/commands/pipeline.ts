@@ -1,7 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { lookedFor } from '../../media/outputWords.ts';
+import { missingKeysWords } from '../../pipeline/missingKeys.ts';
+import { narrationWords } from '../../pipeline/narrationLengths.ts';
 import { describeLost, GenerateRefused, LostResultsRefused, Pipeline, UnpricedRefused, type GenerateEstimate, type StepEstimate } from '../../pipeline/generate.ts';
 import { StoryboardError } from '../../domain/storyboard.ts';
+import { splitRevision, StaleStoryboard } from '../../domain/storyboardRevision.ts';
 import { parseStoryboard } from '../../providers/storyboards.ts';
 import { openProviders } from '../../providers/registry.ts';
 import { openStudio, type Studio } from '../../studio.ts';
@@ -33,7 +36,8 @@ function readStoryboard(file: string | undefined) {
     throw new UsageError((err as Error).message);
   }
   try {
-    return parseStoryboard(json);
+    const { from, board } = splitRevision(json);
+    return { from, board: parseStoryboard(board) };
   } catch (err) {
     if (err instanceof StoryboardError) throw new UsageError(`${file}: ${err.message}`);
     throw err;
@@ -56,19 +60,31 @@ async function withPipeline<T>(ctx: CliContext, fn: (pipeline: Pipeline, studio:
 }
 
 /** `lostNote` says what happens to a step whose paid result was lost. */
+/** A step's cost, marked when it is the simulator's made-up money or waits for a key. */
+function costWords(s: StepEstimate): string {
+  const cost = s.cost === null ? 'price unknown' : `${money(s.cost, s.currency)}${s.simulated && s.action !== 'reuse' ? ' (simulated)' : ''}`;
+  return s.keyMissing ? `${cost}, no key yet` : cost;
+}
+
 function printEstimate(ctx: CliContext, e: GenerateEstimate, lostNote: string): void {
   const c = e.project.currency;
   ctx.out(
     table([
       ['STEP', 'DOES', 'PROVIDER', 'MODEL', 'COST', 'WHERE THE FIGURE COMES FROM'],
-      ...e.steps.map((s) => [s.key, s.action === 'reuse' ? `reuse ${s.taskId}` : s.action, s.provider, s.model, s.cost === null ? 'price unknown' : money(s.cost, s.currency), s.source]),
+      ...e.steps.map((s) => [s.key, s.action === 'reuse' ? `reuse ${s.taskId}` : s.action, s.provider, s.model, costWords(s), s.source]),
     ]),
   );
   for (const s of e.steps) if (s.lost) ctx.out(`${s.key}: ${describeLost(s.lost)}; ${lostNote}.`);
   const unknown = e.unpriced.length ? `, plus ${e.unpriced.length} step(s) of unknown price, not counted` : '';
   const earlier = e.spentUnpriced ? ` (and ${e.spentUnpriced} earlier step(s) of unknown price, not in that figure)` : '';
   ctx.out(`\nNew steps: about ${money(e.total, c)}${unknown}. Already spent or possibly charged: ${money(e.spent, c)}${earlier}.`);
+  if (e.simulatedTotal > 0) {
+    ctx.out(`Of the new steps, ${money(e.simulatedTotal, c)} is simulated (the simulator's made-up prices, never charged) and ${money(e.total - e.simulatedTotal, c)} is real money.`);
+  }
+  if (e.missingKeys.length > 0) ctx.out(`Missing keys: ${missingKeysWords(e.missingKeys)}. Generate asks for them before it buys anything.`);
   for (const b of e.balances) ctx.out(`${b.over ? 'Warning: ' : ''}${b.provider}: ${b.text}.`);
+  for (const n of e.narration) ctx.out(`${n.cutSec > 0 ? 'Warning: ' : ''}${narrationWords(n)}.`);
+  for (const s of e.shape) ctx.out(`Shape: ${s}.`);
   if (e.budget !== null) {
     ctx.out(
       e.overBy > 0
@@ -79,16 +95,27 @@ function printEstimate(ctx: CliContext, e: GenerateEstimate, lostNote: string): 
   }
 }
 
-/** `storyboard create|edit PROJECT --file F`, `storyboard show PROJECT [--json]`. */
+function revisionArg(text: string): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n)) throw new UsageError(`--revision is the whole number of the saved storyboard the file was made from (0 for a new one), not "${text}"`);
+  return n;
+}
+
+/**
+ * `storyboard create|edit PROJECT --file F [--revision N]`, `storyboard show PROJECT [--json]`. An edit names the
+ * revision it was made from (the file's "revision", as `show --json` prints it, or --revision); an older one is refused.
+ */
 export async function storyboard(argv: string[], ctx: CliContext) {
   const [action, ...rest] = argv;
-  const { values, positionals } = parse(rest, { file: { type: 'string' }, json: { type: 'boolean' } }, 1);
+  const { values, positionals } = parse(rest, { file: { type: 'string' }, json: { type: 'boolean' }, revision: { type: 'string' } }, 1);
   if (action !== 'create' && action !== 'edit' && action !== 'show') throw new UsageError('use: studio storyboard create|edit PROJECT --file F, or show PROJECT');
   const name = projectArg(positionals, `studio storyboard ${action} PROJECT`);
   const studio = await openStudio(ctx.dataDir, undefined, { existing: action !== 'create', database: ctx.database, media: ctx.media });
   try {
     if (action === 'show') {
       const project = await studio.projects.byName(name);
+      // The revision first: printed beside a newer board, an edit made from it is refused, never let through.
+      const revision = project ? await studio.storyboards.revision(project.id) : 0;
       const raw = project && (await studio.storyboards.raw(project.id));
       if (raw === undefined) throw new UsageError(`project "${name}" has no storyboard`);
       let board;
@@ -98,25 +125,35 @@ export async function storyboard(argv: string[], ctx: CliContext) {
         if (!(err instanceof StoryboardError)) throw err;
         // Shown as stored, so it can be mended and saved again with "edit".
         ctx.err(`studio: this storyboard no longer passes the checks (${err.message}); fix it and save it with "studio storyboard edit ${name} --file F"`);
-        ctx.out(JSON.stringify(raw, null, 2));
+        ctx.out(JSON.stringify({ ...(raw as object), revision }, null, 2));
         return;
       }
       if (values.json) {
-        ctx.out(JSON.stringify(board, null, 2));
+        ctx.out(JSON.stringify({ ...board, revision }, null, 2));
         return;
       }
-      ctx.out(`${name}: ${board.width}x${board.height} at ${board.fps} fps, ${board.scenes.reduce((s, x) => s + x.duration, 0)} s`);
+      ctx.out(`${name}: ${board.width}x${board.height} at ${board.fps} fps, ${board.scenes.reduce((s, x) => s + x.duration, 0)} s, revision ${revision}`);
       ctx.out(table([['SCENE', 'SECONDS', 'TAKE', 'IMAGE', 'NARRATION'], ...board.scenes.map((s) => [s.id, String(s.duration), String(s.take), s.imagePrompt, s.narration ?? ''])]));
       return;
     }
-    const board = readStoryboard(values.file);
+    const { from: inFile, board } = readStoryboard(values.file);
+    // A new storyboard is made from none, whatever the file says (an export of another project's carries its revision).
+    const from = action === 'create' ? 0 : values.revision === undefined ? inFile : revisionArg(values.revision);
     const existing = await studio.projects.byName(name);
     const has = existing && (await studio.storyboards.raw(existing.id)) !== undefined;
     if (action === 'create' && has) throw new UsageError(`project "${name}" already has a storyboard; use "studio storyboard edit"`);
     if (action === 'edit' && !has) throw new UsageError(`project "${name}" has no storyboard yet; use "studio storyboard create"`);
     const now = studio.clock.now();
-    await studio.store.transaction(async (tx) => tx.storyboards.save((await tx.projects.ensure(name, now)).id, board, now));
-    ctx.out(`${name}: storyboard ${action === 'create' ? 'created' : 'saved'} with ${board.scenes.length} scene(s)`);
+    let revision: number;
+    try {
+      revision = await studio.store.transaction(async (tx) => tx.storyboards.save((await tx.projects.ensure(name, now)).id, board, now, from));
+    } catch (err) {
+      if (!(err instanceof StaleStoryboard)) throw err;
+      throw new UsageError(
+        `${new StaleStoryboard(name, err.from, err.current).message}. See it with "studio storyboard show ${name} --json"; to save this file over it anyway, add --revision ${err.current}`,
+      );
+    }
+    ctx.out(action === 'create' ? `${name}: storyboard created with ${board.scenes.length} scene(s)` : `${name}: storyboard saved with ${board.scenes.length} scene(s), revision ${revision}`);
   } finally {
     await studio.close();
   }

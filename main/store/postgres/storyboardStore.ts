@@ -1,4 +1,5 @@
 import { readStoryboard, type Storyboard } from '../../domain/storyboard.ts';
+import { StaleStoryboard } from '../../domain/storyboardRevision.ts';
 import type { StoryboardStore } from '../port.ts';
 import type { Sql } from './sql.ts';
 
@@ -17,12 +18,33 @@ export class PostgresStoryboardStore implements StoryboardStore {
     return row && JSON.parse(row.json);
   }
 
-  /** Saves a storyboard already checked by parseStoryboard, so what is stored always reads back. */
-  async save(projectId: number, board: Storyboard, now: number): Promise<void> {
-    await this.sql.query(
-      `INSERT INTO storyboards (project_id, json, updated_at) VALUES ($1, $2, $3)
-       ON CONFLICT (project_id) DO UPDATE SET json = excluded.json, updated_at = excluded.updated_at`,
-      [projectId, JSON.stringify(board), now],
-    );
+  async revision(projectId: number): Promise<number> {
+    const [row] = await this.sql.query<{ revision: string }>(`SELECT revision FROM storyboards WHERE project_id = $1`, [projectId]);
+    return row ? Number(row.revision) : 0;
+  }
+
+  /** Saves a storyboard already checked by parseStoryboard, so what is stored always reads back; see StoryboardStore.save. */
+  async save(projectId: number, board: Storyboard, now: number, from?: number): Promise<number> {
+    const json = JSON.stringify(board);
+    // One statement each: the row's lock makes a second save made from the same revision find it changed.
+    const [row] =
+      from === undefined
+        ? await this.sql.query<{ revision: string }>(
+            `INSERT INTO storyboards (project_id, json, updated_at) VALUES ($1, $2, $3)
+             ON CONFLICT (project_id) DO UPDATE SET json = excluded.json, updated_at = excluded.updated_at, revision = storyboards.revision + 1
+             RETURNING revision`,
+            [projectId, json, now],
+          )
+        : from === 0
+          ? await this.sql.query<{ revision: string }>(
+              `INSERT INTO storyboards (project_id, json, updated_at) VALUES ($1, $2, $3) ON CONFLICT (project_id) DO NOTHING RETURNING revision`,
+              [projectId, json, now],
+            )
+          : await this.sql.query<{ revision: string }>(
+              `UPDATE storyboards SET json = $1, updated_at = $2, revision = revision + 1 WHERE project_id = $3 AND revision = $4 RETURNING revision`,
+              [json, now, projectId, from],
+            );
+    if (!row) throw new StaleStoryboard(projectId, from!, await this.revision(projectId));
+    return Number(row.revision);
   }
 }

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/database.ts';
 import { readStoryboard, type Storyboard } from '../../domain/storyboard.ts';
+import { StaleStoryboard } from '../../domain/storyboardRevision.ts';
 import type { StoryboardStore } from '../port.ts';
 import { refuseIfMoved } from './projectMoves.ts';
 
@@ -22,14 +23,31 @@ export class SqliteStoryboardStore implements StoryboardStore {
     return row && JSON.parse(row.json);
   }
 
-  /** Saves a storyboard already checked by parseStoryboard, so what is stored always reads back. */
-  async save(projectId: number, board: Storyboard, now: number): Promise<void> {
+  async revision(projectId: number): Promise<number> {
+    const row = this.db.prepare(`SELECT revision FROM storyboards WHERE project_id = ?`).get(projectId) as { revision: number } | undefined;
+    return row?.revision ?? 0;
+  }
+
+  /** Saves a storyboard already checked by parseStoryboard, so what is stored always reads back; see StoryboardStore.save. */
+  async save(projectId: number, board: Storyboard, now: number, from?: number): Promise<number> {
     refuseIfMoved(this.db, projectId);
-    this.db
-      .prepare(
-        `INSERT INTO storyboards (project_id, json, updated_at) VALUES (?, ?, ?)
-         ON CONFLICT (project_id) DO UPDATE SET json = excluded.json, updated_at = excluded.updated_at`,
-      )
-      .run(projectId, JSON.stringify(board), now);
+    const json = JSON.stringify(board);
+    // One statement each, so the check of the revision and the write are one step for every connection.
+    const row =
+      from === undefined
+        ? this.db
+            .prepare(
+              `INSERT INTO storyboards (project_id, json, updated_at) VALUES (?, ?, ?)
+               ON CONFLICT (project_id) DO UPDATE SET json = excluded.json, updated_at = excluded.updated_at, revision = storyboards.revision + 1
+               RETURNING revision`,
+            )
+            .get(projectId, json, now)
+        : from === 0
+          ? this.db.prepare(`INSERT INTO storyboards (project_id, json, updated_at) VALUES (?, ?, ?) ON CONFLICT (project_id) DO NOTHING RETURNING revision`).get(projectId, json, now)
+          : this.db
+              .prepare(`UPDATE storyboards SET json = ?, updated_at = ?, revision = revision + 1 WHERE project_id = ? AND revision = ? RETURNING revision`)
+              .get(json, now, projectId, from);
+    if (!row) throw new StaleStoryboard(projectId, from!, await this.revision(projectId));
+    return (row as { revision: number }).revision;
   }
 }

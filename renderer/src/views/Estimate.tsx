@@ -52,7 +52,11 @@ export function EstimatePanel({ project, version, stale, savedAt }: { project: s
                 <tr key={s.key} className={s.action}>
                   <td>{s.key}</td>
                   <td>{s.action === 'new' ? s.provider : s.action === 'reuse' ? 'reuse' : `buy again (${s.provider})`}</td>
-                  <td className="num">{s.cost === null ? <span className="warning">price unknown</span> : money(s.cost, s.currency)}</td>
+                  <td className="num">
+                    {s.cost === null ? <span className="warning">price unknown</span> : money(s.cost, s.currency)}
+                    {s.simulated && s.action !== 'reuse' && <span className="simulated"> simulated</span>}
+                    {s.keyMissing && <span className="no-key"> no key yet</span>}
+                  </td>
                   <td className="source" title={s.source}>{s.source}</td>
                 </tr>
               ))}
@@ -79,7 +83,19 @@ export function EstimatePanel({ project, version, stale, savedAt }: { project: s
           <p className="total" data-testid="estimate-total">
             New steps: <strong>{money(e.total, e.currency)}</strong>
             {unpriced > 0 && <> plus {unpriced} of unknown price</>}
+            {e.simulatedTotal > 0 && (
+              <span className="simulated" data-testid="estimate-simulated">
+                {' '}
+                ({money(e.total - e.simulatedTotal, e.currency)} real money, {money(e.simulatedTotal, e.currency)} simulated: the simulator's made-up prices, never charged)
+              </span>
+            )}
           </p>
+          {e.missingKeys.length > 0 && (
+            <p className="warning" data-testid="estimate-missing-keys">
+              Missing keys: {e.missingKeys.map((k) => k.title).join(', ')}. These steps are priced from the catalogue; add{' '}
+              {e.missingKeys.length === 1 ? 'the key' : 'the keys'} in Settings (or set {e.missingKeys.map((k) => k.variable).join(', ')}) before you generate.
+            </p>
+          )}
           {needsUnpricedConfirmation && (
             <section className="unpriced" data-testid="estimate-unpriced">
               <p className="warning">
@@ -98,6 +114,17 @@ export function EstimatePanel({ project, version, stale, savedAt }: { project: s
           {e.balances.map((b) => (
             <p key={b.provider} className={b.over ? 'warning' : 'note'} data-testid={`balance-${b.provider}`}>
               {b.provider}: {b.text}
+            </p>
+          ))}
+          {e.shape.map((s) => (
+            <p key={s} className="note" data-testid="shape-note">
+              {s}
+            </p>
+          ))}
+          {e.narration.map((n) => (
+            <p key={n.scene} className={n.cutSec > 0 ? 'warning' : 'note'} data-testid={`narration-${n.scene}`}>
+              {n.cutSec > 0 ? 'Narration cut: ' : 'Narration: '}
+              {n.text}
             </p>
           ))}
           <p>

@@ -3,6 +3,7 @@ import type { EtaView, PlanStepView } from '../../../main/api/contract.ts';
 import { mediaSrc } from '../api.ts';
 import { useAction } from '../useLoad.ts';
 import { StepState } from './ScenePreview.tsx';
+import { useVideoShape } from './videoShape.tsx';
 
 /**
  * The finished video at a size worth watching, with the browser's own controls (play, pause, scrub, volume,
@@ -12,6 +13,7 @@ export function FinalVideo({ project, render, ready = null }: { project: string;
   const video = useRef<HTMLVideoElement>(null);
   const action = useAction();
   const [saved, setSaved] = useState<string | null>(null);
+  const shape = useVideoShape();
   // Until a Generate starts it, there is nothing to show but an empty frame.
   if (!render || render.state === 'not generated') return null;
   const task = render.task;
@@ -22,7 +24,7 @@ export function FinalVideo({ project, render, ready = null }: { project: string;
       <h2>The finished video</h2>
       {url && task ? (
         <>
-          <video ref={video} src={url} controls preload="metadata" aria-label={`the finished video of ${project}`} data-testid="final-player" />
+          <video ref={video} {...shape} src={url} controls preload="metadata" aria-label={`the finished video of ${project}`} data-testid="final-player" />
           <div className="row">
             <button onClick={() => void video.current?.requestFullscreen()}>Full screen</button>
             {desktop ? (

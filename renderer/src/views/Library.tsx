@@ -65,7 +65,8 @@ function Card({ item, onOpen, onDelete }: { item: LibraryItem; onOpen: () => voi
         </div>
         <div className="dim">
           {item.charged === 'no' ? 'no charge' : `${amount(cost, item.currency)} ${costBasis(item)}`}
-          {item.costActual !== null && item.costEstimated !== null && ` (estimated ${amount(item.costEstimated, item.currency)})`} ·{' '}
+          {item.costActual !== null && item.costEstimated !== null && ` (estimated ${amount(item.costEstimated, item.currency)})`}
+          {item.simulated && item.charged !== 'no' && ', simulated'} ·{' '}
           {item.finishedAt && new Date(item.finishedAt).toLocaleString()}
         </div>
         {item.deletedAt && <div className="note">deleted {new Date(item.deletedAt).toLocaleDateString()}; still counted in the spend</div>}

@@ -2,6 +2,7 @@ import type { EtaView, PlanStepView, ScenePlanView } from '../../../main/api/con
 import { mediaSrc, money, studio } from '../api.ts';
 import { useLoad } from '../useLoad.ts';
 import { LookedFor } from './LookedFor.tsx';
+import { ShapedVideo } from './videoShape.tsx';
 
 /** The project's plan per scene, fetched again at every change the engine makes, so previews fill in as work lands. */
 export function useScenePlan(project: string, version: number, saved: unknown) {
@@ -75,7 +76,7 @@ export function ScenePreview({ scene, steps }: { scene: string; steps: PlanStepV
     <div className="scene-preview" role="group" aria-label={`Preview of ${scene}`} data-testid={`preview-${scene}`}>
       <div className="scene-media">
         {url(image) ? <img src={url(image)!} alt={`image of ${scene}`} className="preview-image" /> : <div className="preview-empty">image</div>}
-        {url(clip) ? <video src={url(clip)!} controls preload="metadata" aria-label={`clip of ${scene}`} className="preview-clip" /> : <div className="preview-empty">clip</div>}
+        {url(clip) ? <ShapedVideo src={url(clip)!} label={`clip of ${scene}`} className="preview-clip" /> : <div className="preview-empty">clip</div>}
         {speech && (url(speech) ? <audio src={url(speech)!} controls preload="metadata" aria-label={`narration of ${scene}`} /> : <div className="preview-empty audio">narration</div>)}
       </div>
       <ul className="step-states">

@@ -1,4 +1,4 @@
-import type { ModelSpendView, SpendOverview, SpendRowView } from '../../../main/api/contract.ts';
+import type { ModelSpendView, SpendOverview, SpendRowView, SpendTotals } from '../../../main/api/contract.ts';
 import { money, studio } from '../api.ts';
 import { useAction, useLoad } from '../useLoad.ts';
 
@@ -26,14 +26,16 @@ function ProviderChart({ rows }: { rows: SpendOverview['byProvider'] }) {
   const w = 360;
   const h = 26;
   return (
-    <svg className="chart" width={w + 260} height={rows.length * (h + 8) + 8} role="img" aria-label="Spend per provider over every project">
+    <svg className="chart" width={w + 320} height={rows.length * (h + 8) + 8} role="img" aria-label="Spend per provider over every project">
       {rows.map((r, i) => {
         let x = 0;
         const total = r.billed + r.estimated + r.possiblyCharged;
         return (
           <g key={`${r.provider} ${r.currency}`} transform={`translate(0,${4 + i * (h + 8)})`}>
-            <text x={0} y={h / 2 + 4}>{r.provider}</text>
-            <g transform="translate(90,0)">
+            <text x={0} y={h / 2 + 4} className={r.simulated ? 'simulated' : undefined}>
+              {r.simulated ? `${r.provider} (simulated)` : r.provider}
+            </text>
+            <g transform="translate(150,0)">
               {(['billed', 'estimated', 'possiblyCharged'] as const).map((key) => {
                 const part = (r[key] / max) * w;
                 const at = x;
@@ -71,9 +73,10 @@ function ModelTable({ rows, testId }: { rows: (ModelSpendView & { currency: stri
       </thead>
       <tbody>
         {rows.map((m) => (
-          <tr key={`${m.provider} ${m.model} ${m.currency}`}>
+          <tr key={`${m.provider} ${m.model} ${m.currency}`} className={m.simulated ? 'simulated' : undefined}>
             <td>
               {m.provider} {m.model}
+              {m.simulated && <small> (simulated, never charged)</small>}
             </td>
             <td className="num">{m.tasks}</td>
             <td className="num">{money(m.billed, m.currency)}</td>
@@ -108,6 +111,7 @@ function Overview({ version }: { version: number }) {
                 <th>Billed</th>
                 <th>Estimated (no bill yet)</th>
                 <th>Possibly charged</th>
+                <th>Of which simulated</th>
                 <th>Budget</th>
                 <th>Used</th>
               </tr>
@@ -119,6 +123,7 @@ function Overview({ version }: { version: number }) {
                   <td className="num">{money(p.billed, p.currency)}</td>
                   <td className="num">{money(p.estimated, p.currency)}</td>
                   <td className="num">{money(p.possiblyCharged, p.currency)}</td>
+                  <td className="num simulated">{money(p.simulated.actual + p.simulated.estimated + p.simulated.possiblyCharged, p.currency)}</td>
                   <td className="num">{p.budget === null ? 'none' : money(p.budget, p.currency)}</td>
                   <td className="num">
                     {p.shareUsed === null ? (
@@ -182,11 +187,34 @@ function Chart({ rows, currency }: { rows: SpendRowView[]; currency: string }) {
             })}
             <text x={w / 2} y={y - 4} textAnchor="middle" className="value">{(r.actual + r.estimated + r.possiblyCharged).toFixed(2)}</text>
             <text x={w / 2} y={h + 16} textAnchor="middle">{r.day.slice(5)}</text>
-            <text x={w / 2} y={h + 30} textAnchor="middle" className="provider">{r.provider}</text>
+            <text x={w / 2} y={h + 30} textAnchor="middle" className={r.simulated ? 'provider simulated' : 'provider'}>
+              {r.simulated ? `${r.provider} (sim.)` : r.provider}
+            </text>
           </g>
         );
       })}
     </svg>
+  );
+}
+
+/** Billed, estimated and possibly charged, for real money or (marked) for the simulator's. */
+function Totals({ parts, currency, testId, simulated = false }: { parts: SpendTotals; currency: string; testId: string; simulated?: boolean }) {
+  const mark = simulated ? ' (simulated)' : '';
+  return (
+    <div className={simulated ? 'totals simulated' : 'totals'} data-testid={testId}>
+      <div>
+        <span>Billed{mark}</span>
+        <strong>{money(parts.actual, currency)}</strong>
+      </div>
+      <div>
+        <span>Estimated (no bill yet){mark}</span>
+        <strong>{money(parts.estimated, currency)}</strong>
+      </div>
+      <div>
+        <span>Possibly charged{mark}</span>
+        <strong>{money(parts.possiblyCharged, currency)}</strong>
+      </div>
+    </div>
   );
 }
 
@@ -202,20 +230,14 @@ export function SpendView({ project, version }: { project: string; version: numb
       {report.error && <p className="error">{report.error}</p>}
       {r && (
         <>
-          <div className="totals" data-testid="spend-totals">
-            <div>
-              <span>Billed</span>
-              <strong>{money(r.totals.actual, r.currency)}</strong>
-            </div>
-            <div>
-              <span>Estimated (no bill yet)</span>
-              <strong>{money(r.totals.estimated, r.currency)}</strong>
-            </div>
-            <div>
-              <span>Possibly charged</span>
-              <strong>{money(r.totals.possiblyCharged, r.currency)}</strong>
-            </div>
-          </div>
+          <h3>Real money</h3>
+          <Totals testId="spend-totals" parts={r.real} currency={r.currency} />
+          {r.simulated.actual + r.simulated.estimated + r.simulated.possiblyCharged > 0 && (
+            <>
+              <h3 className="simulated">Simulated: the simulator's made-up prices, never charged and not in the figures above</h3>
+              <Totals testId="spend-simulated" parts={r.simulated} currency={r.currency} simulated />
+            </>
+          )}
           <Chart rows={r.rows} currency={r.currency} />
           <p className="legend">
             <span className="actual">■</span> billed <span className="estimated">■</span> estimated <span className="possiblyCharged">■</span> possibly charged

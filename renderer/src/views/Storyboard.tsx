@@ -1,10 +1,11 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { studio } from '../api.ts';
 import { useAction, useLoad } from '../useLoad.ts';
 import { EstimatePanel } from './Estimate.tsx';
 import { FinalVideo } from './FinalVideo.tsx';
 import { StepChoices, useModels, type StepsDraft } from './ModelPicker.tsx';
 import { ScenePreview, useScenePlan } from './ScenePreview.tsx';
+import { StoryboardConflict, type Conflict } from './StoryboardConflict.tsx';
 import { StoryboardFile, VideoSettings } from './StoryboardFile.tsx';
 import { Takes } from './Takes.tsx';
 
@@ -24,6 +25,8 @@ interface BoardDraft {
   fps: number;
   steps?: StepsDraft;
   scenes: SceneDraft[];
+  /** The saved revision this draft was made from, sent back with its save; none for a new storyboard. */
+  revision?: number;
   [other: string]: unknown;
 }
 
@@ -32,9 +35,23 @@ const blankBoard = (): BoardDraft => ({ width: 1280, height: 720, fps: 24, scene
 
 /** Unsaved edits per project while the window is open: switching views or projects loses nothing typed. */
 const unsaved = new Map<string, BoardDraft>();
+/** The saved storyboard each project's draft started from: the base of a merge with a version saved elsewhere. */
+const loadedFrom = new Map<string, BoardDraft | null>();
 
 export function StoryboardView({ project, version }: { project: string; version: number }) {
-  const saved = useLoad(() => studio.getStoryboard(project) as Promise<BoardDraft | null>, [], project);
+  // Read again on every change, so a save in another tab or on another machine shows here within a second; the
+  // same revision keeps the same object, so nothing that depends on it loads again.
+  const last = useRef<BoardDraft | null | undefined>(undefined);
+  const saved = useLoad(
+    async () => {
+      const board = (await studio.getStoryboard(project)) as BoardDraft | null;
+      if (last.current !== undefined && (last.current?.revision ?? 0) === (board?.revision ?? 0)) return last.current;
+      return (last.current = board);
+    },
+    [version],
+    project,
+  );
+  const [conflict, setConflict] = useState<Conflict<BoardDraft> | null>(null);
   const [draft, setDraft] = useState<BoardDraft | null>(() => unsaved.get(project) ?? null);
   const [dirty, setDirty] = useState(() => unsaved.has(project));
   const save = useAction();
@@ -43,7 +60,9 @@ export function StoryboardView({ project, version }: { project: string; version:
 
   useEffect(() => {
     // Nothing loaded yet (or the load failed): no draft, so nothing can be saved over what is stored.
+    // What was typed and not saved stays as it is; a newer save elsewhere waits for the person's choice at Save.
     if (saved.data === undefined || unsaved.has(project)) return;
+    loadedFrom.set(project, saved.data);
     setDraft(saved.data ?? blankBoard());
     setDirty(!saved.data);
   }, [saved.data]);
@@ -55,6 +74,35 @@ export function StoryboardView({ project, version }: { project: string; version:
     setDraft(next);
     setDirty(true);
   };
+  const send = (sent: BoardDraft) =>
+    save.run(async () => {
+      let revision: number;
+      try {
+        revision = await studio.saveStoryboard(project, { ...sent, scenes: sent.scenes.map((s) => ({ ...s, narration: s.narration || null })) });
+      } catch (e) {
+        // Refused as made from an older revision (409 over loopback, the same words over the desktop bridge):
+        // told by the revision saved now, and both versions are put before the person.
+        const theirs = (await studio.getStoryboard(project).catch(() => null)) as BoardDraft | null;
+        if (!theirs || (theirs.revision ?? 0) === (sent.revision ?? 0)) throw e;
+        setConflict({ mine: unsaved.get(project) ?? sent, theirs, base: loadedFrom.get(project) ?? null });
+        return;
+      }
+      setConflict(null);
+      loadedFrom.set(project, { ...sent, revision });
+      // Anything typed while the save was on its way was not in it: it stays, unsaved, on screen, now made from
+      // the revision just saved.
+      const now = unsaved.get(project) ?? sent;
+      if (now === sent) {
+        unsaved.delete(project);
+        setDirty(false);
+        setDraft({ ...sent, revision });
+      } else {
+        const next = { ...now, revision };
+        unsaved.set(project, next);
+        setDraft(next);
+      }
+      saved.reload();
+    });
   // A failed first load is shown in place of the editor; once there is a draft (loaded, or started anew in
   // place of a storyboard that could not be loaded), only a later reload's failure is worth showing.
   const reloadError = saved.data === undefined ? null : saved.error;
@@ -68,8 +116,16 @@ export function StoryboardView({ project, version }: { project: string; version:
         </p>
         <div className="row">
           <button onClick={saved.reload}>Try again</button>
-          <button onClick={() => edit(() => undefined, blankBoard())}>Start a new storyboard for {project}</button>
+          <button
+            onClick={() =>
+              // Replaces the one that cannot be loaded, knowingly: made from the revision saved now.
+              void save.run(async () => edit(() => undefined, { ...blankBoard(), revision: await studio.storyboardRevision(project) }))
+            }
+          >
+            Start a new storyboard for {project}
+          </button>
         </div>
+        {save.error && <p className="error">{save.error}</p>}
       </section>
     );
   }
@@ -86,7 +142,7 @@ export function StoryboardView({ project, version }: { project: string; version:
           }}
         />
         <section className="project-steps" aria-label="Video and models for the whole project">
-          <VideoSettings value={draft} onChange={(field, v) => edit((d) => (d[field] = v))} />
+          <VideoSettings value={draft} onChange={(change) => edit((d) => Object.assign(d, change))} />
           {models.data && <StepChoices catalogue={models.data} value={draft.steps} scope="project" onChange={(steps) => edit((d) => (d.steps = steps))} />}
           {models.error && <p className="error">{models.error}</p>}
         </section>
@@ -119,22 +175,41 @@ export function StoryboardView({ project, version }: { project: string; version:
           <button
             className="primary"
             disabled={!dirty || save.busy}
-            onClick={() =>
-              void save.run(async () => {
-                const sent = draft;
-                await studio.saveStoryboard(project, { ...sent, scenes: sent.scenes.map((s) => ({ ...s, narration: s.narration || null })) });
-                // Anything typed while the save was on its way was not in it: it stays, unsaved, on screen.
-                if ((unsaved.get(project) ?? sent) === sent) {
-                  unsaved.delete(project);
-                  setDirty(false);
-                }
-                saved.reload();
-              })
-            }
+            onClick={() => void send(draft)}
           >
             Save storyboard
           </button>
         </div>
+        {dirty && saved.data && (saved.data.revision ?? 0) !== (draft.revision ?? 0) && !conflict && (
+          <p className="note" data-testid="saved-elsewhere">
+            Saved elsewhere since you started editing (revision {saved.data.revision}); your save will show both versions.
+          </p>
+        )}
+        {conflict && (
+          <StoryboardConflict
+            conflict={conflict}
+            busy={save.busy}
+            onKeepMine={(mine) => {
+              unsaved.set(project, mine);
+              setDraft(mine);
+              void send(mine);
+            }}
+            onTakeTheirs={(theirs) => {
+              unsaved.delete(project);
+              loadedFrom.set(project, theirs);
+              setDraft(theirs);
+              setDirty(false);
+              setConflict(null);
+            }}
+            onMerge={(merged) => {
+              unsaved.set(project, merged);
+              loadedFrom.set(project, conflict.theirs);
+              setDraft(merged);
+              setDirty(true);
+              setConflict(null);
+            }}
+          />
+        )}
         {(save.error ?? reloadError) && (
           <p className="error" role="alert">
             {save.error ?? reloadError}

@@ -6,21 +6,64 @@ interface VideoDraft {
   width: number;
   height: number;
   fps: number;
+  fit?: unknown;
 }
 
-/** The finished video's size and frame rate, as the storyboard keeps them (even sizes: H.264 needs them). */
-export function VideoSettings({ value, onChange }: { value: VideoDraft; onChange: (field: keyof VideoDraft, v: number) => void }) {
-  const field = (name: keyof VideoDraft, label: string, min: number, max: number, step: number) => (
+/** The aspect presets of a storyboard's `"aspect"`, as width:height. */
+const ASPECTS: [string, number, number][] = [['16:9', 16, 9], ['9:16', 9, 16], ['1:1', 1, 1], ['4:5', 4, 5], ['21:9', 21, 9]];
+const FITS: [string, string][] = [['crop', 'Crop to fill'], ['pad', 'Fit whole, black bars'], ['blur', 'Fit whole, blurred background']];
+const even = (n: number) => Math.max(2, Math.round(n / 2) * 2);
+
+/** The preset a size is in, if any. */
+const aspectOf = (w: number, h: number) => ASPECTS.find(([, a, b]) => Math.abs(w / h - a / b) < 0.01)?.[0] ?? 'custom';
+
+/**
+ * The finished video's shape, size and frame rate, as the storyboard keeps them (even sizes: H.264 needs them),
+ * and how a picture of another shape fills its frame. A preset keeps the short side and sets the long one.
+ */
+export function VideoSettings({ value, onChange }: { value: VideoDraft; onChange: (change: Partial<VideoDraft>) => void }) {
+  const field = (name: 'width' | 'height' | 'fps', label: string, min: number, max: number, step: number) => (
     <label>
       {label}
-      <input type="number" min={min} max={max} step={step} value={value[name]} onChange={(e) => onChange(name, Number(e.target.value))} />
+      <input type="number" min={min} max={max} step={step} value={value[name]} onChange={(e) => onChange({ [name]: Number(e.target.value) })} />
     </label>
   );
+  const preset = (name: string) => {
+    const found = ASPECTS.find(([n]) => n === name);
+    if (!found) return;
+    const [, a, b] = found;
+    const short = even(Math.min(value.width, value.height));
+    const long = even((short * Math.max(a, b)) / Math.min(a, b));
+    onChange(a >= b ? { width: long, height: short } : { width: short, height: long });
+  };
   return (
     <div className="video-settings row" role="group" aria-label="Video size and frame rate">
+      <label>
+        Shape
+        <select value={aspectOf(value.width, value.height)} onChange={(e) => preset(e.target.value)}>
+          {ASPECTS.map(([name]) => (
+            <option key={name} value={name}>
+              {name}
+            </option>
+          ))}
+          <option value="custom" disabled>
+            custom
+          </option>
+        </select>
+      </label>
       {field('width', 'Width', 64, 3840, 2)}
-      {field('height', 'Height', 64, 2160, 2)}
+      {field('height', 'Height', 64, 3840, 2)}
       {field('fps', 'Frames per second', 1, 60, 1)}
+      <label>
+        Fill the frame
+        <select value={typeof value.fit === 'string' ? value.fit : 'crop'} onChange={(e) => onChange({ fit: e.target.value })}>
+          {FITS.map(([fit, words]) => (
+            <option key={fit} value={fit}>
+              {words}
+            </option>
+          ))}
+        </select>
+      </label>
     </div>
   );
 }
@@ -51,7 +94,10 @@ export function StoryboardFile({ project, onImported }: { project: string; onImp
       } catch (e) {
         throw new Error(`${file.name} is not JSON: ${(e as Error).message}`);
       }
-      await studio.saveStoryboard(project, parsed);
+      // An import replaces whatever is saved, knowingly: it is made from the revision saved now.
+      const current = (await studio.getStoryboard(project)) as { revision?: number } | null;
+      const board = parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? { ...parsed, revision: current?.revision ?? 0 } : parsed;
+      await studio.saveStoryboard(project, board);
       onImported();
     });
   return (

@@ -4,6 +4,7 @@ import { mediaSrc, money, studio } from '../api.ts';
 import { Dialog } from '../Dialog.tsx';
 import { useAction } from '../useLoad.ts';
 import { KIND_NOUN, TaskDetailDialog } from './TaskDetail.tsx';
+import { ShapedVideo } from './videoShape.tsx';
 
 const ROW = 76;
 const PAGE = 100;
@@ -13,7 +14,7 @@ function Preview({ task }: { task: TaskView }) {
   const src = mediaSrc(task.outputUrl);
   if (task.kind === 'image') return <img className="thumb" src={src} alt="" loading="lazy" />;
   if (task.kind === 'speech') return <audio src={src} controls preload="none" />;
-  return <video className="thumb" src={src} controls preload="metadata" />;
+  return <ShapedVideo className="thumb" src={src} />;
 }
 
 /** Whether two answers to "what would a cancel mean" say the same about money and the steps it takes along. */
@@ -132,6 +133,7 @@ function Row({ task, onOpen, onCancel }: { task: TaskView; onOpen: (id: number) 
         <small title={task.costActualSource ?? task.costEstimateSource ?? undefined} data-testid="cost-basis">
           {task.costActual !== null ? 'billed' : task.charged === 'maybe' ? 'possibly charged' : task.costEstimated !== null ? 'estimated' : 'price unknown'}
         </small>
+        {task.simulated && <small className="simulated"> simulated</small>}
         <div className="row">
           <button onClick={() => onOpen(task.id)} aria-label={`Details of task ${task.id}`}>
             Details

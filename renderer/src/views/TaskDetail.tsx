@@ -2,6 +2,7 @@ import type { Kind, OutputFileView, TaskDetail, TaskView } from '../../../main/a
 import { mediaSrc, money, studio } from '../api.ts';
 import { Dialog } from '../Dialog.tsx';
 import { useLoad } from '../useLoad.ts';
+import { ShapedVideo } from './videoShape.tsx';
 
 export const KIND_NOUN: Record<Kind, string> = { image: 'image', clip: 'clip', speech: 'narration', render: 'video' };
 
@@ -32,7 +33,7 @@ export function OutputMedia({ kind, file, label, large }: { kind: Kind; file: Ou
   const cls = `thumb ${large ? 'large' : ''}`;
   if (kind === 'image') return <img className={cls} src={src} alt={label} loading="lazy" />;
   if (kind === 'speech') return <audio src={src} controls preload="none" aria-label={label} />;
-  return <video className={cls} src={src} controls preload="metadata" aria-label={label} />;
+  return <ShapedVideo className={cls} src={src} label={label} />;
 }
 
 function Detail({ d }: { d: TaskDetail }) {
@@ -59,6 +60,11 @@ function Detail({ d }: { d: TaskDetail }) {
       </section>
       <section aria-label="Money">
         <h3>Money</h3>
+        {d.simulated && (
+          <p className="simulated" data-testid="detail-simulated">
+            Simulated: these are the simulator's made-up prices, never charged and not counted as real money.
+          </p>
+        )}
         <dl className="facts" data-testid="detail-money">
           <dt>Estimated</dt>
           <dd>

@@ -1,0 +1,64 @@
+import { narrationCut, predictNarrationSec, sceneLength, VOICE_WPM, type SceneFit } from '../domain/sceneLength.ts';
+import type { Scene, StepChoice, StepKind, Storyboard } from '../domain/storyboard.ts';
+import { stepChoice } from './stepChoice.ts';
+
+/** A scene's narration as the estimate foresees it, before anything is bought. */
+export interface NarrationNote {
+  scene: string;
+  /** Seconds the narration is expected to last, from its words and the voice's rate. */
+  predictedSec: number;
+  fit: SceneFit;
+  /** Seconds the storyboard gives the scene. */
+  duration: number;
+  /** Seconds the scene will fill: its own length, or with fit "narration", long enough for all of it. */
+  sceneSec: number;
+  /** Seconds of narration cut at the scene's end (only with fit "scene"), or 0. */
+  cutSec: number;
+  /** Where the rate comes from. */
+  source: string;
+}
+
+/** The speed asked of the voice: OpenAI's `speed`, or ElevenLabs' `voice_settings.speed`; 1 when none is set. */
+function speedOf(choice: StepChoice): number {
+  const o = choice.options ?? {};
+  const settings = o.voice_settings as Record<string, unknown> | undefined;
+  const speed = typeof o.speed === 'number' ? o.speed : typeof settings?.speed === 'number' ? settings.speed : 1;
+  return speed > 0 ? speed : 1;
+}
+
+/** A scene's narration length foreseen from its words and its voice's rate, and where the rate comes from; null without narration. */
+export function predictedNarration(board: Storyboard, defaults: Record<StepKind, StepChoice>, scene: Scene): { seconds: number; source: string } | null {
+  if (!scene.narration) return null;
+  const voice = stepChoice(board, defaults, scene, 'speech');
+  const wpm = voice.provider === 'simulator' ? VOICE_WPM.simulator : VOICE_WPM.other;
+  const speed = speedOf(voice);
+  const source = `${wpm} words a minute${speed === 1 ? '' : ` at speed ${speed}`}, ${voice.provider === 'simulator' ? "eSpeak NG's documented default" : 'a usual speaking rate'}`;
+  return { seconds: predictNarrationSec(scene.narration, wpm, speed), source };
+}
+
+/** Each narrated scene's predicted narration length, the length the scene will take, and what would be cut. */
+export function narrationNotes(board: Storyboard, defaults: Record<StepKind, StepChoice>): NarrationNote[] {
+  return board.scenes.flatMap((scene) => {
+    const predicted = predictedNarration(board, defaults, scene);
+    if (!predicted) return [];
+    const { seconds: predictedSec, source } = predicted;
+    return [{
+      scene: scene.id,
+      predictedSec,
+      fit: scene.fit,
+      duration: scene.duration,
+      sceneSec: sceneLength(scene.duration, predictedSec, scene.fit),
+      cutSec: narrationCut(scene.duration, predictedSec, scene.fit),
+      source,
+    }];
+  });
+}
+
+/** The estimate's line for one narrated scene, in plain words. */
+export function narrationWords(n: NarrationNote): string {
+  const about = `${n.scene}: narration about ${n.predictedSec.toFixed(1)} s`;
+  const rate = ` (predicted at ${n.source})`;
+  if (n.cutSec > 0) return `${about}${rate} will be cut to the scene's ${n.duration} s, losing about ${n.cutSec.toFixed(1)} s (fit "scene"; remove it to keep every word)`;
+  if (n.sceneSec > n.duration) return `${about}${rate}: the scene grows from ${n.duration} s to about ${n.sceneSec.toFixed(1)} s to hold it`;
+  return `${about}${rate}, within the scene's ${n.duration} s`;
+}

@@ -1,0 +1,115 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startSimulator, type RunningSimulator } from '../../main/simulator/server.ts';
+import { falQueue, FAL_MODEL, realMedia, type Ledger } from '../fakes/providers.ts';
+import { startFake } from '../fakes/server.ts';
+import { hasChromium, NO_PROVIDER, serve, useBrowser } from '../helpers/browser.ts';
+import { cli } from '../helpers/cli.ts';
+import { writeSettings } from '../helpers/processes.ts';
+import { tempDir } from '../helpers/tmp.ts';
+
+const SHOTS = 'test-results/screenshots';
+const browser = useBrowser();
+beforeAll(() => mkdirSync(SHOTS, { recursive: true }));
+afterEach(() => vi.unstubAllEnvs());
+
+const shot = (page: Page, name: string) => page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
+const NO_KEYS = { FAL_KEY: '', OPENAI_API_KEY: '', REPLICATE_API_TOKEN: '', ELEVENLABS_API_KEY: '' };
+const ENGINE = { tickMs: 100, leaseMs: 60_000, poll: { intervalMs: 100, maxIntervalMs: 200 } };
+
+function board(dir: string, steps: object): string {
+  const file = join(dir, 'board.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      width: 320,
+      height: 180,
+      steps,
+      scenes: [{ id: 'dawn', imagePrompt: 'a red fox asleep in snow', motionPrompt: 'slow push in', narration: 'At dawn, the fox wakes.', duration: 3 }],
+    }),
+  );
+  return file;
+}
+
+describe.skipIf(!hasChromium)('money in Chromium, through the loopback host', () => {
+  let sim: RunningSimulator | undefined;
+  afterAll(async () => sim?.close());
+
+  it('prices a scene whose provider has no key, names the missing keys, and Generate asks for them, buying nothing', async () => {
+    for (const [k, v] of Object.entries(NO_KEYS)) vi.stubEnv(k, v);
+    const dataDir = tempDir();
+    writeSettings(dataDir, { engine: ENGINE, ui: { confirmAbove: 100 } });
+    const steps = { image: { provider: 'fal', model: 'fal-ai/flux/schnell' }, clip: { provider: 'simulator', model: 'sim-clip-1' }, speech: { provider: 'openai', model: 'tts-1' } };
+    expect((await cli(dataDir, 'storyboard', 'create', 'Fox', '--file', board(dataDir, steps))).code).toBe(0);
+    const { host, url } = await serve(dataDir, { ...NO_PROVIDER, ...NO_KEYS });
+    const page = await browser().newPage({ viewport: { width: 1400, height: 900 } });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    try {
+      await page.goto(url);
+      await page.getByRole('button', { name: /Fox/ }).click();
+      const missing = page.getByTestId('estimate-missing-keys');
+      await expect.poll(() => missing.textContent()).toBe(
+        'Missing keys: fal, OpenAI. These steps are priced from the catalogue; add the keys in Settings (or set FAL_KEY, OPENAI_API_KEY) before you generate.',
+      );
+      const estimate = page.getByTestId('estimate');
+      expect(await estimate.locator('tr', { hasText: 'dawn:image' }).textContent()).toMatch(/0\.0\d+ USD no key yet.*catalogue: 1 megapixel/);
+      expect(await estimate.locator('tr', { hasText: 'dawn:clip' }).textContent()).toMatch(/0\.\d\d USD simulated/);
+      expect(await page.getByTestId('estimate-simulated').textContent()).toMatch(/0\.00 USD real money, 0\.\d\d USD simulated: the simulator's made-up prices, never charged/);
+      await shot(page, 'money-1-estimate-missing-keys');
+
+      await page.getByTestId('generate').click();
+      await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/no API key yet for fal \(Settings, or FAL_KEY\), OpenAI \(Settings, or OPENAI_API_KEY\).*Nothing was enqueued\./);
+      await shot(page, 'money-2-generate-asks-for-keys');
+      await page.click('[data-tab=tasks]');
+      await page.waitForTimeout(300);
+      expect(await page.locator('.task').count()).toBe(0);
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+      host.child.kill('SIGTERM');
+      await host.exited;
+    }
+  }, 60_000);
+
+  it('shows the simulator\'s made-up money apart from real money in the spend view', async () => {
+    sim = await startSimulator({ jobMs: 50 });
+    const ledger: Ledger = { charged: [] };
+    const fal = await startFake(falQueue(ledger, (await realMedia()).png));
+    const dataDir = tempDir();
+    writeSettings(dataDir, { engine: ENGINE, providers: { simulator: { baseUrl: sim.url }, fal: { baseUrl: fal.url, key: 'fal-key-0123456789' } } });
+    expect((await cli(dataDir, 'storyboard', 'create', 'Fox', '--file', board(dataDir, { image: { provider: 'fal', model: FAL_MODEL } }))).code).toBe(0);
+    expect((await cli(dataDir, 'generate', 'Fox')).code).toBe(0);
+    expect((await cli(dataDir, 'worker', '--until-idle')).code).toBe(0);
+    expect(ledger.charged).toHaveLength(1);
+
+    const { host, url } = await serve(dataDir, {});
+    const page = await browser().newPage({ viewport: { width: 1400, height: 1000 } });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    try {
+      await page.goto(url);
+      await page.getByRole('button', { name: /Fox/ }).click();
+      await page.click('[data-tab=spend]');
+      // fal's image is real money; the simulator's clip and narration are not, and are not in the real figures.
+      await expect.poll(() => page.getByTestId('spend-totals').textContent()).toMatch(/^Billed0\.0\d+ USD/);
+      expect(await page.getByTestId('spend-totals').textContent()).not.toContain('simulated');
+      expect(await page.getByTestId('spend-simulated').textContent()).toMatch(/^Billed \(simulated\)0\.[1-9]\d USD/);
+      expect(await page.getByTestId('spend-by-model').locator('tr', { hasText: 'sim-clip-1' }).textContent()).toContain('(simulated, never charged)');
+      expect(await page.getByTestId('spend-by-model').locator('tr', { hasText: FAL_MODEL }).textContent()).not.toContain('simulated');
+      expect(await page.getByTestId('spend-projects').locator('tbody tr').first().textContent()).toMatch(/0\.[1-9]\d USD/);
+      await shot(page, 'money-3-spend-real-and-simulated');
+
+      await page.click('[data-tab=tasks]');
+      await expect.poll(() => page.locator('.task .simulated').count()).toBe(2);
+      await shot(page, 'money-4-tasks-simulated');
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+      host.child.kill('SIGTERM');
+      await host.exited;
+    }
+  }, 90_000);
+});
