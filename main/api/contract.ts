@@ -135,7 +135,7 @@ export interface EstimateStep {
   provider: string;
   model: string;
   /** rebuy: paid for before and its result is lost; Generate buys it again only with `rebuyLost`. */
-  action: 'new' | 'reuse' | 'rebuy';
+  action: 'new' | 'reuse' | 'rebuy' | 'yours';
   taskId: number | null;
   /** null: no price is known; never counted as 0 (see EstimateView.unpriced). */
   cost: number | null;

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { closest } from './closest.ts';
 import { SCENE_FITS, type SceneFit } from './sceneLength.ts';
 import { readFrameShape, type Fit } from './frameShape.ts';
+import { isAbsoluteAnywhere } from './storedPaths.ts';
 
 /** Which provider and model make one kind of step, with any provider-specific input (a voice id, say). */
 export interface StepChoice {
@@ -11,6 +12,12 @@ export interface StepChoice {
 }
 
 export type StepKind = 'image' | 'clip' | 'speech';
+
+/**
+ * A still the creator brings instead of one bought: a file (copied into the project at Generate, its checksum kept
+ * here so the original may move), or a finished image task of the studio.
+ */
+export type OwnImage = { file: string; sha256?: string } | { task: number };
 
 export interface Scene {
   id: string;
@@ -25,6 +32,8 @@ export interface Scene {
   steps: Partial<Record<StepKind, StepChoice>>;
   /** "narration" (default): the scene lasts as long as its narration and a short tail; "scene": it keeps `duration`. */
   fit: SceneFit;
+  /** The creator's own still: nothing is bought for the scene's image, and its clip is made from this one. */
+  image?: OwnImage;
 }
 
 export interface Storyboard {
@@ -51,7 +60,7 @@ export interface StepCatalogue {
 }
 
 const STEP_KINDS: StepKind[] = ['image', 'clip', 'speech'];
-const SCENE_FIELDS = ['id', 'imagePrompt', 'motionPrompt', 'narration', 'duration', 'seed', 'take', 'steps', 'fit'];
+const SCENE_FIELDS = ['id', 'imagePrompt', 'motionPrompt', 'narration', 'duration', 'seed', 'take', 'steps', 'fit', 'image'];
 
 function fail(where: string, what: string): never {
   throw new StoryboardError(`${where}: ${what}`);
@@ -125,6 +134,23 @@ function sceneFit(v: unknown, where: string): SceneFit {
   return v as SceneFit;
 }
 
+function ownImage(v: unknown, where: string): OwnImage | undefined {
+  if (v === undefined) return undefined;
+  const example = 'must be {"file": "/full/path/to/still.png"} or {"task": 12} (a finished image task)';
+  if (!v || typeof v !== 'object' || Array.isArray(v)) fail(where, example);
+  const o = v as Record<string, unknown>;
+  if ('task' in o) {
+    onlyKnown(o, ['task'], where);
+    return { task: num(o.task, `${where}.task`, 1, Number.MAX_SAFE_INTEGER, 0, true) };
+  }
+  if (!('file' in o)) fail(where, example);
+  onlyKnown(o, ['file', 'sha256'], where);
+  const file = text(o.file, `${where}.file`, true)!;
+  if (!isAbsoluteAnywhere(file)) fail(`${where}.file`, `"${file}" is not a full path; give the picture's full path, like /home/me/still.png`);
+  if (o.sha256 !== undefined && (typeof o.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(o.sha256))) fail(`${where}.sha256`, 'is the file\'s SHA-256 in 64 hex digits; leave it out and the studio fills it in');
+  return { file, ...(typeof o.sha256 === 'string' ? { sha256: o.sha256 } : {}) };
+}
+
 /** A seed that stays the same for a scene until its id changes. */
 function seedOf(id: string): number {
   return createHash('sha256').update(id).digest().readUInt32BE(0) % 1_000_000;
@@ -156,6 +182,7 @@ export function readStoryboard(value: unknown, catalogue?: StepCatalogue): Story
       take: num(s.take, `${where} take`, 1, 10_000, 1, true),
       steps: steps(s.steps, `${where} steps`, catalogue),
       fit: sceneFit(s.fit, `${where} fit`),
+      ...(s.image === undefined ? {} : { image: ownImage(s.image, `${where} image`) }),
     };
   });
   return {

@@ -13,7 +13,7 @@ export class OutputNotHere extends Error {}
 type OutputFacts = Pick<TaskOutput, 'path' | 'sha256' | 'bytes' | 'machine'>;
 
 /** Where the results another step uses are found on this machine, checked whole. */
-export type InputFiles = Pick<OutputLocator, 'input'>;
+export type InputFiles = Pick<OutputLocator, 'input' | 'imported'>;
 
 /** Finds saved results on this machine, through its media folder, and says why one cannot be read here. */
 export class OutputLocator {
@@ -43,6 +43,13 @@ export class OutputLocator {
     if (task?.status !== 'SUCCEEDED' || task.outputPath === null) return null;
     const output = (await this.tasks.outputs(taskId)).find((o) => o.index === index);
     return output ? this.check(output, subject, true) : null;
+  }
+
+  /** Where a still the creator brought (copied into the project) is on this machine, checked whole; OutputNotHere says why not. */
+  async imported(ref: { $file: string; sha256: string; bytes: number }, subject: string): Promise<string> {
+    const found = await this.check({ path: ref.$file, sha256: ref.sha256, bytes: ref.bytes, machine: null }, subject, true);
+    if (found.state !== 'here') throw new OutputNotHere(found.words);
+    return found.path;
   }
 
   /** Where the result another step uses is on this machine, checked whole; OutputNotHere says why it cannot be used. */

@@ -13,13 +13,27 @@ export function outputRefs(value: unknown): number[] {
   return [];
 }
 
-/** Replaces each `{"$output": id}` with what `to` makes of that task's output. */
-export async function replaceOutputRefs(value: unknown, to: (id: number) => Promise<unknown> | unknown): Promise<unknown> {
-  if (Array.isArray(value)) return Promise.all(value.map((v) => replaceOutputRefs(v, to)));
+/** A file the creator brought, copied into the project: its stored path (relative to the media folder) and checksum. */
+export interface ImportedRef {
+  $file: string;
+  sha256: string;
+  bytes: number;
+}
+
+const isImported = (o: Record<string, unknown>): o is Record<string, unknown> & ImportedRef =>
+  typeof o.$file === 'string' && typeof o.sha256 === 'string' && typeof o.bytes === 'number';
+
+/**
+ * Replaces each `{"$output": id}` with what `to` makes of that task's output, and each `{"$file": path}` (a still the
+ * creator brought) with what `file` makes of it.
+ */
+export async function replaceOutputRefs(value: unknown, to: (id: number) => Promise<unknown> | unknown, file: (ref: ImportedRef) => Promise<unknown> | unknown): Promise<unknown> {
+  if (Array.isArray(value)) return Promise.all(value.map((v) => replaceOutputRefs(v, to, file)));
   if (value && typeof value === 'object') {
     const o = value as Record<string, unknown>;
     if (typeof o.$output === 'number') return to(o.$output);
-    const entries = await Promise.all(Object.entries(o).map(async ([k, v]) => [k, await replaceOutputRefs(v, to)] as const));
+    if (isImported(o)) return file({ $file: o.$file, sha256: o.sha256, bytes: o.bytes });
+    const entries = await Promise.all(Object.entries(o).map(async ([k, v]) => [k, await replaceOutputRefs(v, to, file)] as const));
     return Object.fromEntries(entries);
   }
   return value;

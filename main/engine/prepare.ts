@@ -13,8 +13,12 @@ import { asDataUri, replaceOutputRefs } from './outputRefs.ts';
  */
 export async function prepareRequest(task: Task, provider: ProviderAdapter, files: InputFiles, history?: UploadHistory): Promise<PreparedRequest> {
   // An input the provider would refuse is refused before any of its files is uploaded: with a stand-in for each.
-  if (provider.upload && history?.sending) provider.prepare({ ...task, input: await replaceOutputRefs(task.input, async () => 'data:image/png;base64,') });
+  if (provider.upload && history?.sending) provider.prepare({ ...task, input: await replaceOutputRefs(task.input, async () => 'data:image/png;base64,', async () => 'data:image/png;base64,') });
   const inline = provider.upload && history ? await uploadedInput(task, provider as ProviderAdapter & Required<Pick<ProviderAdapter, 'upload'>>, history) : asDataUri;
-  const input = await replaceOutputRefs(task.input, async (id) => inline(await files.input(id, `task ${id}'s result, which this ${task.kind} is made from,`)));
+  const input = await replaceOutputRefs(
+    task.input,
+    async (id) => inline(await files.input(id, `task ${id}'s result, which this ${task.kind} is made from,`)),
+    async (ref) => inline(await files.imported(ref, `your own picture, which this ${task.kind} is made from,`)),
+  );
   return provider.prepare({ ...task, input });
 }

@@ -19,6 +19,7 @@ import { resultPlaces } from './resultPlaces.ts';
 import { narrationNotes, type NarrationNote } from './narrationLengths.ts';
 import { shapeNotes } from './shapeNotes.ts';
 import { keptTakes, pickedTakes, recordTakes, renderSources, TakeRefused } from './takes.ts';
+import { ownStills, OwnImageRefused, type OwnStill } from './ownImages.ts';
 
 /** An earlier purchase of a step whose result is lost, or kept only by another machine. */
 export interface LostResult {
@@ -45,8 +46,9 @@ export interface StepEstimate {
   /**
    * reuse: an identical step already in the project stands in for it, at no cost. rebuy: it was paid for
    * and its result is lost, or not on this machine; it is bought again only when the person confirms it.
+   * yours: the scene's image is the creator's own still; nothing is bought for it.
    */
-  action: 'new' | 'reuse' | 'rebuy';
+  action: 'new' | 'reuse' | 'rebuy' | 'yours';
   taskId: number | null;
   /** Micro-units of `currency`; 0 for reused and local steps; null when no price is known (never counted as 0). */
   cost: number | null;
@@ -190,6 +192,25 @@ function stepEstimate(step: PlannedStep, verdict: Verdict, price: Price, keyMiss
   };
 }
 
+/** The estimate's row for a scene's own still: nothing is bought. */
+function yoursEstimate(scene: string, still: OwnStill, currency: string): StepEstimate {
+  return {
+    key: `${scene}:image`,
+    scene,
+    kind: 'image',
+    provider: 'yours',
+    model: '$output' in still.ref ? `task ${still.ref.$output}` : 'file',
+    action: 'yours',
+    taskId: '$output' in still.ref ? still.ref.$output : null,
+    cost: 0,
+    currency,
+    source: still.words,
+    lost: null,
+    simulated: false,
+    keyMissing: null,
+  };
+}
+
 function reusedPrice(task: Task, why: string | undefined, currency: string): Price {
   return { cost: 0, currency, source: `reused: task ${task.id} ${why ? `is kept; ${why}` : 'already has this exact step'}` };
 }
@@ -219,7 +240,7 @@ export class Pipeline {
    * makes anew (a new take, picked) and, for a scene it makes nothing new for, the picked take as it is.
    * `stores`: read from, the studio's or a transaction's.
    */
-  private async decide(project: Project, board: Storyboard, options: GenerateOptions, stores: Stores): Promise<Decided[]> {
+  private async decide(project: Project, board: Storyboard, options: GenerateOptions, stores: Stores, own: ReadonlyMap<string, OwnStill>): Promise<Decided[]> {
     const judge = async (step: PlannedStep, input: unknown): Promise<Verdict> => {
       if (options.freshRender && step.kind === 'render') return { action: 'new' };
       const earlier = await stores.tasks.withSameInput(project.id, inputHash(step.provider, step.model, input));
@@ -228,7 +249,8 @@ export class Pipeline {
     };
     const picked = await pickedTakes(stores, project.id);
     const alone = new Map(options.renderOnly ? [...picked].filter(([scene]) => board.scenes.some((s) => s.id === scene)) : []);
-    const decided = await decidePlan([...planScenes(board, this.deps.defaults, new Set(alone.keys())), planRender(board, await this.sources(stores, alone))], judge);
+    const mine = new Map([...own].map(([scene, still]) => [scene, still.ref]));
+    const decided = await decidePlan([...planScenes(board, this.deps.defaults, new Set(alone.keys()), mine), planRender(board, await this.sources(stores, alone))], judge);
     const kept = options.renderOnly ? new Map<string, TakeRecord>() : await keptTakes(stores, project.id, board, decided, picked);
     if (kept.size === 0) return decided;
     const render = planRender(board, await this.sources(stores, kept));
@@ -248,7 +270,7 @@ export class Pipeline {
   }
 
   private async summed(project: Project, steps: StepEstimate[], stores: Stores): Promise<GenerateEstimate> {
-    const bought = steps.filter((s) => s.action !== 'reuse');
+    const bought = steps.filter((s) => s.action !== 'reuse' && s.action !== 'yours');
     const total = bought.reduce((sum, s) => sum + (s.cost ?? 0), 0);
     const simulatedTotal = bought.filter((s) => s.simulated).reduce((sum, s) => sum + (s.cost ?? 0), 0);
     const unpriced = bought.filter((s) => s.cost === null);
@@ -260,13 +282,15 @@ export class Pipeline {
   }
 
   /** Prices every step that is not reused (a network call for some providers). */
-  private async walk(project: Project, board: Storyboard, options: GenerateOptions): Promise<GenerateEstimate> {
+  private async walk(project: Project, board: Storyboard, options: GenerateOptions, own: ReadonlyMap<string, OwnStill>): Promise<GenerateEstimate> {
     const steps: StepEstimate[] = [];
     const requests = new Map<string, PreparedRequest[]>();
-    const decided = await this.decide(project, board, options, this.deps.studio);
+    const decided = await this.decide(project, board, options, this.deps.studio, own);
     // Every new step is checked before any provider is asked for a quote: a refused Generate sends nothing.
     const checked = decided.map(({ step, verdict }) => (verdict.action === 'reuse' ? null : this.check(step, board)));
     for (const [i, { step, verdict }] of decided.entries()) {
+      const still = step.kind === 'clip' && step.scene !== null ? own.get(step.scene) : undefined;
+      if (still) steps.push(yoursEstimate(step.scene!, still, project.currency));
       if (verdict.action === 'reuse') {
         steps.push(stepEstimate(step, verdict, reusedPrice(verdict.task, verdict.why, project.currency)));
         continue;
@@ -276,7 +300,8 @@ export class Pipeline {
       if (request !== 'local' && keyMissing === null) requests.set(step.provider, [...(requests.get(step.provider) ?? []), request]);
     }
     const narration = narrationNotes(board, this.deps.defaults);
-    return { ...(await this.summed(project, steps, this.deps.studio)), balances: await this.balances(requests), narration, shape: shapeNotes(steps, board) };
+    const shape = shapeNotes(steps.filter((s) => s.action !== 'yours'), board);
+    return { ...(await this.summed(project, steps, this.deps.studio)), balances: await this.balances(requests), narration, shape };
   }
 
   /** Asks each provider of the new steps what its account has left, where it tells an API key. */
@@ -340,13 +365,25 @@ export class Pipeline {
   /** The storyboard's steps, each judged by the tasks the project has now, as a Generate would; reads only, no network. */
   async current(project: Project): Promise<Decided[] | null> {
     const board = await this.deps.studio.storyboards.get(project.id);
-    return board ? this.decide(project, board, {}, this.deps.studio) : null;
+    return board ? this.decide(project, board, {}, this.deps.studio, (await this.own(project, board, false)).stills) : null;
+  }
+
+  /** Each scene's own still (see ownImages.ts); with `copy`, a file is copied into the project. */
+  private async own(project: Project, board: Storyboard, copy: boolean) {
+    const { studio } = this.deps;
+    try {
+      return await ownStills(project, board, { media: studio.media, task: (id) => studio.tasks.get(id) }, copy);
+    } catch (err) {
+      if (err instanceof OwnImageRefused) throw new GenerateRefused(`${err.message}. Nothing was enqueued.`);
+      throw err;
+    }
   }
 
   /** What a Generate would do and cost, step by step, without doing it. */
   async estimate(projectName: string, newTakes: string[] = []): Promise<GenerateEstimate> {
-    const { project, board } = await this.storyboardOf(projectName);
-    return this.walk(project, await this.withNewTakes(project, board, newTakes), {});
+    const { project, board: saved } = await this.storyboardOf(projectName);
+    const { stills, board } = await this.own(project, await this.withNewTakes(project, saved, newTakes), false);
+    return this.walk(project, board, {}, stills);
   }
 
   /** A new take's number varies the seed: past every take the scene has had, so nothing of them is reused. */
@@ -365,7 +402,8 @@ export class Pipeline {
   async render(projectName: string): Promise<GenerateEstimate> {
     const { project, board } = await this.storyboardOf(projectName);
     const options: GenerateOptions = { freshRender: true, renderOnly: true };
-    const missing = (await this.decide(project, board, options, this.deps.studio)).filter((d) => d.step.kind !== 'render' && d.verdict.action !== 'reuse');
+    const { stills } = await this.own(project, board, false);
+    const missing = (await this.decide(project, board, options, this.deps.studio, stills)).filter((d) => d.step.kind !== 'render' && d.verdict.action !== 'reuse');
     if (missing.length > 0) throw new GenerateRefused(`${missing.map((d) => d.step.key).join(', ')} not made yet: generate them first`);
     return this.generate(projectName, options);
   }
@@ -378,8 +416,9 @@ export class Pipeline {
   async generate(projectName: string, options: GenerateOptions = {}): Promise<GenerateEstimate> {
     const { studio } = this.deps;
     const { project: named, board: saved } = await this.storyboardOf(projectName);
-    const board = await this.withNewTakes(named, saved, options.newTakes ?? []);
-    const priced = await this.walk(named, board, options);
+    // A file is copied into the project before anything is judged: the clip is made from the copy, not the original.
+    const { stills, board } = await this.own(named, await this.withNewTakes(named, saved, options.newTakes ?? []), true);
+    const priced = await this.walk(named, board, options, stills);
     const now = studio.clock.now();
     // Pricing awaited the network, so another Generate (in this process or another, on this machine or another)
     // may have enqueued the same steps, or spent the budget, meanwhile. Holding the project, then judging every
@@ -389,9 +428,10 @@ export class Pipeline {
       const project = await tx.projects.lock(named.id);
       if (!project) throw new GenerateRefused(`there is no project "${projectName}"`);
       if (project.moved) throw new ProjectMoved(movedWords(project.moved));
-      const decided = await this.decide(project, board, options, tx);
-      const steps = decided.map(({ step, verdict }, i) => {
-        const before = priced.steps[i]!;
+      const decided = await this.decide(project, board, options, tx, stills);
+      const mineRows = priced.steps.filter((s) => s.action === 'yours');
+      const steps = decided.map(({ step, verdict }) => {
+        const before = priced.steps.find((s) => s.key === step.key)!;
         if (verdict.action === 'reuse') {
           const price = reusedPrice(verdict.task, verdict.why, project.currency);
           if (before.action !== 'reuse') price.source = `reused: task ${verdict.task.id}, enqueued by another Generate while this one was being priced`;
@@ -402,7 +442,7 @@ export class Pipeline {
         }
         return stepEstimate(step, verdict, { cost: before.cost, currency: before.currency, source: before.source }, before.keyMissing);
       });
-      const estimate = { ...(await this.summed(project, steps, tx)), balances: priced.balances, narration: priced.narration, shape: priced.shape };
+      const estimate = { ...(await this.summed(project, [...mineRows, ...steps], tx)), balances: priced.balances, narration: priced.narration, shape: priced.shape };
       if (estimate.missingKeys.length > 0) throw new MissingKeysRefused(estimate.missingKeys);
       const lost = steps.filter((s) => s.action === 'rebuy');
       if (lost.length > 0 && !options.rebuyLost) throw new LostResultsRefused(lost);
@@ -415,7 +455,8 @@ export class Pipeline {
         );
       }
       if (board !== saved) await tx.storyboards.save(project.id, board, now);
-      const ids = new Map<string, number>();
+      // A library image stands as its scene's image task, so the take made from it names it.
+      const ids = new Map<string, number>([...stills].flatMap(([scene, still]) => ('$output' in still.ref ? [[`${scene}:image`, still.ref.$output] as const] : [])));
       for (const [i, { step, verdict }] of decided.entries()) {
         if (verdict.action === 'reuse') {
           ids.set(step.key, verdict.task.id);

@@ -41,7 +41,13 @@ export function planStoryboard(board: Storyboard, defaults: Record<StepKind, Ste
 }
 
 /** Each scene's image, its clip from that image, and its narration; scenes in `skip` are left out. */
-export function planScenes(board: Storyboard, defaults: Record<StepKind, StepChoice>, skip: ReadonlySet<string> = new Set()): PlannedStep[] {
+export function planScenes(
+  board: Storyboard,
+  defaults: Record<StepKind, StepChoice>,
+  skip: ReadonlySet<string> = new Set(),
+  /** Each scene's own still, as its clip names it (see ownImages.ts): no image is bought for such a scene. */
+  own: ReadonlyMap<string, { $file: string } | { $output: number }> = new Map(),
+): PlannedStep[] {
   const steps: PlannedStep[] = [];
   const choose = (kind: StepKind, own: Partial<Record<StepKind, StepChoice>>) => stepChoice(board, defaults, { steps: own }, kind);
 
@@ -52,7 +58,8 @@ export function planScenes(board: Storyboard, defaults: Record<StepKind, StepCho
     const speech = choose('speech', scene.steps);
     const seed = sceneSeed(scene);
     const imageKey = `${scene.id}:image`;
-    steps.push({
+    const mine = own.get(scene.id);
+    if (!mine) steps.push({
       key: imageKey,
       kind: 'image',
       scene: scene.id,
@@ -68,13 +75,14 @@ export function planScenes(board: Storyboard, defaults: Record<StepKind, StepCho
       scene: scene.id,
       provider: clip.provider,
       model: clip.model,
-      input: { ...sizeFor(clip.provider, clip.model, 'clip', board.width, board.height).input, ...clip.options, prompt: scene.motionPrompt, image_url: ref(imageKey),
+      input: { ...sizeFor(clip.provider, clip.model, 'clip', board.width, board.height).input, ...clip.options, prompt: scene.motionPrompt, image_url: mine ?? ref(imageKey),
         // The scene's written length, not its narration's: a clip already bought stays the same step when a narration
         // is edited (a step is reused only for the very input it was bought with); the render holds its last frame.
         duration: scene.duration,
         seed,
       },
-      dependsOn: [imageKey],
+      dependsOn: mine ? [] : [imageKey],
+      ...(mine && '$output' in mine ? { dependsOnTasks: [mine.$output] } : {}),
     });
     if (scene.narration) {
       steps.push({
@@ -161,11 +169,11 @@ export function bindStepRefs(value: unknown, ids: ReadonlyMap<string, number>): 
   return unbound ? undefined : bound;
 }
 
-/** The input with every `{"$step": key}` replaced by `stand`. */
+/** The input with every file it names (`{"$step": key}`, `{"$output": id}`, `{"$file": path}`) replaced by `stand`. */
 export function stepRefsAs(value: unknown, stand: unknown): unknown {
   if (Array.isArray(value)) return value.map((v) => stepRefsAs(v, stand));
   if (value && typeof value === 'object') {
-    if ('$step' in value) return stand;
+    if ('$step' in value || '$output' in value || '$file' in value) return stand;
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, stepRefsAs(v, stand)]));
   }
   return value;

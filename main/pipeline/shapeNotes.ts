@@ -5,7 +5,7 @@ interface Step {
   kind: string;
   provider: string;
   model: string;
-  action: 'new' | 'reuse' | 'rebuy';
+  action: 'new' | 'reuse' | 'rebuy' | 'yours';
 }
 
 /** For the estimate: each model of a step to be bought that cannot make the project's exact shape, and what it makes instead. */

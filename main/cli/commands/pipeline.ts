@@ -187,7 +187,7 @@ export async function generate(argv: string[], ctx: CliContext) {
       throw new UsageError(`paid for before, ${said.join('; ')}; nothing was enqueued. To buy again, run "studio generate ${name} --rebuy-lost".`);
     }
     printEstimate(ctx, e, 'bought again, as --rebuy-lost asked');
-    const added = e.steps.filter((s) => s.action !== 'reuse').length;
+    const added = e.steps.filter((s) => s.action !== 'reuse' && s.action !== 'yours').length;
     for (const t of e.takes) ctx.out(`${t.scene}: take ${t.take}, picked for the render ("studio takes ${name}" lists every take).`);
     ctx.out(added ? `\nEnqueued ${added} step(s); run "studio worker" to make them.` : '\nNothing new to make: every step is already in the project.');
   });
