@@ -10,6 +10,7 @@ const int = (v: unknown) => Number.isInteger(v) && (v as number) >= 0;
 const obj = (v: unknown) => !!v && typeof v === 'object' && !Array.isArray(v);
 const takes = (v: unknown) => v === undefined || (Array.isArray(v) && v.length <= 100 && v.every((x) => str(x)));
 
+const takeOptions = (o: Record<string, unknown>) => (o.only === undefined || ['clip', 'image', 'both'].includes(o.only as string)) && (o.seed === undefined || int(o.seed)) && (o.variations === undefined || int(o.variations));
 const optionalStr = (v: unknown, max = 200) => v === undefined || v === null || v === '' || str(v, max);
 const libraryQuery = (q: Record<string, unknown>) =>
   int(q.offset) &&
@@ -17,7 +18,7 @@ const libraryQuery = (q: Record<string, unknown>) =>
   (q.limit as number) <= 200 &&
   ['project', 'provider', 'from', 'to'].every((k) => optionalStr(q[k])) &&
   optionalStr(q.search, 500) &&
-  (q.kind === undefined || q.kind === null || ['image', 'clip', 'speech', 'render'].includes(q.kind as string));
+  (q.kind === undefined || q.kind === null || ['image', 'clip', 'speech', 'render', 'draft'].includes(q.kind as string));
 
 /** What each method accepts from the page; anything else is refused before it reaches the engine. */
 const CHECKS: Record<(typeof API_METHODS)[number], Check> = {
@@ -26,12 +27,15 @@ const CHECKS: Record<(typeof API_METHODS)[number], Check> = {
   getStoryboard: ([p]) => str(p),
   saveStoryboard: ([p, board]) => str(p) && obj(board),
   storyboardRevision: ([p]) => str(p),
+  estimateDraft: ([p, d]) => str(p) && obj(d),
+  draftStoryboard: ([p, d]) => str(p) && obj(d),
   setBudget: ([p, amount]) => str(p) && (amount === null || (typeof amount === 'number' && Number.isFinite(amount) && amount >= 0)),
-  estimate: ([p, t]) => str(p) && takes(t),
+  estimate: ([p, t, o]) => str(p) && takes(t) && (o === undefined || (obj(o) && takeOptions(o as Record<string, unknown>))),
   generate: ([p, t, o]) =>
     str(p) &&
     takes(t) &&
-    (o === undefined || (obj(o) && (['rebuyLost', 'confirmUnpriced'] as const).every((k) => ['undefined', 'boolean'].includes(typeof (o as Record<string, unknown>)[k])))),
+    (o === undefined ||
+      (obj(o) && takeOptions(o as Record<string, unknown>) && (['rebuyLost', 'confirmUnpriced'] as const).every((k) => ['undefined', 'boolean'].includes(typeof (o as Record<string, unknown>)[k])))),
   listTasks: ([p, offset, limit]) => str(p) && int(offset) && int(limit) && (limit as number) <= 500,
   unknownTasks: (a) => a.length === 0,
   reconcile: ([id]) => int(id),
@@ -80,4 +84,16 @@ export function checkFileCall(action: unknown, args: unknown, sender: { url: str
   if (!sender || !sender.isMainFrame || !isAppUrl(sender.url)) throw new IpcRefused('refused: the call did not come from the studio window');
   if (!(FILE_ACTIONS as readonly unknown[]).includes(action)) throw new IpcRefused(`refused: there is no file action ${String(action)}`);
   if (!Array.isArray(args) || args.length !== 1 || !int(args[0])) throw new IpcRefused(`refused: ${String(action)} takes a task id`);
+}
+
+/**
+ * The desktop's own-picture call (main/api/ownPictureFile.ts), over its own channel: from the app's page in the main
+ * frame, a project, a scene, and the path the preload found for the file ("" when it is no file on disk, which the
+ * call answers in words).
+ */
+export function checkOwnPictureCall(args: unknown, sender: { url: string; isMainFrame: boolean } | null): asserts args is [string, string, string] {
+  if (!sender || !sender.isMainFrame || !isAppUrl(sender.url)) throw new IpcRefused('refused: the call did not come from the studio window');
+  if (!Array.isArray(args) || args.length !== 3 || !str(args[0]) || !str(args[1]) || typeof args[2] !== 'string' || args[2].length > 4_096) {
+    throw new IpcRefused('refused: useOwnPicture takes a project, a scene and a file');
+  }
 }

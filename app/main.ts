@@ -2,6 +2,7 @@ import { app, BrowserWindow, dialog, ipcMain, net, Notification, powerMonitor, p
 import { copyFile } from 'node:fs/promises';
 import { basename, join, normalize } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ownPicturePath } from '../main/api/ownUpload.ts';
 import { ApiError } from '../main/api/studioService.ts';
 import { useNativeBinding } from '../main/db/nativeBinding.ts';
 import { coalesced } from '../main/engine/coalesced.ts';
@@ -11,6 +12,7 @@ import { APP_ID } from './identity.ts';
 import { checkCall, checkFileCall, IpcRefused } from './ipcValidation.ts';
 import { safeKeyStore } from './keys.ts';
 import { mediaResponse } from './mediaProtocol.ts';
+import { wireOwnPictures } from './ownPicture.ts';
 import { fileName, OutputFileRefused, saveOutputAs, showOutputInFolder, type OutputFileDeps } from './outputFile.ts';
 import { electronBinding, electronBindingDir } from './nativeBinding.ts';
 import { allowPermission } from './permissions.ts';
@@ -60,7 +62,7 @@ async function start(dataDir: string): Promise<void> {
     headers.set('X-Content-Type-Options', 'nosniff');
     return new Response(res.body, { status: res.status, headers });
   });
-  protocol.handle('studio-media', (request) => mediaResponse(request, outputPath));
+  protocol.handle('studio-media', (request) => mediaResponse(request, outputPath, (project, sha256) => ownPicturePath(runtime.studio, project, sha256)));
 
   session.defaultSession.setPermissionRequestHandler((_wc, permission, callback, details) => callback(allowPermission(permission, details.requestingUrl)));
   session.defaultSession.setPermissionCheckHandler((_wc, permission, _origin, details) => allowPermission(permission, details.requestingUrl));
@@ -85,6 +87,7 @@ async function start(dataDir: string): Promise<void> {
     const path = runtime.studio.media.resolve(task.outputPath);
     return { path, name: fileName(project, task.kind, id, path) };
   };
+  wireOwnPictures(ipcMain, runtime.studio, log);
   ipcMain.handle('studio:file', async (event, action: unknown, args: unknown) => {
     try {
       checkFileCall(action, args, event.senderFrame ? { url: event.senderFrame.url, isMainFrame: event.senderFrame === event.sender.mainFrame } : null);

@@ -1,4 +1,4 @@
-import { contextBridge, ipcRenderer } from 'electron';
+import { contextBridge, ipcRenderer, webUtils } from 'electron';
 import { API_METHODS, type ChangeEvent } from '../main/api/contract.ts';
 
 /** The typed StudioApi as `window.studio`, and nothing else: no ipcRenderer, no Node. */
@@ -24,5 +24,14 @@ for (const action of ['saveOutputAs', 'showOutputInFolder']) {
     return answer.result;
   };
 }
+
+// Desktop only: a picture dropped or picked for a scene goes by its path, found here with webUtils.getPathForFile
+// (Electron's replacement for File.path: https://www.electronjs.org/docs/latest/api/web-utils), so the page hands
+// over the File and never sees or names a path. It is checked and copied as an upload is (app/ownPicture.ts).
+api.useOwnPicture = async (project: string, scene: string, file: File) => {
+  const answer = (await ipcRenderer.invoke('studio:own', [project, scene, webUtils.getPathForFile(file)])) as { result?: unknown; error?: string };
+  if (answer.error !== undefined) throw new Error(answer.error);
+  return answer.result;
+};
 
 contextBridge.exposeInMainWorld('studio', api);

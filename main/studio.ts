@@ -15,7 +15,8 @@ import { cancelTask } from './engine/decisions.ts';
 import { cancelLateRequest } from './engine/lateCancel.ts';
 import { newOwner } from './engine/owners.ts';
 import { replayReceipts } from './engine/receiptReplay.ts';
-import { Supervisor, type SupervisorDeps } from './engine/supervisor.ts';
+import { Supervisor } from './engine/supervisor.ts';
+import type { SupervisorDeps } from './engine/supervisorDeps.ts';
 import type { MediaFolder } from './media/mediaFolder.ts';
 import { OutputLocator } from './engine/outputLocator.ts';
 import type { Clock } from './domain/ports.ts';
@@ -98,7 +99,7 @@ export async function openStudio(
     if (err instanceof MachineIdUnreadable) throw new DataFolderRefused(err.message);
     throw new DataFolderRefused(`the machine id in the data folder ${dataDir} cannot be kept (${(err as NodeJS.ErrnoException).code}); make the folder writable, or choose another with --data or STUDIO_DATA_DIR`);
   }
-  const store = team ? await openPostgresStore(team.url, { machine }) : openSqliteStore(databasePath(dataDir), { machine });
+  const store = team ? await openPostgresStore(team.url, { machine, machineId: id }) : openSqliteStore(databasePath(dataDir), { machine, machineId: id });
   // Times two machines compare come from one clock: a team's are the database's, measured before anything is written.
   const teamClock = store.kind === 'postgres' ? new DatabaseClock(clock) : null;
   const checkClock = (owner?: string) => {
@@ -117,7 +118,7 @@ export async function openStudio(
   // Remembered before anything is saved into it, so rows that name its files are found once it is unset.
   // A list that cannot be written (a full disk) is said in the log, never a reason not to open.
   if (configured) for (const problem of rememberMediaFolder(dataDir, configured)) process.stderr.write(`studio: ${problem}\n`);
-  const media = studioMedia({ dataDir, configured, kind: store.kind, space: store.mediaSpace, earlierSpaces: store.earlier.spaces, machine, earlier: mediaFoldersUsed(dataDir) });
+  const media = { ...studioMedia({ dataDir, configured, kind: store.kind, space: store.mediaSpace, earlierSpaces: store.earlier.spaces, machine, earlier: mediaFoldersUsed(dataDir) }), machineId: id };
   for (const problem of await keepInheritedFiles(media, store.earlier.spaces)) process.stderr.write(`studio: ${problem}\n`);
   return {
     dataDir,

@@ -7,7 +7,7 @@ import { falStandIn, FLUX, type FalStandIn, type FalStandInOptions } from './fak
 import { openAiImages, realMedia, type Ledger } from './fakes/providers.ts';
 import { send, startFake, type Route } from './fakes/server.ts';
 import { falMedia, FAL_KEY, type FalMedia } from './helpers/falStudio.ts';
-import { startStudio, writeSettings } from './helpers/processes.ts';
+import { startStudio, untilIdle, writeSettings } from './helpers/processes.ts';
 import { storeKinds, type StoreKind } from './helpers/stores.ts';
 import { tempDir } from './helpers/tmp.ts';
 
@@ -54,17 +54,6 @@ async function falSetup(s: Setup = {}) {
   const fal = falStandIn(ledger, media, { jobMs: 200, ...s.standIn });
   const run = await studioWith(s.wrap?.(fal) ?? fal.route, 'STUDIO_FAL_BASE_URL', { FAL_KEY }, { provider: 'fal', model: FLUX }, s);
   return { ledger, ...run };
-}
-
-/** `worker --until-idle` run to its end, or killed after `ms`: whether it ended by itself. */
-async function untilIdle(dataDir: string, env: Record<string, string>, ms: number): Promise<boolean> {
-  const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
-  const ended = await Promise.race([worker.exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
-  if (!ended) {
-    worker.child.kill('SIGKILL');
-    await worker.exited;
-  }
-  return ended;
 }
 
 const ISO = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z';

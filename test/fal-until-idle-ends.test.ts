@@ -1,23 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FLUX, type FalStandInOptions } from './fakes/falStandIn.ts';
 import { falMedia, falStudio, imageThenClip, type FalMedia } from './helpers/falStudio.ts';
-import { startStudio } from './helpers/processes.ts';
+import { untilIdle } from './helpers/processes.ts';
 
 let media: FalMedia;
 beforeAll(async () => {
   media = await falMedia();
 }, 60_000);
-
-/** `worker --until-idle` run to its end, or killed after `ms`: whether it ended by itself. */
-async function untilIdle(dataDir: string, env: Record<string, string>, ms: number): Promise<boolean> {
-  const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
-  const ended = await Promise.race([worker.exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
-  if (!ended) {
-    worker.child.kill('SIGKILL');
-    await worker.exited;
-  }
-  return ended;
-}
 
 const initiations = (seen: { method: string; path: string }[]) => seen.filter((s) => s.method === 'POST' && s.path.startsWith('/storage/upload/initiate')).length;
 

@@ -12,7 +12,9 @@ import { openProviders } from '../main/providers/registry.ts';
 import { startSimulator, type RunningSimulator } from '../main/simulator/server.ts';
 import { createSupervisor, openStudio } from '../main/studio.ts';
 import type { Fit } from '../main/domain/frameShape.ts';
+import { inputHash } from '../main/domain/tasks/inputHash.ts';
 import { writeSettings } from './helpers/processes.ts';
+import { sqlOf } from './helpers/sql.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 const run = promisify(execFile);
@@ -53,11 +55,11 @@ describe('the project\'s shape', () => {
     expect(() => parseStoryboard({ fit: 'stretch', scenes })).toThrow(/fit: must be one of "crop", "pad", "blur"/);
   });
 
-  it('asks no model for anything new in a 16:9 frame, so the steps a project bought before are reused as they are', () => {
-    for (const [provider, model] of [['fal', 'fal-ai/flux/dev'], ['openai', 'gpt-image-1'], ['replicate', 'black-forest-labs/flux-dev'], ['simulator', 'sim-image-1']] as const) {
-      expect(sizeFor(provider, model, 'image', 1280, 720).input).toEqual({});
-      expect(sizeFor(provider, model, 'image', 1920, 1080).input).toEqual({});
-    }
+  it('asks every model for a 16:9 frame too, each in its own size field', () => {
+    expect(sizeFor('fal', 'fal-ai/flux/dev', 'image', 1280, 720).input).toEqual({ image_size: { width: 1280, height: 720 } });
+    expect(sizeFor('openai', 'gpt-image-1', 'image', 1920, 1080).input).toEqual({ size: '1536x1024' });
+    expect(sizeFor('replicate', 'black-forest-labs/flux-dev', 'image', 1280, 720).input).toEqual({ aspect_ratio: '16:9' });
+    expect(sizeFor('simulator', 'sim-image-1', 'image', 1280, 720).input).toEqual({ width: 1280, height: 720 });
   });
 
   it('asks each model for the shape in its own size field, the nearest where it has no exact one, and says so', () => {
@@ -69,9 +71,10 @@ describe('the project\'s shape', () => {
     expect(gpt.note).toBe('gpt-image-1 makes 1024x1536, the nearest of its sizes to 1080x1920; the render fits it to the frame');
     expect(sizeFor('openai', 'dall-e-3', 'image', 1080, 1920).input).toEqual({ size: '1024x1792' });
     expect(sizeFor('openai', 'gpt-image-1', 'image', 1024, 1024)).toMatchObject({ input: { size: '1024x1024' }, note: null });
-    expect(sizeFor('replicate', 'black-forest-labs/flux-dev', 'image', 1080, 1920)).toMatchObject({ input: { aspect_ratio: '9:16' }, note: null });
-    expect(sizeFor('replicate', 'black-forest-labs/flux-dev', 'image', 1080, 1350)).toMatchObject({ input: { aspect_ratio: '4:5' }, note: null });
-    expect(sizeFor('replicate', 'black-forest-labs/flux-dev', 'image', 1000, 2000).note).toMatch(/makes 9:16, the nearest of its aspects to 1000x2000/);
+    // Replicate's FLUX makes each aspect on its own grid of pixels (9:16 is 768x1344): said in the estimate.
+    expect(sizeFor('replicate', 'black-forest-labs/flux-dev', 'image', 1080, 1920)).toMatchObject({ input: { aspect_ratio: '9:16' }, made: '768x1344' });
+    expect(sizeFor('replicate', 'black-forest-labs/flux-dev', 'image', 1080, 1350)).toMatchObject({ input: { aspect_ratio: '4:5' }, made: '896x1088' });
+    expect(sizeFor('replicate', 'black-forest-labs/flux-dev', 'image', 1000, 2000).note).toMatch(/makes 768x1344 \(its 9:16\), the nearest of its sizes to 1000x2000/);
   });
 
   it.each<[Fit, boolean]>([['crop', false], ['blur', false], ['pad', true]])('renders a landscape clip into a 1080x1920 frame with fit %s (bars: %s)', async (fit, bars) => {
@@ -137,6 +140,57 @@ describe('a portrait project on the simulator', () => {
       expect([video!.width, video!.height]).toEqual([1080, 1920]);
       expect(durationSec).toBeCloseTo(2, 1);
       for (const at of [0.5, 1.5]) expect(darkRows((await rowLuma(render, at)).rows)).toBe(0);
+    } finally {
+      await supervisor.stop();
+      await providers.close();
+      await studio.close();
+    }
+  }, 90_000);
+});
+
+describe('a project bought before its models were asked for the frame', () => {
+  let sim: RunningSimulator | undefined;
+  afterEach(async () => sim?.close());
+
+  it.each([[640, 360], [360, 640]])('%ix%i: gets stills in its shape now, and what it bought unsized is reused, said so: nothing is bought again', async (width, height) => {
+    sim = await startSimulator({ jobMs: 50 });
+    const dataDir = tempDir();
+    writeSettings(dataDir, { engine: { tickMs: 50, poll: { intervalMs: 50, maxIntervalMs: 100 } }, providers: { simulator: { baseUrl: sim.url } } });
+    const studio = await openStudio(dataDir);
+    const providers = await openProviders(studio.settings, dataDir, {});
+    const supervisor = createSupervisor(studio, providers.get);
+    const pipeline = new Pipeline({ studio, provider: providers.get, defaults: studio.settings.defaults });
+    try {
+      const project = await studio.projects.ensure('Wide', Date.now());
+      const board = { width, height, scenes: ['a lighthouse at dawn', 'a red kite over hills'].map((imagePrompt) => ({ imagePrompt, duration: 1 })) };
+      await studio.storyboards.save(project.id, parseStoryboard(board), Date.now());
+      await pipeline.generate('Wide');
+      supervisor.start();
+      const deadline = Date.now() + 60_000;
+      while (!(await studio.tasks.list()).every((t) => t.status === 'SUCCEEDED')) {
+        if (Date.now() > deadline) throw new Error(`not done: ${JSON.stringify((await studio.tasks.list()).map((t) => [t.kind, t.status, t.error]))}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await supervisor.stop();
+      const made = (await studio.tasks.list()).filter((t) => t.kind === 'image' || t.kind === 'clip');
+      for (const t of made) {
+        expect(t.input).toMatchObject({ width, height });
+        const { video } = await probe(join(dataDir, t.outputPath!));
+        expect([t.kind, video!.width, video!.height]).toEqual([t.kind, width, height]);
+      }
+      // The rows as the version before wrote them: the same steps with no size fields.
+      const sql = sqlOf(dataDir);
+      for (const t of made) {
+        const { width: _w, height: _h, ...former } = t.input as Record<string, unknown>;
+        sql.prepare('UPDATE tasks SET input_json = ?, input_hash = ? WHERE id = ?').run(JSON.stringify(former), inputHash(t.provider, t.model, former), t.id);
+      }
+      const estimate = await pipeline.estimate('Wide');
+      expect(estimate.steps.map((s) => [s.key, s.action])).toEqual(estimate.steps.map((s) => [s.key, 'reuse']));
+      expect(estimate.total).toBe(0);
+      for (const step of estimate.steps.filter((s) => s.kind === 'image' || s.kind === 'clip')) expect(step.source).toMatch(/made before the studio asked the model for the project's shape/);
+      const before = (await studio.tasks.list()).length;
+      await pipeline.generate('Wide');
+      expect((await studio.tasks.list()).length).toBe(before);
     } finally {
       await supervisor.stop();
       await providers.close();

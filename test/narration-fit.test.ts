@@ -76,9 +76,8 @@ describe('narration fits its scene', () => {
     expect(Math.abs(inRender - inSpeech)).toBeLessThan(0.15);
     expect(estimate).toMatch(/river: narration about 1\d\.\d s \(predicted at 175 words a minute.*\): the scene grows from 3 s to about 1\d\.\d s/);
     expect(estimate).not.toMatch(/will be cut/);
-    // The clip is asked for the scene's written 3 s, so editing a narration never buys its clip again; the render
-    // holds its last frame.
-    expect(estimate).toMatch(/river:clip .*catalogue: 3 seconds/);
+    // The clip is asked for the narration's predicted 17.1 s and its tail, in whole seconds (see clip-length.test.ts).
+    expect(estimate).toMatch(/river:clip .*catalogue: 18 seconds/);
   }, 90_000);
 
   it('with fit "scene", the scene keeps its 3 s and the estimate said how much narration would be cut', async () => {

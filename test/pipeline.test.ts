@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { ffmpegPath, ffprobePath } from '../main/media/binaries.ts';
 import { probe } from '../main/media/probe.ts';
 import { cancelTask } from '../main/engine/decisions.ts';
-import { GenerateRefused, LostResultsRefused, Pipeline } from '../main/pipeline/generate.ts';
+import { GenerateRefused, Pipeline } from '../main/pipeline/generate.ts';
+import { LostResultsRefused } from '../main/pipeline/refusals.ts';
 import { parseStoryboard } from '../main/providers/storyboards.ts';
 import type { Providers } from '../main/providers/registry.ts';
 import type { RunningSimulator } from '../main/simulator/server.ts';
@@ -88,7 +89,8 @@ describe('from storyboard to finished clip', () => {
     const { pipeline, work, edit } = await setup();
     await pipeline.generate('Fox');
     await work();
-    await edit((b) => (b.scenes[1]!.narration = 'It listens, very still.'));
+    // Words changed, not added: the narration still fits the scene, so its clip is the same step (see clip-length.test.ts).
+    await edit((b) => (b.scenes[1]!.narration = 'It waits.'));
     const plan = await pipeline.generate('Fox');
     expect(plan.steps.filter((s) => s.action === 'new').map((s) => s.key)).toEqual(['hunt:speech', 'render']);
     await work();
@@ -112,8 +114,8 @@ describe('from storyboard to finished clip', () => {
     await studio.projects.setBudget(project.id, 500_000);
     const err = await pipeline.generate('Fox').catch((e) => e);
     expect(err).toBeInstanceOf(GenerateRefused);
-    // 3 images at 0.04, 4.5 s of clip at 0.10, 34 characters of speech at 0.0002.
-    expect(err.message).toMatch(/about 0\.58 USD.*0\.08 USD over the budget of 0\.50 USD/);
+    // 3 images at 0.04, 5.5 s of clip at 0.10 (dawn's clip 3 s, to cover its narration), 34 characters of speech at 0.0002.
+    expect(err.message).toMatch(/about 0\.68 USD.*0\.18 USD over the budget of 0\.50 USD/);
     expect(await studio.tasks.list()).toEqual([]);
   });
 
@@ -124,7 +126,7 @@ describe('from storyboard to finished clip', () => {
     expect((await studio.tasks.spend(project.id))[0]!.queued).toBe(first.total);
     const err = await pipeline.generate('Fox', { newTakes: ['dawn'] }).catch((e) => e);
     expect(err).toBeInstanceOf(GenerateRefused);
-    expect(err.message).toMatch(/0\.5\d USD already spent, possibly charged or enqueued/);
+    expect(err.message).toMatch(/0\.6\d USD already spent, possibly charged or enqueued/);
     expect(await studio.tasks.list()).toHaveLength(9);
   });
 

@@ -3,6 +3,7 @@ import { catalogue, entryFor, estimateFromCatalogue } from '../main/pricing/cata
 import { ElevenLabsAdapter } from '../main/providers/elevenlabs.ts';
 import { FalAdapter } from '../main/providers/fal.ts';
 import { OpenAiAdapter } from '../main/providers/openai.ts';
+import { OpenAiResponsesAdapter } from '../main/providers/openaiResponses.ts';
 import type { ProviderAdapter } from '../main/providers/port.ts';
 import { modelsOf, PROVIDER_IDS } from '../main/providers/registry.ts';
 import { ReplicateAdapter } from '../main/providers/replicate.ts';
@@ -13,6 +14,7 @@ const adapters: Record<string, ProviderAdapter> = {
   fal: new FalAdapter(config),
   replicate: new ReplicateAdapter(config),
   openai: new OpenAiAdapter(config),
+  'openai-responses': new OpenAiResponsesAdapter(config),
   elevenlabs: new ElevenLabsAdapter(config),
   'elevenlabs at $0.12 per 1,000 credits': new ElevenLabsAdapter({ ...config, creditPrice: 0.00012 }),
 };
@@ -55,6 +57,7 @@ const ROWS: [string, Kind, string, Record<string, unknown>, number | null, strin
   ['openai', 'speech', 'tts-1', { text: text(4096) }, 0.06144, 'derived from developers.openai.com tts-1: $15 per 1M characters (a 3p bill shows $0.061425)'],
   ['openai', 'speech', 'tts-1-hd', { text: text(4096) }, 0.12288, 'derived: $30 per 1M characters'],
   ['openai', 'speech', 'gpt-4o-mini-tts', { text: text(100) }, null, 'billed by audio output tokens; no documented way to know how many'],
+  ['openai-responses', 'draft', 'gpt-4.1-mini', { idea: text(400), scenes: 6 }, 0.0033572, '[3p] $0.40 / $1.60 per 1M tokens: 393 input tokens (1,571 characters sent, 4 a token) and the 2,000-token output cap (300 a scene and 200)'],
   ['elevenlabs', 'speech', 'eleven_multilingual_v2', { text: text(1000), voice_id: V }, 0.3, 'help.elevenlabs.io: 1 credit a character; [3p] Creator overage $0.30 per 1,000 credits (the default)'],
   ['elevenlabs', 'speech', 'eleven_flash_v2_5', { text: text(1000), voice_id: V }, 0.15, 'help.elevenlabs.io: "Flash and Turbo models cost 1 credit per 2 characters"'],
   ['elevenlabs at $0.12 per 1,000 credits', 'speech', 'eleven_turbo_v2_5', { text: text(1000), voice_id: V }, 0.06, 'derived: 500 credits at the plan price set'],

@@ -181,11 +181,11 @@ describe('Generate refuses what the provider would refuse, before anything is as
 
   const call = apiCaller(() => host);
 
-  /** Two scenes: the first takes the storyboard's steps, the second has a clip step of its own. */
+  /** Two scenes: the first takes the storyboard's steps, the second has a clip step of its own; a frame whose stills Kling takes (300 px a side at least). */
   function board(change: { motionPrompt?: string; clip?: Record<string, unknown>; sceneClip?: Record<string, unknown>; image?: Record<string, unknown>; speech?: Record<string, unknown> } = {}) {
     return {
-      width: 320,
-      height: 180,
+      width: 640,
+      height: 360,
       steps: {
         image: { provider: 'fal', model: SCHNELL, options: { num_inference_steps: 4, ...change.image } },
         clip: { provider: 'fal', model: KLING, options: { cfg_scale: 0.5, ...change.clip } },

@@ -101,7 +101,7 @@ describe('takes', () => {
     expect(table.code).toBe(0);
     const lines = table.out.split('\n');
     expect(lines[0]).toMatch(/^SCENE +TAKE +PICKED +PROMPT +PROVIDER\/MODEL +SEED +COST +WHEN +STATUS$/);
-    expect(lines[1]).toMatch(new RegExp(`^dawn +1 +a fox asleep in snow +simulator: sim-image-1, sim-clip-1, sim-speech-1 +${one!.seed} +\\d+\\.\\d\\d USD billed +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d +ready$`));
+    expect(lines[1]).toMatch(new RegExp(`^dawn +1 +a fox asleep in snow +simulator: sim-image-1, sim-clip-1, sim-speech-1 +${one!.seed} +\\d+\\.\\d\\d USD billed \\(simulated\\) +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d +ready$`));
     expect(lines[2]).toMatch(/^dawn +2 +picked +a fox asleep in snow/);
 
     const bought = sim!.charges.length;

@@ -7,6 +7,7 @@ import { sha256File } from '../media/checksum.ts';
 import { dataFolderMedia, inside, type MediaFolder } from '../media/mediaFolder.ts';
 import { alternatePath, keepOwnName, placeWithoutReplacing } from '../media/placement.ts';
 import { assertMedia, ProbeUnavailable } from '../media/probe.ts';
+import { draftFileProblem } from '../media/draftFile.ts';
 import { FolderGone, UnusableResult, type OutputStore, type OutputTarget, type ResultRecord, type SavedOutput, type TaskRef } from '../domain/ports.ts';
 
 const EXTENSIONS: Record<string, string> = {
@@ -17,6 +18,7 @@ const EXTENSIONS: Record<string, string> = {
   'audio/mpeg': 'mp3',
   'audio/wav': 'wav',
   'audio/x-wav': 'wav',
+  'application/json': 'json',
 };
 
 export function extensionFor(contentType: string | null): string {
@@ -144,6 +146,7 @@ export class LocalOutputStore implements OutputStore {
    */
   private async problem(temp: string, bytes: number, target: OutputTarget): Promise<string | null> {
     if (bytes === 0) return 'the provider sent an empty file';
+    if (target.kind === 'draft') return draftFileProblem(temp);
     try {
       await assertMedia(temp, target.kind);
       return null;

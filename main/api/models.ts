@@ -2,7 +2,7 @@ import type { StepChoice, StepKind } from '../domain/storyboard.ts';
 import { citation, creditPriceOf, entryFor, type CatalogueEntry, type PlanPrices } from '../pricing/catalogue.ts';
 import type { ModelSpec } from '../providers/models.ts';
 import type { ProviderAdapter } from '../providers/port.ts';
-import { modelsOf, PROVIDER_IDS, titleOf } from '../providers/registry.ts';
+import { modelsOf, STEP_PROVIDER_IDS, titleOf } from '../providers/registry.ts';
 import type { Field, InputSchema } from '../providers/schema.ts';
 import type { FieldShape, KeySource, ModelCatalogueView, ModelView, OptionView } from './contract.ts';
 
@@ -91,6 +91,8 @@ function priceWords(entry: CatalogueEntry, plan: PlanPrices): { price: string; s
       const cells = Object.values(p.prices).flatMap((row) => Object.values(row));
       return { price: `${amount(Math.min(...cells))} to ${amount(Math.max(...cells))} ${c} per image, by quality and size`, source };
     }
+    case 'token':
+      return { price: `${amount(p.input)} ${c} per million input tokens, ${amount(p.output)} ${c} per million output tokens`, source };
     case 'unknown':
       return null;
   }
@@ -117,12 +119,12 @@ export interface CatalogueDeps {
 
 /** Every provider the studio sends to, with the image, clip and speech models its adapter declares. */
 export function modelCatalogue(deps: CatalogueDeps): ModelCatalogueView {
-  const providers = PROVIDER_IDS.map((id) => ({
+  const providers = STEP_PROVIDER_IDS.map((id) => ({
     id,
     title: titleOf(id),
     key: id === 'simulator' ? ('none needed' as const) : deps.keySource(id),
     models: modelsOf(id)
-      .filter((m): m is ModelSpec & { kind: StepKind } => m.kind !== 'render')
+      .filter((m): m is ModelSpec & { kind: StepKind } => m.kind !== 'render' && m.kind !== 'draft')
       .map(
         (m): ModelView => ({
           id: m.id,

@@ -7,7 +7,7 @@ import { inputHash } from '../domain/tasks/inputHash.ts';
 import { fromMicros, type Kind, type Task } from '../domain/tasks/model.ts';
 import type { EtaView, PlanStepView, ScenePlanView, StepState, TaskView } from './contract.ts';
 
-const WORDS: Record<Kind, string> = { image: 'image', clip: 'clip', speech: 'narration', render: 'the finished video' };
+const WORDS: Record<Kind, string> = { image: 'image', clip: 'clip', speech: 'narration', render: 'the finished video', draft: 'the storyboard draft' };
 
 /** What a step makes, as a creator says it: "image of dawn", "narration of dusk". */
 export function stepLabel(step: Pick<PlannedStep, 'kind' | 'scene'>): string {

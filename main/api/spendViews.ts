@@ -13,6 +13,12 @@ function modelSpendView<T extends ModelSpend>(m: T): T & ModelSpendView {
   return { ...m, simulated: isSimulated(m.provider), billed: money(m.billed), estimatedForBilled: money(m.estimatedForBilled), estimatedOnly: money(m.estimatedOnly), possiblyCharged: money(m.possiblyCharged) };
 }
 
+/** A project's spend as a person reads it (from its rows per day and provider): real money, and the simulator's apart. */
+export function realAndSimulated(days: ReadonlyArray<SpendParts & { provider: string }>) {
+  const { real, simulated } = splitSimulated(days);
+  return { spend: partsView(real), simulated: partsView(simulated) };
+}
+
 /** One project's spend: totals (real and simulated apart, and both), per day and provider, per model; in currency units. */
 export async function spendReport(tasks: TaskStore, project: Project): Promise<SpendReport> {
   const total = (await tasks.spend(project.id))[0]!;
@@ -45,6 +51,11 @@ export async function spendCsv(tasks: TaskStore, project: Project | null): Promi
   return ['day,provider,billed,estimated,possibly_charged,currency,simulated', ...lines].join('\n') + '\n';
 }
 
+function shareOf(budget: number, all: number, simulated: SpendParts): number {
+  const sim = simulated.actual + simulated.estimated + simulated.possiblyCharged;
+  return Math.max(all - sim, sim) / budget;
+}
+
 /** Every project against its budget, and spend per provider and per model across them. */
 export async function spendOverview(tasks: TaskStore): Promise<SpendOverview> {
   const days = await tasks.spendByDayAll();
@@ -56,7 +67,8 @@ export async function spendOverview(tasks: TaskStore): Promise<SpendOverview> {
     estimated: money(r.estimated),
     possiblyCharged: money(r.possiblyCharged),
     budget: r.budget === null ? null : money(r.budget),
-    shareUsed: r.budget === null || r.budget === 0 ? null : (r.actual + r.estimated + r.possiblyCharged) / r.budget,
+    // Real and simulated money are each held against the budget apart (see budgetCheck): the share of the fuller one.
+    shareUsed: r.budget === null || r.budget === 0 ? null : shareOf(r.budget, r.actual + r.estimated + r.possiblyCharged, simulatedOf(r.project)),
     simulated: partsView(simulatedOf(r.project)),
   }));
   const byModel = await tasks.spendByModelAll();

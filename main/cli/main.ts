@@ -8,6 +8,7 @@ import { DataFolderRefused, NoStudioHere } from '../studio.ts';
 import { COMMANDS, HELP } from './commands/index.ts';
 import type { CliContext } from './context.ts';
 import { UsageError } from './errors.ts';
+import { lineWriter } from './output.ts';
 
 /** Takes the global `--data DIR`, `--db URL` and `--media DIR` from anywhere in the line, so they work before or after the command. */
 function takeGlobals(argv: string[]): { dataDir: string; database?: string; media?: string; rest: string[] } {
@@ -32,10 +33,7 @@ function takeGlobals(argv: string[]): { dataDir: string; database?: string; medi
   return { dataDir: dataDir || defaultDataDir(), database, media, rest };
 }
 
-export async function main(argv: string[], io: Pick<CliContext, 'out' | 'err'> = {
-  out: (l) => process.stdout.write(`${l}\n`),
-  err: (l) => process.stderr.write(`${l}\n`),
-}): Promise<number> {
+export async function main(argv: string[], io: Pick<CliContext, 'out' | 'err'> = { out: lineWriter(process.stdout), err: lineWriter(process.stderr) }): Promise<number> {
   try {
     const { dataDir, database, media, rest } = takeGlobals(argv);
     const [name, ...args] = rest;

@@ -1,3 +1,5 @@
+import { moneyWords } from '../domain/money.ts';
+import { isSimulated } from '../domain/simulated.ts';
 import { fromMicros, type Task, type TaskOutput } from '../domain/tasks/model.ts';
 
 /** The JSON a task has in `studio tasks --json`, documented in the README. */
@@ -17,6 +19,8 @@ export function taskJson(t: Task, projectName: string, outputs: TaskOutput[]) {
     submittedAt: iso(t.submittedAt),
     progress: t.progress,
     costEstimated: fromMicros(t.costEstimated),
+    // The simulator's made-up money, never charged: a script summing costs can leave it out.
+    simulated: isSimulated(t.provider),
     costEstimateSource: t.costEstimateSource,
     costActual: fromMicros(t.costActual),
     costActualSource: t.costActualSource,
@@ -32,12 +36,27 @@ export function taskJson(t: Task, projectName: string, outputs: TaskOutput[]) {
   };
 }
 
+/**
+ * Writes lines to a stream whose reader may close it early (`studio tasks | head`): from then on, what is left is
+ * dropped quietly and the command finishes as it would have, as a pipe's writer does, rather than crash on EPIPE.
+ */
+export function lineWriter(stream: NodeJS.WritableStream & { writable: boolean }): (line: string) => void {
+  let closed = false;
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    closed = true;
+  });
+  return (line) => {
+    if (!closed && stream.writable) stream.write(`${line}\n`);
+  };
+}
+
 export function iso(ms: number | null): string | null {
   return ms === null ? null : new Date(ms).toISOString();
 }
 
 export function money(micros: number | null, currency = 'USD'): string {
-  return micros === null ? '-' : `${(micros / 1e6).toFixed(2)} ${currency}`;
+  return micros === null ? '-' : moneyWords(micros, currency);
 }
 
 export function table(rows: string[][]): string {
@@ -46,6 +65,12 @@ export function table(rows: string[][]): string {
 }
 
 /** Whether a task's cost figure is billed (from what the provider reported) or an estimate, in a word. */
+/** A task's cost as a person reads it: billed, else estimated; the simulator's marked as never charged. */
+export function taskCost(t: Pick<Task, 'costActual' | 'costEstimated' | 'currency' | 'provider'>): string {
+  const cost = money(t.costActual ?? t.costEstimated, t.currency);
+  return isSimulated(t.provider) && (t.costActual ?? t.costEstimated) !== null ? `${cost} (simulated)` : cost;
+}
+
 export function costBasis(t: Pick<Task, 'costActual' | 'costEstimated' | 'charged' | 'status'>): string {
   if (t.charged === 'no' && (t.status === 'FAILED' || t.status === 'CANCELLED')) return 'not charged';
   if (t.costActual !== null) return 'billed';

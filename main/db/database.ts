@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { upgradeUnderWay, whileUpgrading } from './upgradeMarker.ts';
 import { connectionOptions } from './nativeBinding.ts';
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { assertKnownVersion, loadMigrations, migrate } from './migrator.ts';
@@ -60,9 +61,9 @@ export function openDatabase(path: string, migrationsDir?: string): Db {
   try {
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     // Before any pragma that writes (journal_mode rewrites the header), so a refused file stays byte-identical.
-    assertKnownVersion(db, migrations);
+    const from = assertKnownVersion(db, migrations);
     applyPragmas(db);
-    migrate(db, migrations);
+    whileUpgrading(path, from, migrations.length, (words) => process.stderr.write(`${words}\n`), () => migrate(db, migrations));
   } catch (err) {
     db.close();
     throw refusal(path, err);
@@ -84,6 +85,10 @@ function refusal(path: string, err: unknown): unknown {
     return new DatabaseRefused(`${path} cannot be opened: the disk is full or failing (${code}); free some space, then start again.`);
   }
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+    const upgrade = upgradeUnderWay(path);
+    if (upgrade) {
+      return new DatabaseRefused(`${path} is being upgraded by another studio (process ${upgrade.pid}, schema ${upgrade.from} to ${upgrade.to}); wait for it to finish, then start again. Do not stop it.`);
+    }
     return new DatabaseRefused(`${path} is locked by another program (${code}); close it, then start again.`);
   }
   return new DatabaseRefused(`${path} could not be opened (${code}: ${(err as Error).message}).`);

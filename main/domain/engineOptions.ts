@@ -35,7 +35,7 @@ export interface EngineOptions {
 export const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
   leaseMs: 30_000,
   tickMs: 500,
-  concurrency: { image: 4, clip: 3, speech: 2, render: 1 },
+  concurrency: { image: 4, clip: 3, speech: 2, render: 1, draft: 1 },
   poll: { intervalMs: 1_000, maxIntervalMs: 10_000, deadlineMs: 30 * 60_000 },
 };
 

@@ -40,3 +40,20 @@ export function predictNarrationSec(text: string, wordsPerMinute: number, speed 
 }
 
 const round3 = (n: number) => Math.round(n * 1000) / 1000;
+
+/**
+ * The seconds a scene with the creator's own clip fills: all of the clip (they chose its length), or with fit
+ * "narration" longer still to hold its narration and the tail; with fit "scene", the length written for it.
+ */
+export function ownClipSceneLength(duration: number, clipSec: number, narrationSec: number | null, fit: SceneFit): number {
+  if (fit === 'scene') return duration;
+  return Math.max(round3(clipSec), narrationSec === null ? 0 : round3(narrationSec + NARRATION_TAIL_SEC));
+}
+
+/** Seconds at the end of the creator's own clip a scene of this fit cuts, or 0. */
+export function ownClipCut(duration: number, clipSec: number, fit: SceneFit): number {
+  return fit === 'scene' ? Math.max(0, round3(clipSec - duration)) : 0;
+}
+
+/** How much the sound of the creator's own clip is lowered under a narration, so the words stay clear over it. */
+export const OWN_CLIP_UNDER_NARRATION_DB = -12;

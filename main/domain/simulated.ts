@@ -25,3 +25,23 @@ export function splitSimulated(rows: ReadonlyArray<SpendParts & { provider: stri
   }
   return { real, simulated };
 }
+
+/** One kind of money in a project: what is spent, possibly charged or enqueued, and what a Generate adds. */
+export interface MoneyUse {
+  spent: number;
+  added: number;
+}
+
+/**
+ * A budget holds real money and the simulator's made-up money apart: each kind is checked against the whole
+ * budget on its own, so simulated spend never uses up a budget meant for money that is charged, and a budget can
+ * still be tried with the simulator alone. Only the kinds this Generate adds to are judged (simulated spend already
+ * past the budget does not stop a Generate that adds only real money, nor the other way round; with nothing added,
+ * every kind used): `left` is what remains for the one nearest the budget, `overBy` how far it goes past.
+ */
+export function budgetCheck(budget: number, real: MoneyUse, simulated: MoneyUse): { left: number; overBy: number } {
+  const total = (k: MoneyUse) => k.spent + k.added;
+  const adding = [real, simulated].filter((k) => k.added > 0);
+  const most = Math.max(0, ...(adding.length > 0 ? adding : [real, simulated]).map(total));
+  return { left: budget - most, overBy: adding.length > 0 ? Math.max(0, most - budget) : 0 };
+}

@@ -14,10 +14,12 @@ export interface StepChoice {
 export type StepKind = 'image' | 'clip' | 'speech';
 
 /**
- * A still the creator brings instead of one bought: a file (copied into the project at Generate, its checksum kept
- * here so the original may move), or a finished image task of the studio.
+ * A still or clip the creator brings instead of one bought: a file (copied into the project at Generate, its checksum
+ * kept here so the original may move), a finished task of the studio, or what a take (of this scene, or `scene`) made.
  */
-export type OwnImage = { file: string; sha256?: string } | { task: number };
+export type OwnMedia = { file: string; sha256?: string; name?: string } | { task: number } | { take: number; scene?: string };
+export type OwnImage = OwnMedia;
+export type OwnClip = OwnMedia;
 
 export interface Scene {
   id: string;
@@ -29,11 +31,16 @@ export interface Scene {
   seed: number;
   /** Raised by "new take": a new seed, so nothing is reused. */
   take: number;
+  /** The seed of the scene's image or clip when a take set its own (a new take of the clip only keeps the still's). */
+  imageSeed?: number;
+  clipSeed?: number;
   steps: Partial<Record<StepKind, StepChoice>>;
   /** "narration" (default): the scene lasts as long as its narration and a short tail; "scene": it keeps `duration`. */
   fit: SceneFit;
   /** The creator's own still: nothing is bought for the scene's image, and its clip is made from this one. */
   image?: OwnImage;
+  /** The creator's own clip: nothing is bought for the scene's image or clip; the render uses this one. */
+  clip?: OwnClip;
 }
 
 export interface Storyboard {
@@ -60,7 +67,7 @@ export interface StepCatalogue {
 }
 
 const STEP_KINDS: StepKind[] = ['image', 'clip', 'speech'];
-const SCENE_FIELDS = ['id', 'imagePrompt', 'motionPrompt', 'narration', 'duration', 'seed', 'take', 'steps', 'fit', 'image'];
+const SCENE_FIELDS = ['id', 'imagePrompt', 'motionPrompt', 'narration', 'duration', 'seed', 'take', 'imageSeed', 'clipSeed', 'steps', 'fit', 'image', 'clip'];
 
 function fail(where: string, what: string): never {
   throw new StoryboardError(`${where}: ${what}`);
@@ -134,21 +141,29 @@ function sceneFit(v: unknown, where: string): SceneFit {
   return v as SceneFit;
 }
 
-function ownImage(v: unknown, where: string): OwnImage | undefined {
+function ownMedia(v: unknown, where: string, kind: 'image' | 'clip'): OwnMedia | undefined {
   if (v === undefined) return undefined;
-  const example = 'must be {"file": "/full/path/to/still.png"} or {"task": 12} (a finished image task)';
+  const [path, noun] = kind === 'image' ? ['/full/path/to/still.png', 'picture'] : ['/full/path/to/shot.mp4', 'clip'];
+  const example = `must be {"file": "${path}"}, {"task": 12} (a finished ${kind} task) or {"take": 2} (what take 2 of this scene made; add "scene" for another scene's)`;
   if (!v || typeof v !== 'object' || Array.isArray(v)) fail(where, example);
   const o = v as Record<string, unknown>;
   if ('task' in o) {
     onlyKnown(o, ['task'], where);
     return { task: num(o.task, `${where}.task`, 1, Number.MAX_SAFE_INTEGER, 0, true) };
   }
+  if ('take' in o) {
+    onlyKnown(o, ['take', 'scene'], where);
+    const scene = text(o.scene, `${where}.scene`, false);
+    return { take: num(o.take, `${where}.take`, 1, Number.MAX_SAFE_INTEGER, 0, true), ...(scene === null ? {} : { scene }) };
+  }
   if (!('file' in o)) fail(where, example);
-  onlyKnown(o, ['file', 'sha256'], where);
+  onlyKnown(o, ['file', 'sha256', 'name'], where);
   const file = text(o.file, `${where}.file`, true)!;
-  if (!isAbsoluteAnywhere(file)) fail(`${where}.file`, `"${file}" is not a full path; give the picture's full path, like /home/me/still.png`);
+  if (!isAbsoluteAnywhere(file)) fail(`${where}.file`, `"${file}" is not a full path; give the ${noun}'s full path, like ${path}`);
   if (o.sha256 !== undefined && (typeof o.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(o.sha256))) fail(`${where}.sha256`, 'is the file\'s SHA-256 in 64 hex digits; leave it out and the studio fills it in');
-  return { file, ...(typeof o.sha256 === 'string' ? { sha256: o.sha256 } : {}) };
+  // The name a picture sent from the app had, shown in place of its copy's.
+  const name = text(o.name, `${where}.name`, false);
+  return { file, ...(typeof o.sha256 === 'string' ? { sha256: o.sha256 } : {}), ...(name === null ? {} : { name }) };
 }
 
 /** A seed that stays the same for a scene until its id changes. */
@@ -171,6 +186,7 @@ export function readStoryboard(value: unknown, catalogue?: StepCatalogue): Story
     const where = `scene ${i + 1} ("${id}")`;
     onlyKnown(s, SCENE_FIELDS, where);
     if (ids.has(id)) fail(where, 'has the same id as an earlier scene; ids must differ');
+    if (s.image !== undefined && s.clip !== undefined) fail(where, 'has both its own image and its own clip; a scene with its own clip needs no image, so remove "image"');
     ids.add(id);
     return {
       id,
@@ -180,9 +196,13 @@ export function readStoryboard(value: unknown, catalogue?: StepCatalogue): Story
       duration: num(s.duration, `${where} duration`, 0.5, 60, 3),
       seed: num(s.seed, `${where} seed`, 0, 2_147_483_647, seedOf(id), true),
       take: num(s.take, `${where} take`, 1, 10_000, 1, true),
+      // A take's own seeds, as they were sent: the studio keeps every seed it sends within the scene seed's range.
+      ...(s.imageSeed === undefined ? {} : { imageSeed: num(s.imageSeed, `${where} imageSeed`, 0, 2_147_483_647, 0, true) }),
+      ...(s.clipSeed === undefined ? {} : { clipSeed: num(s.clipSeed, `${where} clipSeed`, 0, 2_147_483_647, 0, true) }),
       steps: steps(s.steps, `${where} steps`, catalogue),
       fit: sceneFit(s.fit, `${where} fit`),
-      ...(s.image === undefined ? {} : { image: ownImage(s.image, `${where} image`) }),
+      ...(s.image === undefined ? {} : { image: ownMedia(s.image, `${where} image`, 'image') }),
+      ...(s.clip === undefined ? {} : { clip: ownMedia(s.clip, `${where} clip`, 'clip') }),
     };
   });
   return {

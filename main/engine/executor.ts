@@ -1,4 +1,6 @@
+import { moneyWords } from '../domain/money.ts';
 import { SubmitError, type ProviderResult, type SubmitResult } from '../providers/port.ts';
+import { ANSWER_KEPT } from '../domain/tasks/keptAnswer.ts';
 import { InvalidInput } from '../providers/invalidInput.ts';
 import type { Clock } from '../domain/ports.ts';
 import type { Task } from '../domain/tasks/model.ts';
@@ -28,7 +30,7 @@ function overBudget(task: Task): string {
   if (task.costEstimated === null) {
     return 'not sent: its price is unknown and the project has no budget left for it; raise the budget, then generate again (nothing was charged)';
   }
-  const cost = `its estimated ${(task.costEstimated / 1e6).toFixed(2)} ${task.currency}`;
+  const cost = `its estimated ${moneyWords(task.costEstimated, task.currency)}`;
   return `not sent: ${cost} would take the project past its budget; raise the budget, then generate again (nothing was charged)`;
 }
 
@@ -215,6 +217,9 @@ async function pollAndFinish(task: Task, ports: ExecutorPorts, options: Executor
   const outcome = await pollUntilDone(task, ports, { ...options.poll, owner: options.owner, leaseMs: options.leaseMs, learned }, signal);
   const lease = () => ({ owner: options.owner, now: ports.clock.now() });
   const durably = <T>(write: () => Promise<T>) => untilWritten(write, ports, signal);
+  // A text answer is kept in the history first (the database), so a crash before the end still leaves it.
+  const answer = outcome.state === 'succeeded' ? outcome.result.answer : outcome.state === 'failed' ? outcome.answer : undefined;
+  if (answer !== undefined) await durably(() => ports.repo.note(task.id, ANSWER_KEPT, { answer }, ports.clock.now()));
   switch (outcome.state) {
     case 'succeeded':
       return finish(task, outcome.result, ports, options, signal);

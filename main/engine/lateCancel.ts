@@ -52,7 +52,7 @@ export interface LateCancelVerdict {
  * request (removed it from its queue) leaves the task cancelled, charged 'no' where the provider documents such a
  * request as never billed; any other answer means it is paid, finished or finishing (fal's ALREADY_COMPLETED, or
  * CANCELLATION_REQUESTED, which only signals a runner that may finish anyway: fal.ai/docs/inference-api/queue/cancel),
- * or that nobody knows (no answer), and ElevenLabs and OpenAI have no cancel at all. Such a request is followed
+ * or that nobody knows (no answer), and ElevenLabs and OpenAI's image and speech calls have no cancel at all. Such a request is followed
  * where it can be asked for by id, unless its result is already in hand (the worker that holds it completes the
  * task); else it stays in the history, possibly charged.
  */

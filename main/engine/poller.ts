@@ -19,7 +19,7 @@ const STREAM_SAVE_EVERY_MS = 1_000;
 
 export type PollOutcome =
   | { state: 'succeeded'; result: ProviderResult }
-  | { state: 'failed'; error: string; costActual: ReportedCost | null; charged: Charged }
+  | { state: 'failed'; error: string; costActual: ReportedCost | null; charged: Charged; answer?: string }
   /** Past the deadline and the provider says it is still working on it: known, so never unknown. */
   | { state: 'running'; forMs: number }
   /** `problem` and `status` (the HTTP status, when an answer came) are of the last look that got no usable answer. */

@@ -7,10 +7,11 @@ import { join } from 'node:path';
 import { sha256File } from '../media/checksum.ts';
 import { dataFolderMedia, type MediaFolder } from '../media/mediaFolder.ts';
 import { OutputLocator } from './outputLocator.ts';
+import type { ImportedRef } from './outputRefs.ts';
 import { probe } from '../media/probe.ts';
 import { runRender, type RenderJob } from '../media/renderer.ts';
 import type { Clock } from '../domain/ports.ts';
-import { sceneLength, type SceneFit } from '../domain/sceneLength.ts';
+import { OWN_CLIP_UNDER_NARRATION_DB, ownClipSceneLength, sceneLength, type SceneFit } from '../domain/sceneLength.ts';
 import type { Fit } from '../domain/frameShape.ts';
 import type { Task } from '../domain/tasks/model.ts';
 import type { TaskStore } from '../store/port.ts';
@@ -33,7 +34,9 @@ interface RenderInput {
   fit?: Fit;
   fps: number;
   /** `fit` absent on renders planned before scenes had one: fitted to the narration, the default. */
-  scenes: { duration: number; fit?: SceneFit; clip: { $output: number }; narration: { $output: number } | null }[];
+  /** A clip is a task's output, or the creator's own (copied into the project, with its checksum). */
+  /** `ownClip`: the creator's own clip, rendered whole with its sound; absent on renders planned before, which cut it and left it silent. */
+  scenes: { duration: number; fit?: SceneFit; clip: { $output: number } | ImportedRef; narration: { $output: number } | null; ownClip?: true }[];
 }
 
 /** Progress is written at most this often, and at least once a second while ffmpeg reports. */
@@ -78,6 +81,13 @@ async function spokenSeconds(path: string, ffprobe: string, index: number): Prom
   return seconds;
 }
 
+/** The length of the creator's own clip and whether it has sound, as ffprobe reads the project's copy. */
+async function ownClipFound(path: string, ffprobe: string, index: number): Promise<{ seconds: number; sound: boolean }> {
+  const found = await probe(path, ffprobe).catch(() => null);
+  if (!found?.durationSec) throw new Error(`scene ${index + 1}'s own clip could not be measured (ffprobe read no length from ${path})`);
+  return { seconds: found.durationSec, sound: found.audio !== null };
+}
+
 /**
  * The local render: no money is at stake, so a crash simply runs it again. Exactly one runs at a time (the
  * claim's concurrency for renders is 1). The lease is kept by the heartbeat, since ffmpeg has no poll loop;
@@ -98,10 +108,14 @@ export async function runRenderTask(task: Task, ports: RenderPorts, options: { o
     const scenes: RenderJob['scenes'] = [];
     for (const [i, s] of input.scenes.entries()) {
       const narration = s.narration ? await files.input(s.narration.$output, `scene ${i + 1}'s narration`) : null;
+      const spoken = narration ? await spokenSeconds(narration, ports.ffprobePath, i) : null;
+      const clip = '$file' in s.clip ? await files.imported(s.clip, `scene ${i + 1}'s own clip`) : await files.input(s.clip.$output, `scene ${i + 1}'s clip`);
+      const own = s.ownClip ? await ownClipFound(clip, ports.ffprobePath, i) : null;
       scenes.push({
-        duration: sceneLength(s.duration, narration ? await spokenSeconds(narration, ports.ffprobePath, i) : null, s.fit ?? 'narration'),
-        clip: await files.input(s.clip.$output, `scene ${i + 1}'s clip`),
+        duration: own ? ownClipSceneLength(s.duration, own.seconds, spoken, s.fit ?? 'narration') : sceneLength(s.duration, spoken, s.fit ?? 'narration'),
+        clip,
         narration,
+        clipSoundDb: own?.sound ? (narration ? OWN_CLIP_UNDER_NARRATION_DB : 0) : null,
       });
     }
     job = {

@@ -1,3 +1,4 @@
+import { ownPicturePath, receivePicture, sweepUploads } from '../api/ownUpload.ts';
 import { openRuntime } from '../runtime.ts';
 import { readHostIdentity, writeHostIdentity } from './identity.ts';
 import { startHost, type RunningHost } from './server.ts';
@@ -20,6 +21,7 @@ export interface LaunchedHost extends RunningHost {
 export async function launchHost(dataDir: string, options: { port?: number; log?: (m: string) => void; database?: string; media?: string } = {}): Promise<LaunchedHost> {
   const runtime = await openRuntime(dataDir, { mediaUrl: (id) => `/media/${id}`, log: options.log, database: options.database, media: options.media });
   const identity = readHostIdentity(dataDir);
+  await sweepUploads(runtime.studio);
   const start = (port: number) =>
     startHost(runtime.service, {
       port,
@@ -27,6 +29,10 @@ export async function launchHost(dataDir: string, options: { port?: number; log?
       token: identity.token,
       log: options.log,
       output: (id, index) => runtime.studio.files.file(id, index, `task ${id}'s result`),
+      own: {
+        receive: (project, scene, name, body, announced) => receivePicture(runtime.studio, project, scene, name, body, announced),
+        path: (project, sha256) => ownPicturePath(runtime.studio, project, sha256),
+      },
     });
   let host: RunningHost;
   try {

@@ -20,10 +20,12 @@ function sameToken(given: string | null, token: string): boolean {
  * Who may use the loopback host: only a page it served itself, on this machine.
  * - Host must name this loopback address, or a DNS-rebound name could reach it from a web page.
  * - Origin, when a browser sends one, must be this host, or another site could drive it (cross-site requests).
- * - Data needs the per-launch token, which only the page opened from the printed address has.
+ * - Data needs the per-launch token, which only the page opened from the printed address has. In the address
+ *   (`?token=`) only for reading (GET: a media element or an event stream cannot send a header); a request that
+ *   changes something (POST) must carry it in its Authorization header, as the app's calls do.
  */
 export function checkRequest(
-  req: { headers: Record<string, string | string[] | undefined>; url: string },
+  req: { method?: string; headers: Record<string, string | string[] | undefined>; url: string },
   gate: Gate,
   needsToken: boolean,
 ): Verdict {
@@ -38,7 +40,7 @@ export function checkRequest(
   if (!needsToken) return { ok: true };
   const auth = req.headers.authorization;
   const bearer = typeof auth === 'string' && auth.startsWith('Bearer ') ? auth.slice(7) : null;
-  const query = new URL(req.url, 'http://studio').searchParams.get('token');
+  const query = req.method === 'GET' ? new URL(req.url, 'http://studio').searchParams.get('token') : null;
   if (!sameToken(bearer ?? query, gate.token)) return { ok: false, status: 401, reason: 'open the studio from the address it printed: this request has no valid token' };
   return { ok: true };
 }

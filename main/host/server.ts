@@ -12,6 +12,7 @@ import type { Located } from '../engine/outputLocator.ts';
 import type { ChangeProbe } from '../store/port.ts';
 import { mediaType, rangeAnswer } from './range.ts';
 import { checkRequest, type Gate } from './security.ts';
+import { ownPictureRoutes, type OwnPictures } from './uploads.ts';
 
 export const RENDERER_DIR = fileURLToPath(new URL('../../dist/renderer/', import.meta.url));
 
@@ -42,6 +43,8 @@ export interface HostOptions {
   rendererDir?: string;
   /** The token to ask for; kept across restarts on one data folder (identity.ts), so an open tab stays valid. */
   token?: string;
+  /** A creator's own pictures, sent from the app and shown in it (uploads.ts). */
+  own?: OwnPictures;
 }
 
 export interface RunningHost {
@@ -180,9 +183,10 @@ export async function startHost(api: StudioApi, options: HostOptions): Promise<R
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://studio');
-    const isData = url.pathname.startsWith('/api/') || url.pathname.startsWith('/media/');
-    const verdict = checkRequest({ headers: req.headers, url: req.url ?? '/' }, gate, isData);
+    const isData = url.pathname.startsWith('/api/') || url.pathname.startsWith('/media/') || url.pathname.startsWith('/upload/');
+    const verdict = checkRequest({ method: req.method, headers: req.headers, url: req.url ?? '/' }, gate, isData);
     if (!verdict.ok) return send(res, verdict.status, { error: verdict.reason });
+    if (options.own && (await ownPictureRoutes(req, res, url, options.own, send, options.log))) return;
 
     if (req.method === 'POST' && url.pathname.startsWith('/api/')) {
       const method = url.pathname.slice('/api/'.length) as (typeof API_METHODS)[number];

@@ -27,6 +27,8 @@ export interface MediaFolder {
   shared: boolean;
   /** The name this machine goes by, recorded with each file it saves. */
   machine: string;
+  /** This machine's id, recorded beside its name (see config/machineId.ts); absent where no studio opened the folder. */
+  machineId?: string;
   /** The path to keep in a row for a file saved at `path`. */
   stored(path: string): string;
   /** Every place the file a row names may be on this machine, most likely first. */

@@ -33,7 +33,7 @@ export async function probe(path: string, ffprobe = ffprobePath()): Promise<Prob
   };
 }
 
-const NEEDS: Record<Exclude<Kind, 'render'>, (p: ProbeResult) => boolean> = {
+const NEEDS: Record<Exclude<Kind, 'render' | 'draft'>, (p: ProbeResult) => boolean> = {
   image: (p) => !!p.video && p.video.width > 0,
   clip: (p) => !!p.video && (p.durationSec ?? 0) > 0,
   speech: (p) => !!p.audio && (p.durationSec ?? 0) > 0,
@@ -55,7 +55,7 @@ export async function assertMedia(path: string, kind: Kind): Promise<ProbeResult
     if (typeof e.code !== 'number' || e.signal) throw new ProbeUnavailable(`ffprobe could not check the file (${e.message ?? String(err)})`);
     throw new Error(`the provider sent a file that is not readable media (expected ${kind === 'speech' ? 'audio' : `an ${kind}`})`);
   }
-  if (kind !== 'render' && !NEEDS[kind](result)) {
+  if (kind !== 'render' && kind !== 'draft' && !NEEDS[kind](result)) {
     throw new Error(`the provider sent a file with no ${kind === 'speech' ? 'audio' : 'picture'} in it`);
   }
   return result;

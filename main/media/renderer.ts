@@ -10,6 +10,8 @@ export interface RenderScene {
    * and a slowed clip changes the motion the creator chose.
    */
   duration: number;
+  /** The clip's own sound, at this gain in dB, under the narration; null or absent: the clip's sound is not used. */
+  clipSoundDb?: number | null;
 }
 
 export interface RenderJob {
@@ -44,7 +46,7 @@ export function fitFilters(from: string, to: string, fit: Fit, w: number, h: num
 /**
  * The one ffmpeg command that assembles a project: every clip brought to one size (by the project's fit) and
  * frame rate and held or cut to its scene's length, each scene's narration laid under it (silence where there is none, padded
- * or cut to the scene), the scenes concatenated, H.264/AAC MP4 out.
+ * or cut to the scene) over the creator's own clip's sound when it is kept, the scenes concatenated, H.264/AAC MP4 out.
  */
 export function renderCommand(job: RenderJob, ffmpegPath: string): ffmpeg.FfmpegCommand {
   const cmd = ffmpeg().setFfmpegPath(ffmpegPath);
@@ -53,6 +55,7 @@ export function renderCommand(job: RenderJob, ffmpegPath: string): ffmpeg.Ffmpeg
   const { width: w, height: h, fps } = job;
   job.scenes.forEach((scene, i) => {
     const d = scene.duration.toFixed(3);
+    const clipInput = input;
     cmd.input(scene.clip);
     filters.push(
       ...fitFilters(`[${input++}:v]`, `f${i}`, job.fit, w, h),
@@ -63,9 +66,13 @@ export function renderCommand(job: RenderJob, ffmpegPath: string): ffmpeg.Ffmpeg
     } else {
       cmd.input(`anullsrc=r=${SAMPLE_RATE}:cl=stereo`).inputFormat('lavfi').inputOptions(['-t', d]);
     }
-    filters.push(
-      `[${input++}:a]aresample=${SAMPLE_RATE},aformat=sample_fmts=fltp:channel_layouts=stereo,apad,atrim=duration=${d},asetpts=PTS-STARTPTS[a${i}]`,
-    );
+    const sound = (from: number, to: string, gain = '') => `[${from}:a]aresample=${SAMPLE_RATE},aformat=sample_fmts=fltp:channel_layouts=stereo,${gain}apad,atrim=duration=${d},asetpts=PTS-STARTPTS[${to}]`;
+    const withClip = scene.clipSoundDb !== undefined && scene.clipSoundDb !== null;
+    filters.push(sound(input++, withClip ? `n${i}` : `a${i}`));
+    if (withClip) {
+      // Summed, not averaged (amix would halve the narration): the two stereo pairs merged and added channel by channel.
+      filters.push(sound(clipInput, `c${i}`, `volume=${scene.clipSoundDb}dB,`), `[n${i}][c${i}]amerge=inputs=2,pan=stereo|c0=c0+c2|c1=c1+c3[a${i}]`);
+    }
   });
   const pairs = job.scenes.map((_, i) => `[v${i}][a${i}]`).join('');
   filters.push(`${pairs}concat=n=${job.scenes.length}:v=1:a=1[v][a]`);

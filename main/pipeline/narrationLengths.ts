@@ -16,6 +16,12 @@ export interface NarrationNote {
   cutSec: number;
   /** Where the rate comes from. */
   source: string;
+  /** Seconds the scene's clip lasts (the one reused, or the one to be made); null when no clip step is planned. */
+  clipSec: number | null;
+  /** Reused, made at the written length before clips followed the narration. */
+  clipFormer: boolean;
+  /** Seconds of the scene the clip does not reach: its last frame is held still for them. */
+  heldSec: number;
 }
 
 /** The speed asked of the voice: OpenAI's `speed`, or ElevenLabs' `voice_settings.speed`; 1 when none is set. */
@@ -36,22 +42,38 @@ export function predictedNarration(board: Storyboard, defaults: Record<StepKind,
   return { seconds: predictNarrationSec(scene.narration, wpm, speed), source };
 }
 
-/** Each narrated scene's predicted narration length, the length the scene will take, and what would be cut. */
-export function narrationNotes(board: Storyboard, defaults: Record<StepKind, StepChoice>): NarrationNote[] {
+/**
+ * Each narrated scene's predicted narration length, the length the scene will take, what would be cut, and how long
+ * its clip (`clips`, by scene: see sceneClips.ts) leaves the picture held still.
+ */
+export function narrationNotes(board: Storyboard, defaults: Record<StepKind, StepChoice>, clips: ReadonlyMap<string, { seconds: number; former: boolean }> = new Map()): NarrationNote[] {
   return board.scenes.flatMap((scene) => {
     const predicted = predictedNarration(board, defaults, scene);
     if (!predicted) return [];
     const { seconds: predictedSec, source } = predicted;
+    const sceneSec = sceneLength(scene.duration, predictedSec, scene.fit);
+    const clip = clips.get(scene.id);
     return [{
       scene: scene.id,
       predictedSec,
       fit: scene.fit,
       duration: scene.duration,
-      sceneSec: sceneLength(scene.duration, predictedSec, scene.fit),
+      sceneSec,
       cutSec: narrationCut(scene.duration, predictedSec, scene.fit),
       source,
+      clipSec: clip?.seconds ?? null,
+      clipFormer: clip?.former ?? false,
+      heldSec: clip ? Math.max(0, Math.round((sceneSec - clip.seconds) * 10) / 10) : 0,
     }];
   });
+}
+
+/** What the scene's clip leaves of the picture, in plain words; empty when it covers the scene. */
+function clipWords(n: NarrationNote): string {
+  if (n.clipSec === null || (n.heldSec === 0 && !n.clipFormer && n.sceneSec <= n.duration)) return '';
+  const held = n.heldSec > 0 ? `, so the picture holds still for the last ${n.heldSec.toFixed(1)} s` : '';
+  if (n.clipFormer) return `; its clip, made before at ${n.clipSec} s, is reused${held} (a new take of the scene makes one as long as the narration)`;
+  return n.heldSec > 0 ? `; its clip is asked for ${n.clipSec} s, the longest the model makes${held}` : `, its clip asked for ${n.clipSec} s`;
 }
 
 /** The estimate's line for one narrated scene, in plain words. */
@@ -59,6 +81,6 @@ export function narrationWords(n: NarrationNote): string {
   const about = `${n.scene}: narration about ${n.predictedSec.toFixed(1)} s`;
   const rate = ` (predicted at ${n.source})`;
   if (n.cutSec > 0) return `${about}${rate} will be cut to the scene's ${n.duration} s, losing about ${n.cutSec.toFixed(1)} s (fit "scene"; remove it to keep every word)`;
-  if (n.sceneSec > n.duration) return `${about}${rate}: the scene grows from ${n.duration} s to about ${n.sceneSec.toFixed(1)} s to hold it`;
-  return `${about}${rate}, within the scene's ${n.duration} s`;
+  if (n.sceneSec > n.duration) return `${about}${rate}: the scene grows from ${n.duration} s to about ${n.sceneSec.toFixed(1)} s to hold it${clipWords(n)}`;
+  return `${about}${rate}, within the scene's ${n.duration} s${clipWords(n)}`;
 }

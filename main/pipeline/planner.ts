@@ -2,6 +2,8 @@ import type { Kind } from '../domain/tasks/model.ts';
 import type { Scene, StepChoice, StepKind, Storyboard } from '../domain/storyboard.ts';
 import { stepChoice } from './stepChoice.ts';
 import { sizeFor } from '../providers/frameSizes.ts';
+import { stepSeed } from './newTakes.ts';
+import { clipSeconds } from './clipLength.ts';
 
 /** One step of the graph a Generate makes. `{"$step": key}` in its input names another step's output. */
 export interface PlannedStep {
@@ -14,6 +16,14 @@ export interface PlannedStep {
   dependsOn: string[];
   /** Tasks made before this plan that it uses as they are (the clips of a picked earlier take). */
   dependsOnTasks?: number[];
+  /**
+   * The same step as planned before a model was asked for the frame's size and a clip for its narration's length:
+   * what a project bought then (a still or clip in the model's own default shape, a clip of the scene's written
+   * length) is reused, never bought again, and the estimate says so.
+   */
+  formerInput?: Record<string, unknown>;
+  /** The earlier step of this plan it is one purchase with (see sameSteps.ts): not bought again. */
+  sameAs?: string;
 }
 
 /** What the render takes of a scene made earlier (its picked take), by task: used as it is, not planned again. */
@@ -28,9 +38,17 @@ export const RENDER_PROVIDER = 'local';
 export const RENDER_MODEL = 'ffmpeg';
 
 const ref = (key: string) => ({ $step: key });
+/** The task a scene's own still or clip is the output of, if it is one. */
+const taskOf = (mine: { $file: string } | { $output: number } | undefined) => (mine && '$output' in mine ? [mine.$output] : []);
 
-// A new take changes the seed, so its input (and so its identity) differs from every earlier take.
-export const sceneSeed = (scene: Pick<Scene, 'seed' | 'take'>) => scene.seed + (scene.take - 1) * 7_919;
+/**
+ * A step's input with the frame's size fields first, so a size the storyboard's options name is the one sent; and,
+ * when it differs from it, the input as it was before any size was asked (`former`, else `rest`; see
+ * PlannedStep.formerInput).
+ */
+function sized(size: Record<string, unknown>, rest: Record<string, unknown>, former = rest): Pick<PlannedStep, 'input' | 'formerInput'> {
+  return Object.keys(size).length > 0 || former !== rest ? { input: { ...size, ...rest }, formerInput: former } : { input: rest };
+}
 
 /**
  * The task graph of a storyboard: each scene's image, then its clip from that image, and its narration;
@@ -47,6 +65,8 @@ export function planScenes(
   skip: ReadonlySet<string> = new Set(),
   /** Each scene's own still, as its clip names it (see ownImages.ts): no image is bought for such a scene. */
   own: ReadonlyMap<string, { $file: string } | { $output: number }> = new Map(),
+  /** Each scene's own clip: nothing is bought for such a scene's image or clip; the render uses it (see planRender). */
+  clips: ReadonlyMap<string, unknown> = new Map(),
 ): PlannedStep[] {
   const steps: PlannedStep[] = [];
   const choose = (kind: StepKind, own: Partial<Record<StepKind, StepChoice>>) => stepChoice(board, defaults, { steps: own }, kind);
@@ -56,31 +76,28 @@ export function planScenes(
     const image = choose('image', scene.steps);
     const clip = choose('clip', scene.steps);
     const speech = choose('speech', scene.steps);
-    const seed = sceneSeed(scene);
     const imageKey = `${scene.id}:image`;
     const mine = own.get(scene.id);
-    if (!mine) steps.push({
+    const mineClip = clips.has(scene.id);
+    if (!mine && !mineClip) steps.push({
       key: imageKey,
       kind: 'image',
       scene: scene.id,
       provider: image.provider,
       model: image.model,
-      // The project's shape first, so a size the storyboard's options name is the one sent.
-      input: { ...sizeFor(image.provider, image.model, 'image', board.width, board.height).input, ...image.options, prompt: scene.imagePrompt, seed },
+      ...sized(sizeFor(image.provider, image.model, 'image', board.width, board.height).input, { ...image.options, prompt: scene.imagePrompt, seed: stepSeed(scene, 'image') }),
       dependsOn: [],
     });
-    steps.push({
+    const seconds = clipSeconds(board, defaults, scene, clip);
+    const clipInput = { ...clip.options, prompt: scene.motionPrompt, image_url: mine ?? ref(imageKey), duration: seconds, seed: stepSeed(scene, 'clip') };
+    if (!mineClip) steps.push({
       key: `${scene.id}:clip`,
       kind: 'clip',
       scene: scene.id,
       provider: clip.provider,
       model: clip.model,
-      input: { ...sizeFor(clip.provider, clip.model, 'clip', board.width, board.height).input, ...clip.options, prompt: scene.motionPrompt, image_url: mine ?? ref(imageKey),
-        // The scene's written length, not its narration's: a clip already bought stays the same step when a narration
-        // is edited (a step is reused only for the very input it was bought with); the render holds its last frame.
-        duration: scene.duration,
-        seed,
-      },
+      // A clip as long as the narration's predicted length (see clipLength.ts); one bought at the written length is kept.
+      ...sized(sizeFor(clip.provider, clip.model, 'clip', board.width, board.height).input, clipInput, seconds === scene.duration ? clipInput : { ...clipInput, duration: scene.duration }),
       dependsOn: mine ? [] : [imageKey],
       ...(mine && '$output' in mine ? { dependsOnTasks: [mine.$output] } : {}),
     });
@@ -122,10 +139,14 @@ export function inputOrigin(board: Storyboard, defaults: Record<StepKind, StepCh
   return choice.options && Object.hasOwn(choice.options, field) ? `${place}.${kind}.options.${field}` : null;
 }
 
-/** The render of every scene: a scene in `made` by the tasks of that earlier take, any other by its planned steps. */
-export function planRender(board: Storyboard, made: ReadonlyMap<string, TakeSource>): PlannedStep {
+/**
+ * The render of every scene: a scene in `made` by the tasks of that earlier take, one in `own` by the creator's own
+ * clip (the project's copy, or a task's), any other by its planned steps.
+ */
+export function planRender(board: Storyboard, made: ReadonlyMap<string, TakeSource>, own: ReadonlyMap<string, { $file: string } | { $output: number }> = new Map()): PlannedStep {
   const output = (id: number) => ({ $output: id });
   const planned = board.scenes.filter((s) => !made.has(s.id));
+  const clipOf = (s: Scene) => own.get(s.id) ?? ref(`${s.id}:clip`);
   return {
     key: 'render',
     kind: 'render',
@@ -141,11 +162,15 @@ export function planRender(board: Storyboard, made: ReadonlyMap<string, TakeSour
         const take = made.get(s.id);
         // The render measures each narration and, with fit "narration", lengthens the scene to hold all of it.
         if (take) return { id: s.id, duration: take.duration, fit: s.fit, clip: output(take.clip), narration: take.narration === null ? null : output(take.narration) };
-        return { id: s.id, duration: s.duration, fit: s.fit, clip: ref(`${s.id}:clip`), narration: s.narration ? ref(`${s.id}:speech`) : null };
+        // The creator's own clip is rendered whole with its sound (see renderExecutor.ts); a bought clip as before.
+        return { id: s.id, duration: s.duration, fit: s.fit, clip: clipOf(s), narration: s.narration ? ref(`${s.id}:speech`) : null, ...(own.has(s.id) ? { ownClip: true } : {}) };
       }),
     },
-    dependsOn: planned.flatMap((s) => [`${s.id}:clip`, ...(s.narration ? [`${s.id}:speech`] : [])]),
-    dependsOnTasks: [...made.values()].flatMap((t) => [t.clip, ...(t.narration === null ? [] : [t.narration])]),
+    dependsOn: planned.flatMap((s) => [...(own.has(s.id) ? [] : [`${s.id}:clip`]), ...(s.narration ? [`${s.id}:speech`] : [])]),
+    dependsOnTasks: [
+      ...[...made.values()].flatMap((t) => [t.clip, ...(t.narration === null ? [] : [t.narration])]),
+      ...planned.flatMap((s) => taskOf(own.get(s.id))),
+    ],
   };
 }
 

@@ -1,5 +1,6 @@
 import type { MediaFolder } from '../media/mediaFolder.ts';
 import { notHereWords } from '../media/outputWords.ts';
+import { savedBy } from '../media/savedBy.ts';
 import type { TaskStore } from '../store/port.ts';
 import type { Task } from '../domain/tasks/model.ts';
 import type { ResultPlace } from './reuse.ts';
@@ -12,7 +13,7 @@ import { hasOutput } from './takes.ts';
  */
 export async function resultPlaces(
   tasks: Pick<TaskStore, 'outputs'>,
-  media: Pick<MediaFolder, 'root' | 'machine' | 'resolve' | 'places'>,
+  media: Pick<MediaFolder, 'root' | 'machine' | 'machineId' | 'resolve' | 'places'>,
   earlier: readonly Task[],
 ): Promise<Map<number, ResultPlace>> {
   const here = hasOutput(media);
@@ -24,11 +25,11 @@ export async function resultPlaces(
       continue;
     }
     const [first] = await tasks.outputs(task.id);
-    const machine = first?.machine ?? null;
+    // Told by the id it was saved with: another computer of this one's name is another machine (savedBy.ts).
     places.set(
       task.id,
-      first && machine !== null && machine !== media.machine
-        ? { at: 'elsewhere', machine, words: notHereWords('its result', first, 'missing', media) }
+      first && first.machine !== null && savedBy(first, media).by === 'other'
+        ? { at: 'elsewhere', machine: first.machine, words: notHereWords('its result', first, 'missing', media) }
         : { at: 'gone', looked: task.outputPath === null ? [] : media.places(task.outputPath) },
     );
   }

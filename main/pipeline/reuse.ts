@@ -1,5 +1,6 @@
 import type { Status, Task } from '../domain/tasks/model.ts';
 import { bindStepRefs, type PlannedStep } from './planner.ts';
+import { markSameSteps } from './sameSteps.ts';
 
 /** Where a finished task's result is, as this machine sees it. */
 export type ResultPlace =
@@ -54,24 +55,34 @@ export function judgeStep(earlier: readonly Task[], placeOf: (task: Task) => Res
 
 /**
  * Decides every step of a plan, in order, each step's input bound to the tasks of the steps it uses; `judge`
- * reads what the project has for one step (see judgeStep). A lost result is needed again only if a step made
+ * reads what the project has for one step (see judgeStep), by its input and, if it has one, its former input. A lost result is needed again only if a step made
  * from it must be made anew: when everything made from a lost image is still there, the image is not bought again.
  */
-export async function decidePlan(steps: readonly PlannedStep[], judge: (step: PlannedStep, input: unknown) => Promise<Verdict>): Promise<Decided[]> {
+export async function decidePlan(steps: readonly PlannedStep[], judge: (step: PlannedStep, input: unknown, former?: unknown) => Promise<Verdict>): Promise<Decided[]> {
   const ids = new Map<string, number>();
   const decided: Decided[] = [];
-  for (const step of steps) {
+  for (const step of markSameSteps(steps)) {
+    const first = step.sameAs === undefined ? undefined : decided.find((d) => d.step.key === step.sameAs);
+    if (first) {
+      const id = ids.get(first.step.key);
+      if (id !== undefined) ids.set(step.key, id);
+      decided.push({ step, verdict: first.verdict });
+      continue;
+    }
     const input = bindStepRefs(step.input, ids);
-    const verdict: Verdict = input === undefined ? { action: 'new' } : await judge(step, input);
+    const former = step.formerInput && bindStepRefs(step.formerInput, ids);
+    const verdict: Verdict = input === undefined ? { action: 'new' } : await judge(step, input, former);
     // A lost task's id is bound provisionally, so the steps made from it can be judged by what they have.
     if (verdict.action === 'reuse') ids.set(step.key, verdict.task.id);
     if (verdict.action === 'rebuy') ids.set(step.key, verdict.lost.id);
     decided.push({ step, verdict });
   }
+  const firstOf = (key: string) => decided.find((o) => o.step.key === key)?.step.sameAs ?? key;
   for (const d of [...decided].reverse()) {
-    if (d.verdict.action !== 'rebuy') continue;
-    const madeFrom = decided.filter((o) => o.step.dependsOn.includes(d.step.key));
+    if (d.verdict.action !== 'rebuy' || d.step.sameAs !== undefined) continue;
+    const madeFrom = decided.filter((o) => o.step.dependsOn.some((k) => firstOf(k) === d.step.key));
     if (madeFrom.length > 0 && madeFrom.every((o) => o.verdict.action === 'reuse')) d.verdict = { action: 'reuse', task: d.verdict.lost, why: `${d.verdict.why}, but every step made from it is kept` };
   }
+  for (const d of decided) if (d.step.sameAs !== undefined) d.verdict = decided.find((o) => o.step.key === d.step.sameAs)!.verdict;
   return decided;
 }

@@ -7,6 +7,8 @@ import type { Decided } from './reuse.ts';
 import type { TakeSource } from './planner.ts';
 import type { TakeRecord } from '../domain/takeRecord.ts';
 import { StoryboardError, type Storyboard } from '../domain/storyboard.ts';
+import { MAX_SEED, pickedScene } from './newTakes.ts';
+import { ownInScene, withoutOwn, type OwnInScene } from './sceneOwnMedia.ts';
 
 /** A finished result whose file is gone (from this machine's media folder) is no result to build on. */
 export const hasOutput = (media: Pick<MediaFolder, 'resolve'>) => (task: Task) => !!task.outputPath && existsSync(media.resolve(task.outputPath));
@@ -32,6 +34,16 @@ export interface TakeSummary {
   problem: string | null;
   /** When its clip and narration were both made, or null. */
   finishedAt: number | null;
+  /** The seed its image and its clip were sent with (null for a step with none, like the creator's own still). */
+  seeds: { image: number | null; clip: number | null };
+  /** The creator's own still or clip the storyboard names for its scene: then no take of it is in the render. */
+  yours: OwnInScene | null;
+}
+
+/** The seed a task's input was sent with, or null. */
+function seedOf(task: Task | undefined): number | null {
+  const input = task?.input as { seed?: unknown } | null | undefined;
+  return typeof input?.seed === 'number' ? input.seed : null;
 }
 
 const UNDER_WAY: ReadonlySet<Status> = new Set(['PENDING', 'RUNNING', 'SUBMITTED']);
@@ -84,17 +96,25 @@ async function summarize(stores: TakeStores, take: TakeRecord, earlier: readonly
     state,
     problem: problem ? `its ${problem.s.kind} (task ${problem.s.task.id}) ${problem.p!.why}` : null,
     finishedAt: done ? Math.max(...rendered.map((s) => s.task.finishedAt ?? 0)) : null,
+    seeds: { image: seedOf(steps.find((s) => s.kind === 'image')?.task), clip: seedOf(steps.find((s) => s.kind === 'clip')?.task) },
+    yours: null,
   };
 }
 
-/** A project's takes, of one scene or all, each with its tasks, what it cost and whether it can go into a render. */
-export async function describeTakes(stores: TakeStores, projectId: number, scene?: string): Promise<TakeSummary[]> {
+/**
+ * A project's takes, of one scene or all, each with its tasks, what it cost and whether it can go into a render.
+ * A scene whose storyboard names the creator's own still or clip renders that, so none of its takes is picked.
+ */
+export async function describeTakes(stores: TakeStores & Pick<Stores, 'storyboards'>, projectId: number, scene?: string): Promise<TakeSummary[]> {
   const all = await stores.takes.list(projectId, scene);
   const picks = await stores.takes.picks(projectId);
+  const board = await storedBoard(stores, projectId);
+  const yours = new Map((board?.scenes ?? []).map((s) => [s.id, ownInScene(s)]));
   const summaries: TakeSummary[] = [];
   for (const take of all) {
     const earlier = all.filter((t) => t.scene === take.scene && t.take < take.take);
-    summaries.push(await summarize(stores, take, earlier, picks.get(take.scene) === take.take));
+    const own = yours.get(take.scene) ?? null;
+    summaries.push({ ...(await summarize(stores, take, earlier, !own && picks.get(take.scene) === take.take)), yours: own });
   }
   return summaries;
 }
@@ -127,7 +147,7 @@ function knownIds(decided: readonly Decided[]): Map<string, number> {
 }
 
 /** The take of a scene with exactly these tasks, if it has one. */
-function takeWith(takes: readonly TakeRecord[], scene: string, ids: ReadonlyMap<string, number>): TakeRecord | undefined {
+export function takeWith(takes: readonly TakeRecord[], scene: string, ids: ReadonlyMap<string, number>): TakeRecord | undefined {
   const image = ids.get(`${scene}:image`);
   const clip = ids.get(`${scene}:clip`);
   const speech = ids.get(`${scene}:speech`) ?? null;
@@ -208,12 +228,16 @@ async function storedBoard(stores: Pick<Stores, 'storyboards'>, projectId: numbe
 
 /**
  * Makes `take` the one of its scene that goes into the render. Buys nothing. The storyboard's take number
- * follows it, so a Generate that changes nothing else in the scene makes nothing new for it.
+ * follows it, so a Generate that changes nothing else in the scene makes nothing new for it; the creator's own
+ * still or clip the scene had is taken out of it (`replaced`), so the take, not that, is rendered.
  */
-export async function pickTake(studio: Studio, projectName: string, scene: string, take: number): Promise<TakeSummary> {
+export async function pickTake(studio: Studio, projectName: string, scene: string, take: number): Promise<TakeSummary & { replaced: OwnInScene | null }> {
   const project = await studio.projects.byName(projectName);
   if (!project) throw new TakeRefused(`there is no project "${projectName}"`);
   return studio.store.transaction(async (tx) => {
+    // Held like a Generate holds it, so a pick and a Generate's new take go one after the other on every store.
+    await tx.projects.lock(project.id);
+    const revision = await tx.storyboards.revision(project.id);
     const takes = await tx.takes.list(project.id, scene);
     if (takes.length === 0) {
       const scenes = [...new Set((await tx.takes.list(project.id)).map((t) => t.scene))];
@@ -227,10 +251,17 @@ export async function pickTake(studio: Studio, projectName: string, scene: strin
     await tx.takes.pick(project.id, scene, take, now);
     const board = await storedBoard(tx, project.id);
     const at = board?.scenes.findIndex((s) => s.id === scene) ?? -1;
-    if (board && at >= 0 && board.scenes[at]!.take !== chosen.variant) {
-      await tx.storyboards.save(project.id, { ...board, scenes: board.scenes.map((s, i) => (i === at ? { ...s, take: chosen.variant } : s)) }, now);
+    // Its seeds too: a take of the clip only kept an earlier still's seed, which the take number alone does not give.
+    const before = board?.scenes[at];
+    const replaced = before ? ownInScene(before) : null;
+    const scenePicked = before && pickedScene(withoutOwn(before), chosen.variant, summary.seeds);
+    const past = scenePicked && [scenePicked.imageSeed, scenePicked.clipSeed].find((seed) => seed !== undefined && seed > MAX_SEED);
+    if (past !== undefined) throw new TakeRefused(`scene "${scene}" take ${take} was made with seed ${past}, past the largest a storyboard holds (${MAX_SEED}), so the storyboard cannot name it; pick another take, or make a new one`);
+    const same = (a: Storyboard['scenes'][number], b: typeof a) => a.take === b.take && a.imageSeed === b.imageSeed && a.clipSeed === b.clipSeed;
+    if (board && before && scenePicked && (replaced || !same(before, scenePicked))) {
+      await tx.storyboards.save(project.id, { ...board, scenes: board.scenes.map((s, i) => (i === at ? scenePicked : s)) }, now, revision);
     }
-    return summary;
+    return { ...summary, replaced };
   });
 }
 
@@ -248,6 +279,9 @@ export function takeAsJson(t: TakeSummary) {
     narration: t.take.narration,
     duration: t.take.duration,
     seed: t.take.seed,
+    imageSeed: t.seeds.image,
+    clipSeed: t.seeds.clip,
+    yours: t.yours,
     steps: t.steps.map((s) => ({ kind: s.kind, taskId: s.task.id, provider: s.task.provider, model: s.task.model, status: s.task.status, reused: !s.bought })),
     costEstimated: fromMicros(t.costEstimated),
     costBilled: fromMicros(t.costBilled),

@@ -10,6 +10,8 @@ export type Pricing =
   | { per: 'clip'; price: number; seconds: number; extraSecond: number }
   | { per: 'credit'; creditsPerCharacter: number }
   | { per: 'quality-size'; prices: Record<string, Record<string, number>> }
+  /** A text model: USD per million input and output tokens. */
+  | { per: 'token'; input: number; output: number }
   | { per: 'unknown'; why: string };
 
 /** USD per million tokens, for the usage an answer reports. */
@@ -139,6 +141,26 @@ function tablePrice(prices: Record<string, Record<string, number>>, quality: unk
   return left.length ? { price: top.price, how: `${top.how}, the most an image can cost with ${left.join(' and ')} left to the model` } : top;
 }
 
+/**
+ * About four characters of English make a token (help.openai.com/en/articles/4936856-what-are-tokens-and-how-to-count-them):
+ * the input is counted from the request's length, instructions and schema included; the output at the request's
+ * `max_output_tokens` cap, the most it can be. The bill counts the tokens used, so it is at most this for the output.
+ */
+const CHARACTERS_PER_TOKEN = 4;
+
+function draftTokens(p: { input: number; output: number }, input: Record<string, unknown>, c: string): { amount: number; how: string } | null {
+  const cap = input.max_output_tokens;
+  if (typeof cap !== 'number') return null;
+  const { max_output_tokens: _, ...sent } = input;
+  const tokensIn = Math.ceil(JSON.stringify(sent).length / CHARACTERS_PER_TOKEN);
+  return {
+    amount: (tokensIn * p.input + cap * p.output) / 1_000_000,
+    how:
+      `an estimate from the idea's length: about ${tokensIn} input tokens (about ${CHARACTERS_PER_TOKEN} characters a token) at ${p.input} ${c} per million, ` +
+      `and at most ${cap} output tokens (the request's max_output_tokens cap) at ${p.output} ${c} per million; the bill counts the tokens used`,
+  };
+}
+
 /** The amount and a sentence on how, or null where the entry gives no way to estimate. */
 function priced(entry: CatalogueEntry, input: Record<string, unknown>, plan: PlanPrices): { amount: number; how: string } | null {
   const p = entry.pricing;
@@ -177,6 +199,8 @@ function priced(entry: CatalogueEntry, input: Record<string, unknown>, plan: Pla
       const n = imageCount(input);
       return { amount: cell.price * n, how: `${n} image${n === 1 ? '' : 's'} at ${cell.price} ${c} (${cell.how})` };
     }
+    case 'token':
+      return draftTokens(p, input, c);
     case 'unknown':
       return null;
   }

@@ -5,6 +5,7 @@ import { toMicros, type RemoteRef, type Task } from '../domain/tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
 import { PollError, SubmitError, type CancelOutcome, type Listing, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, ResultMissing, type SubmitOptions, type SubmitResult } from './port.ts';
 import { InvalidInput } from './invalidInput.ts';
+import { klingDuration, KLING_DURATIONS } from './clipDurations.ts';
 import { modelFor, type ModelSpec } from './models.ts';
 import { checkInput, type InputSchema } from './schema.ts';
 import { collectOutputs, obj, requireKey } from './shared.ts';
@@ -42,8 +43,6 @@ const SCHNELL: InputSchema = {
   num_inference_steps: { type: 'integer', min: 1, max: 12 },
   guidance_scale: { type: 'number', min: 1, max: 20 },
 };
-/** Kling's durations, as strings (fal-js KlingVideoV2MasterImageToVideoInput, which v2.1 standard's input is). */
-const KLING_DURATIONS = ['5', '10'] as const;
 /**
  * Kling's text limits, from fal's OpenAPI schema for fal-ai/kling-video/v2.1/standard/image-to-video: `prompt`
  * and `negative_prompt` have maxLength 2500 (fal-js endpoints.ts repeats "Max 2500 characters" for its other
@@ -95,7 +94,7 @@ function klingInput(input: Record<string, unknown>): Record<string, unknown> {
   const { seed: _seed, duration, ...rest } = input;
   if (typeof duration === 'string' || duration === undefined) return { ...rest, ...(duration === undefined ? {} : { duration }) };
   if (typeof duration !== 'number') throw new InvalidInput(`"duration" must be a number of seconds or one of ${KLING_DURATIONS.join(', ')}`);
-  return { ...rest, duration: KLING_DURATIONS.find((d) => Number(d) >= duration) ?? KLING_DURATIONS.at(-1)! };
+  return { ...rest, duration: klingDuration(duration) };
 }
 
 /** fal's pricing units, as the catalogue counts them. */

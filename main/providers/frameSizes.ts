@@ -41,18 +41,47 @@ const OPENAI_SIZES: Record<string, readonly string[]> = {
 
 /**
  * Replicate's FLUX.1 models take `aspect_ratio`, one of "1:1, 16:9, 21:9, 3:2, 2:3, 4:5, 5:4, 3:4, 4:3,
- * 9:16, 9:21" (replicate.com/black-forest-labs/flux-dev/api and flux-schnell/api, input schema).
+ * 9:16, 9:21" (replicate.com/black-forest-labs/flux-dev/api and flux-schnell/api, input schema), the same list
+ * for both: Replicate's own build of the two models shares one input (replicate/cog-flux predict.py,
+ * `Inputs.aspect_ratio`, choices `ASPECT_RATIOS`), which also gives the pixels each makes at its default 1
+ * megapixel. Those are on a 64-pixel grid, so even "9:16" is 768x1344, not an exact 9:16.
  */
+export const REPLICATE_FLUX_PIXELS: Readonly<Record<string, readonly [number, number]>> = {
+  '1:1': [1024, 1024],
+  '16:9': [1344, 768],
+  '21:9': [1536, 640],
+  '3:2': [1216, 832],
+  '2:3': [832, 1216],
+  '4:5': [896, 1088],
+  '5:4': [1088, 896],
+  '3:4': [896, 1152],
+  '4:3': [1152, 896],
+  '9:16': [768, 1344],
+  '9:21': [640, 1536],
+};
 export const REPLICATE_FLUX_ASPECTS = ['1:1', '16:9', '21:9', '3:2', '2:3', '4:5', '5:4', '3:4', '4:3', '9:16', '9:21'] as const;
+
+/**
+ * Kling's image-to-video takes a still "at least 300x300 px" with an aspect ratio "between 1:2.5 and 2.5:1"
+ * (Kling's API reference for image to video, as its partner node documents it: docs.comfy.org, Kling Image to
+ * Video, `start_frame`). fal's endpoint has no size field: its clip takes the still's shape
+ * (fal.ai/models/fal-ai/kling-video/v2.1/standard/image-to-video/api, input `image_url` only).
+ */
+export const KLING_STILL = { minSide: 300, maxRatio: 2.5 } as const;
+
+/** The models whose clip takes the still's shape and refuses a still outside Kling's limits. */
+export const isKling = (provider: string, model: string) => provider === 'fal' && model.startsWith('fal-ai/kling-video/');
+
+/** Whether Kling takes a still of this size (KLING_STILL). */
+export const klingTakes = (width: number, height: number) =>
+  Math.min(width, height) >= KLING_STILL.minSide && Math.max(width, height) / Math.min(width, height) <= KLING_STILL.maxRatio;
 
 /**
  * How one model is asked for a frame of width x height, in the field its provider documents. A clip made
  * from a still takes the still's shape, so image-to-video models are sent no size of their own.
  */
 export function sizeFor(provider: string, model: string, kind: StepKind, width: number, height: number): SizeChoice {
-  // A 16:9 frame is what every project had before a project could choose its shape: its models are asked for nothing
-  // new, so what they made then is the same step and reused as it is (never bought again), and the render fits it.
-  if (kind === 'speech' || width * 9 === height * 16) return EXACT;
+  if (kind === 'speech') return EXACT;
   if (provider === 'simulator') return { input: { width, height }, made: null, note: null };
   if (provider === 'fal') {
     // FLUX.1 takes `image_size` as a named size or `{width, height}` (fal-js libs/client/src/types/endpoints.ts,
@@ -62,9 +91,29 @@ export function sizeFor(provider: string, model: string, kind: StepKind, width: 
   }
   if (provider === 'openai' && kind === 'image') return nearestSize(OPENAI_SIZES[model === 'dall-e-3' ? 'dall-e-3' : 'gpt']!, model, width, height);
   if (provider === 'replicate' && kind === 'image') {
+    // Chosen by the aspect's name, as before, so what a project bought is asked for the same way; said in pixels.
     const aspect = nearest(REPLICATE_FLUX_ASPECTS, ratio, width, height);
-    const exact = Math.abs(ratio(aspect) - width / height) < 0.01;
-    return { input: { aspect_ratio: aspect }, made: aspect, note: exact ? null : `${model} makes ${aspect}, the nearest of its aspects to ${width}x${height}; the render fits it to the frame` };
+    const [w, h] = REPLICATE_FLUX_PIXELS[aspect]!;
+    const made = `${w}x${h}`;
+    return { input: { aspect_ratio: aspect }, made, note: `${model} makes ${made} (its ${aspect}), the nearest of its sizes to ${width}x${height}; the render fits it to the frame` };
   }
   return EXACT;
+}
+
+/**
+ * A clip model that cannot take the still a step of this frame makes, in plain words saying what to write
+ * instead; null when every new clip can. Only a still in the frame's own shape can be outside Kling's limits:
+ * every fixed size of OpenAI's and Replicate's models is within them.
+ */
+export function clipRefusal(steps: ReadonlyArray<{ kind: string; provider: string; model: string; action: string }>, width: number, height: number): string | null {
+  const kling = steps.find((s) => s.kind === 'clip' && s.action !== 'reuse' && isKling(s.provider, s.model));
+  const framed = steps.some((s) => s.kind === 'image' && (s.provider === 'fal' || s.provider === 'simulator'));
+  if (!kling || !framed) return null;
+  const long = Math.max(width, height) / Math.min(width, height);
+  if (Math.min(width, height) >= KLING_STILL.minSide && long <= KLING_STILL.maxRatio) return null;
+  return (
+    `${kling.model} makes a clip from a still of at least ${KLING_STILL.minSide} pixels a side and from 1:${KLING_STILL.maxRatio} to ` +
+    `${KLING_STILL.maxRatio}:1, and this project's frame is ${width}x${height}, so its stills would be refused; give the storyboard ` +
+    `a frame within that (like "aspect": "9:16" or "21:9" with "resolution": 720)`
+  );
 }

@@ -13,7 +13,7 @@ export interface ModelSpec {
   runMs?: number;
 }
 
-const KIND_WORDS: Record<Kind, string> = { image: 'images', clip: 'clips', speech: 'speech', render: 'renders' };
+const KIND_WORDS: Record<Kind, string> = { image: 'images', clip: 'clips', speech: 'speech', render: 'renders', draft: 'storyboard drafts' };
 
 function list(words: string[]): string {
   return words.length <= 1 ? words.join('') : `${words.slice(0, -1).join(', ')} and ${words.at(-1)}`;

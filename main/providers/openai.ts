@@ -120,7 +120,8 @@ function tokenCost(model: string, usage: any): ReportedCost | null {
   };
 }
 
-function outOfCredit(status: number, body: unknown): string | null {
+/** Shared with the Responses adapter (openaiResponses.ts): the same account, the same refusals. */
+export function outOfCredit(status: number, body: unknown): string | null {
   const error = (body as { error?: Record<string, unknown> } | null)?.error;
   if (status !== 429 || !error || typeof error !== 'object') return null;
   const code = [error.code, error.type].find((v): v is string => typeof v === 'string' && Object.hasOwn(OUT_OF_CREDIT, v));

@@ -75,6 +75,8 @@ export interface ReportedCost extends Money {
 export interface ProviderResult {
   outputs: ProviderOutput[];
   costActual: ReportedCost | null;
+  /** A small text answer, kept in the task's history too, where every machine reads it (keptAnswer.ts). */
+  answer?: string;
 }
 
 export interface SubmitResult {
@@ -92,7 +94,7 @@ export type PollResult =
   | { state: 'pending'; progress: number | null }
   | { state: 'succeeded'; result: ProviderResult }
   /** `charged`: whether the provider bills this failure, as its documentation says. */
-  | { state: 'failed'; error: string; costActual: ReportedCost | null; charged: Charged };
+  | { state: 'failed'; error: string; costActual: ReportedCost | null; charged: Charged; answer?: string };
 
 /** A request found at the provider that might be the one an unknown outcome left behind. */
 export interface Candidate {

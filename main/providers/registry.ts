@@ -5,6 +5,7 @@ import type { AdapterConfig, ProvidersSettings } from './config.ts';
 import { ElevenLabsAdapter } from './elevenlabs.ts';
 import { FalAdapter } from './fal.ts';
 import { OpenAiAdapter } from './openai.ts';
+import { OpenAiResponsesAdapter } from './openaiResponses.ts';
 import { modelFor, type ModelSpec } from './models.ts';
 import type { PreparedRequest, ProviderAdapter } from './port.ts';
 import { ReplicateAdapter } from './replicate.ts';
@@ -18,6 +19,8 @@ interface ProviderEntry {
   /** The variable the provider's own tools read the key from. */
   keyVariable: string | null;
   baseUrlVariable: string;
+  /** Another provider whose key and address it uses: the same account reached through another of its APIs. */
+  settingsOf?: string;
   create(config: AdapterConfig): ProviderAdapter;
 }
 
@@ -26,10 +29,13 @@ const PROVIDERS: Record<string, ProviderEntry> = {
   fal: { title: 'fal', keyVariable: 'FAL_KEY', baseUrlVariable: 'STUDIO_FAL_BASE_URL', create: (c) => new FalAdapter(c) },
   replicate: { title: 'Replicate', baseModel: (m) => m.split(':')[0]!, keyVariable: 'REPLICATE_API_TOKEN', baseUrlVariable: 'STUDIO_REPLICATE_BASE_URL', create: (c) => new ReplicateAdapter(c) },
   openai: { title: 'OpenAI', keyVariable: 'OPENAI_API_KEY', baseUrlVariable: 'STUDIO_OPENAI_BASE_URL', create: (c) => new OpenAiAdapter(c) },
+  'openai-responses': { title: 'OpenAI', keyVariable: 'OPENAI_API_KEY', baseUrlVariable: 'STUDIO_OPENAI_BASE_URL', settingsOf: 'openai', create: (c) => new OpenAiResponsesAdapter(c) },
   elevenlabs: { title: 'ElevenLabs', keyVariable: 'ELEVENLABS_API_KEY', baseUrlVariable: 'STUDIO_ELEVENLABS_BASE_URL', create: (c) => new ElevenLabsAdapter(c) },
 };
 
 export const PROVIDER_IDS = Object.keys(PROVIDERS);
+/** The providers a person picks for a step and gives a key to: not one that only reaches another's account another way. */
+export const STEP_PROVIDER_IDS = PROVIDER_IDS.filter((id) => !PROVIDERS[id]!.settingsOf);
 
 export interface Providers {
   get(id: string): ProviderAdapter | undefined;
@@ -89,16 +95,18 @@ export function pollsById(provider: string): boolean {
 /** Where a provider's key comes from, without revealing it. */
 export function keySource(id: string, settings: ProvidersSettings, env: NodeJS.ProcessEnv, keys?: KeyLookup): 'keychain' | 'settings' | 'environment' | null {
   const variable = entryOf(id)?.keyVariable;
-  if (keys?.(id)) return 'keychain';
-  if (settings.providers[id]?.key) return 'settings';
+  const own = entryOf(id)?.settingsOf ?? id;
+  if (keys?.(own)) return 'keychain';
+  if (settings.providers[own]?.key) return 'settings';
   return variable && env[variable] ? 'environment' : null;
 }
 
 function configFor(id: string, settings: ProvidersSettings, env: NodeJS.ProcessEnv, keys?: KeyLookup): AdapterConfig {
   const entry = PROVIDERS[id]!;
-  const own = settings.providers[id] ?? {};
+  const from = entry.settingsOf ?? id;
+  const own = settings.providers[from] ?? {};
   return {
-    key: keys?.(id) ?? own.key ?? (entry.keyVariable ? env[entry.keyVariable] : undefined) ?? null,
+    key: keys?.(from) ?? own.key ?? (entry.keyVariable ? env[entry.keyVariable] : undefined) ?? null,
     baseUrl: own.baseUrl ?? env[entry.baseUrlVariable] ?? null,
     timeouts: own.timeouts,
     creditPrice: own.creditPrice ?? null,

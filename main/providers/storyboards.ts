@@ -1,12 +1,12 @@
 import { readStoryboard, type StepCatalogue, type Storyboard } from '../domain/storyboard.ts';
 import type { StoryboardStore } from '../store/port.ts';
 import { InvalidInput } from './invalidInput.ts';
-import { checkModel, isProviderId, PROVIDER_IDS } from './registry.ts';
+import { checkModel, STEP_PROVIDER_IDS } from './registry.ts';
 
 /** The providers and models this studio has, for a storyboard's steps. */
 const STEP_CATALOGUE: StepCatalogue = {
-  providers: PROVIDER_IDS,
-  isProvider: isProviderId,
+  providers: STEP_PROVIDER_IDS,
+  isProvider: (id) => STEP_PROVIDER_IDS.includes(id),
   modelProblem(provider, kind, model) {
     try {
       checkModel(provider, kind, model);

@@ -30,6 +30,8 @@ export interface Job {
   faultSpent: boolean;
   status: JobStatus;
   media?: Promise<Media>;
+  /** Why its media could not be made from its input (an image that is no picture): the job fails, as a model's would. */
+  unmakeable?: string;
 }
 
-export type SavedJob = Omit<Job, 'status' | 'media'> & { cancelled: boolean };
+export type SavedJob = Omit<Job, 'status' | 'media' | 'unmakeable'> & { cancelled: boolean };

@@ -7,6 +7,8 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { ffmpegPath, outsideAsar } from '../media/binaries.ts';
 import { escapeFilterValue } from '../media/filterEscape.ts';
+import { captionLayout } from './caption.ts';
+import { simulatedDraft } from './draft.ts';
 import type { Kind } from '../domain/tasks/model.ts';
 
 const run = promisify(execFile);
@@ -63,21 +65,23 @@ const filterPath = (path: string): string => escapeFilterValue(outsideAsar(path)
 /** A PNG of the prompt on a colour of its own, made in dir; the font can be given for a test. */
 export async function still(dir: string, prompt: string, font = FONT, size: Size = { width: WIDTH, height: HEIGHT }): Promise<string> {
   const text = join(dir, 'prompt.txt');
-  await writeFile(text, prompt.slice(0, 80));
+  const { lines, fontSize } = captionLayout(prompt, size.width, size.height);
+  await writeFile(text, lines.join('\n'));
   const out = join(dir, 'still.png');
   // textfile= rather than text=, so no prompt needs escaping for the filter syntax.
   await ffmpeg([
     '-f', 'lavfi', '-i', `color=c=0x${colourOf(prompt)}:s=${size.width}x${size.height}`,
     '-frames:v', '1',
-    '-vf', `drawtext=fontfile=${filterPath(font)}:textfile=${filterPath(text)}:expansion=none:fontcolor=white:fontsize=${Math.max(12, Math.round(Math.min(size.width, size.height) / 13))}:x=(w-text_w)/2:y=(h-text_h)/2`,
+    '-vf', `drawtext=fontfile=${filterPath(font)}:textfile=${filterPath(text)}:expansion=none:fontcolor=white:fontsize=${fontSize}:line_spacing=${Math.round(fontSize / 4)}:x=(w-text_w)/2:y=(h-text_h)/2`,
     out,
   ]);
   return out;
 }
 
 /**
- * A clip with a slow push-in at the size asked, from the source image when one is given (scaled to cover that
- * size, as an image-to-video model keeps the frame it is asked for), else from a still of the prompt.
+ * A clip with a slow push-in over its whole length, so no stretch of a long clip stands still, at the size asked,
+ * from the source image when one is given (scaled to cover that size, as an image-to-video model keeps the frame
+ * it is asked for), else from a still of the prompt.
  */
 async function clip(dir: string, input: Record<string, unknown>, duration: number): Promise<string> {
   const { width, height } = sizeOf(input);
@@ -92,7 +96,7 @@ async function clip(dir: string, input: Record<string, unknown>, duration: numbe
   const out = join(dir, 'clip.mp4');
   await ffmpeg([
     '-loop', '1', '-i', source,
-    '-vf', `scale=${width * 2}:${height * 2}:force_original_aspect_ratio=increase,crop=${width * 2}:${height * 2},zoompan=z='min(zoom+0.0015,1.3)':d=${frames}:s=${width}x${height}:fps=${FPS}`,
+    '-vf', `scale=${width * 2}:${height * 2}:force_original_aspect_ratio=increase,crop=${width * 2}:${height * 2},zoompan=z='1+0.3*on/${frames}':d=${frames}:s=${width}x${height}:fps=${FPS}`,
     '-frames:v', String(frames), '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', out,
   ]);
   return out;
@@ -116,6 +120,7 @@ async function speech(text: string): Promise<Buffer> {
 /** Real media made on this machine: a PNG with the prompt drawn on it, an H.264 clip, spoken WAV. */
 export async function makeMedia(kind: Kind, input: Record<string, unknown>): Promise<Media> {
   if (kind === 'speech') return { bytes: await speech(String(input.text ?? '')), contentType: 'audio/wav' };
+  if (kind === 'draft') return { bytes: Buffer.from(JSON.stringify(simulatedDraft(String(input.idea ?? ''), Number(input.scenes ?? 6)), null, 2)), contentType: 'application/json' };
   const dir = await mkdtemp(join(tmpdir(), 'studio-sim-'));
   try {
     if (kind === 'image') return { bytes: await readFile(await still(dir, String(input.prompt ?? ''), FONT, sizeOf(input))), contentType: 'image/png' };

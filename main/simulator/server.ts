@@ -108,7 +108,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const refresh = (job: Job): Job => {
     if (job.status !== 'IN_QUEUE' && job.status !== 'IN_PROGRESS') return job;
     const elapsed = Date.now() - job.createdAt;
-    if (elapsed >= job.durationMs && job.fault !== 'never-finish') job.status = job.fault === 'fail' ? 'FAILED' : 'COMPLETED';
+    if (elapsed >= job.durationMs && job.fault !== 'never-finish') job.status = job.fault === 'fail' || job.unmakeable ? 'FAILED' : 'COMPLETED';
     else job.status = elapsed >= job.durationMs * 0.1 ? 'IN_PROGRESS' : 'IN_QUEUE';
     return job;
   };
@@ -130,6 +130,17 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const progressOf = (job: Job) => Math.min(job.fault === 'never-finish' ? 0.95 : 1, (Date.now() - job.createdAt) / Math.max(1, job.durationMs));
   // Made as soon as the job is accepted, as a provider would, so a result is ready when it is asked for.
   const mediaOf = (job: Job) => (job.media ??= makeMedia(job.kind, job.input));
+  /**
+   * The job's media, or null when it cannot be made from the input: the job then fails (a real model fails a request
+   * it cannot make, it does not keep answering an error for its result), and the client reads that from its status.
+   */
+  const madeOrFailed = (job: Job) =>
+    mediaOf(job).catch((err: Error) => {
+      job.unmakeable = err.message;
+      job.status = 'FAILED';
+      persist(job);
+      return null;
+    });
 
   async function submit(req: IncomingMessage, res: ServerResponse, kind: Kind, model: string): Promise<void> {
     let input: Record<string, unknown>;
@@ -177,7 +188,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     jobs.set(id, job);
     charges.push(charge);
     persist(job);
-    void mediaOf(job).catch(() => undefined);
+    void mediaOf(job).catch((err: Error) => (job.unmakeable = err.message));
 
     if (fault) inject(fault, job, key);
     const named = { 'x-request-id': id };
@@ -206,7 +217,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     res.end(body);
   }
 
-  const statusOf = (job: Job) => ({ request_id: job.id, status: job.status, progress: progressOf(job), ...(job.status === 'FAILED' ? { error: 'the model failed on this input' } : {}) });
+  const statusOf = (job: Job) => ({ request_id: job.id, status: job.status, progress: progressOf(job), ...(job.status === 'FAILED' ? { error: job.unmakeable ? `the model could not use its input (${job.unmakeable})` : 'the model failed on this input' } : {}) });
 
   /** Status events until the job ends: at once, each second, and at the moment it ends. */
   function streamStatus(res: ServerResponse, job: Job): void {
@@ -292,8 +303,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       if (req.method === 'GET' && parts[3] === 'result') {
         if (job.status !== 'COMPLETED') return json(res, 409, { detail: `the request is ${job.status}` });
         if (refusedOnce(res, job)) return;
+        const made = await madeOrFailed(job);
+        if (!made) return json(res, 409, { detail: `the request is ${job.status}` });
         return json(res, 200, {
-          outputs: [{ url: `${base}/files/${job.id}/0`, content_type: (await mediaOf(job)).contentType }],
+          outputs: [{ url: `${base}/files/${job.id}/0`, content_type: made.contentType }],
           cost: usd(job.charge.billed),
         });
       }
@@ -309,7 +322,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       if (job?.fault === 'expired-result') return json(res, 410, { detail: 'this result has expired and was deleted' });
       if (!job || refresh(job).status !== 'COMPLETED') return json(res, 404, { detail: 'no such file' });
       if (refusedOnce(res, job)) return;
-      const media = await mediaOf(job);
+      const media = await madeOrFailed(job);
+      if (!media) return json(res, 404, { detail: 'no such file' });
       res.writeHead(200, { 'content-type': media.contentType, 'content-length': media.bytes.length });
       return void res.end(media.bytes);
     }

@@ -80,6 +80,8 @@ export interface SpendRow {
   queued: number;
   /** Tasks spent, possibly charged or enqueued whose price is unknown: in none of the figures above. */
   unpriced: number;
+  /** The part of actual, estimated, possibly charged and queued that is the simulator's made-up money. */
+  simulated: number;
 }
 
 export interface DaySpend {

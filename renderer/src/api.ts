@@ -1,4 +1,4 @@
-import { API_METHODS, type ChangeEvent, type StudioApi } from '../../main/api/contract.ts';
+import { amountWords, API_METHODS, type ChangeEvent, type StudioApi } from '../../main/api/contract.ts';
 
 declare global {
   interface Window {
@@ -9,6 +9,8 @@ declare global {
       /** "Save as…" for a task's output: the name it was saved under, or null when the person cancelled. */
       saveOutputAs(taskId: number): Promise<string | null>;
       showOutputInFolder(taskId: number): Promise<void>;
+      /** A picture file dropped or picked for a scene, checked and copied into the project by its path (app/ownPicture.ts). */
+      useOwnPicture(project: string, scene: string, file: File): Promise<SentPicture>;
     };
   }
 }
@@ -157,4 +159,43 @@ export function mediaSrc(outputUrl: string): string {
 }
 
 export const money = (amount: number | null | undefined, currency = 'USD') =>
-  amount === null || amount === undefined ? '–' : `${amount.toFixed(2)} ${currency}`;
+  amount === null || amount === undefined ? '–' : amountWords(amount, currency);
+
+/** A picture or clip the creator sent for a scene, checked and copied into the project: what the scene's `image` or `clip` becomes. */
+export interface SentPicture {
+  image?: { file: string; sha256: string; name: string };
+  clip?: { file: string; sha256: string; name: string };
+  name: string;
+}
+
+/**
+ * Takes a picture from this computer for a scene: the desktop app hands the file to its own bridge, which copies it
+ * by its path; a browser sends it through the loopback host (main/host/uploads.ts). Either checks it and copies it
+ * into the project; the storyboard is then saved with the scene's image set to it.
+ */
+/** How long a picture may take to be received, checked and copied before the app says the studio did not answer. */
+export const UPLOAD_WAIT_MS = 120_000;
+const UPLOAD_UNANSWERED = 'the studio did not answer within 2 minutes; check that it is still running and that its disk has space, then send the picture again';
+
+export async function sendPicture(project: string, scene: string, file: File): Promise<SentPicture> {
+  if (window.studio) return window.studio.useOwnPicture(project, scene, file);
+  const query = new URLSearchParams({ project, scene, name: file.name });
+  // A studio that never answers (stopped, or stuck) must not leave the scene "Sending…" for good.
+  const signal = AbortSignal.timeout(UPLOAD_WAIT_MS);
+  let res: Response;
+  try {
+    res = await fetch(`/upload/picture?${query}`, { method: 'POST', headers: { authorization: `Bearer ${token()}` }, body: file, signal });
+  } catch {
+    throw new Error(signal.aborted ? UPLOAD_UNANSWERED : NO_ANSWER);
+  }
+  const body = (await res.json().catch(() => null)) as { result?: SentPicture; error?: string } | null;
+  if (!res.ok || !body?.result) throw new Error(body?.error ?? `the studio answered HTTP ${res.status}; try again`);
+  return body.result;
+}
+
+/** Where the app shows a task's result by its id: the desktop's studio-media: protocol, or the loopback host's /media/. */
+export const taskMediaSrc = (id: number) => (window.studio ? `studio-media://task/${id}` : mediaSrc(`/media/${id}`));
+
+/** Where the app shows a project's own still (main/host/uploads.ts). */
+export const ownPictureSrc = (project: string, sha256: string) =>
+  window.studio ? `studio-media://own/${encodeURIComponent(project)}/${sha256}` : mediaSrc(`/media/own/${encodeURIComponent(project)}/${sha256}`);

@@ -50,7 +50,7 @@ export async function benchRecovery(finished: number, inFlight: number) {
   seed(dataDir, finished, inFlight);
   const start = performance.now();
   const studio = await openStudio(dataDir);
-  studio.settings.engine.concurrency = { image: 0, clip: 0, speech: 0, render: 0 };
+  studio.settings.engine.concurrency = { image: 0, clip: 0, speech: 0, render: 0, draft: 0 };
   const supervisor = createSupervisor(studio, () => undefined, { owner: { id: 'bench', hostname: 'bench-host', machine: 'bench-machine', boot: bootIdentity(), pid: process.pid } });
   await supervisor.start();
   const ms = performance.now() - start;

@@ -91,6 +91,11 @@ describe.skipIf(!hasChromium)('money in Chromium, through the loopback host', ()
     page.on('pageerror', (e) => errors.push(e.message));
     try {
       await page.goto(url);
+      // The sidebar's "spent" is fal's real money only; the simulator's made-up money stands apart, marked.
+      const sidebar = page.getByRole('complementary', { name: 'Projects' });
+      await expect.poll(() => sidebar.getByRole('button', { name: /Fox/ }).textContent()).toMatch(/^Foxspent 0\.0\d USD · 0\.[1-9]\d USD simulated$/);
+      expect(await sidebar.locator('.simulated').evaluate((e) => getComputedStyle(e).fontStyle)).toBe('italic');
+      await sidebar.screenshot({ path: `${SHOTS}/sidebar-simulated.png` });
       await page.getByRole('button', { name: /Fox/ }).click();
       await page.click('[data-tab=spend]');
       // fal's image is real money; the simulator's clip and narration are not, and are not in the real figures.

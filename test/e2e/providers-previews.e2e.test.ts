@@ -83,7 +83,7 @@ describe.skipIf(!hasChromium)('providers, previews and the finished video in Chr
     await tasks.click('[data-tab=tasks]');
 
     await page.getByTestId('generate').click();
-    await expect.poll(() => page.getByTestId('generate-started').textContent()).toMatch(/^Started 6 steps, about 0\.\d\d USD\. The scenes fill in/);
+    await expect.poll(() => page.getByTestId('generate-started').textContent()).toMatch(/^The last Generate, at [0-9:]+( [AP]M)?, started 6 steps for about 0\.\d\d USD, of which 0\.\d\d USD simulated \(never charged\)\. The scenes fill in/);
     const dawnClip = page.getByTestId('step-dawn:clip');
     await Promise.all([
       expect.poll(() => dawnClip.textContent(), { timeout: 10_000 }).toBe('clip waiting for: image of dawn'),

@@ -86,3 +86,14 @@ export async function whenStopped(child: ChildProcess, timeoutMs = 10_000): Prom
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+/** `worker --until-idle` run to its end, or killed after `ms`: whether it ended by itself. */
+export async function untilIdle(dataDir: string, env: Record<string, string>, ms: number): Promise<boolean> {
+  const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
+  const ended = await Promise.race([worker.exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+  if (!ended) {
+    worker.child.kill('SIGKILL');
+    await worker.exited;
+  }
+  return ended;
+}

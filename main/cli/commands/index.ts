@@ -1,5 +1,6 @@
 import type { Command } from '../context.ts';
 import { cancel, reconcileCommand, resolve } from './decide.ts';
+import { draft } from './draft.ts';
 import { enqueue } from './enqueue.ts';
 import { events, spend, tasks, unknown } from './inspect.ts';
 import { budget, estimate, generate, render, storyboard } from './pipeline.ts';
@@ -21,6 +22,7 @@ export const COMMANDS: Record<string, Command> = {
   events,
   simulator,
   storyboard,
+  draft,
   estimate,
   generate,
   render,
@@ -54,9 +56,17 @@ usage: studio [--data DIR] [--db URL] [--media DIR] <command> [options]
   storyboard create|edit PROJECT --file F [--revision N], storyboard show PROJECT [--json]
                             a project's scenes, from a JSON file; an edit made from an older
                             revision than the saved one is refused (exit 2)
+  draft PROJECT "idea..." [--scenes N] [--with simulator|openai] [--estimate] [--replace] [--again]
+                            a storyboard drafted from an idea by a text model (one paid step;
+                            the same idea again uses a finished draft at no charge; one that failed
+                            paid is bought again only with --again); --estimate prices it only;
+                            --show-answer TASK prints what the model answered; exit 3: still running
   estimate PROJECT [--json] what a Generate would make and cost, step by step
   generate PROJECT [--new-take SCENE] [--rebuy-lost] [--confirm-unpriced]
                             enqueue what the storyboard needs that the project does not have;
+                            --new-take SCENE makes a new take of it, of its clip only with
+                            --only clip (the still kept), its still with --only image; --seed N
+                            sends it with that seed; --variations N (1-8) makes N takes at once;
                             --rebuy-lost buys again a step whose paid result was lost;
                             --confirm-unpriced goes ahead, under a budget, with steps of unknown price
   render PROJECT            render again, each scene from its picked take

@@ -4,7 +4,7 @@ import { openStudio, type Studio } from '../../studio.ts';
 import { parse, taskId } from '../args.ts';
 import { UsageError } from '../errors.ts';
 import type { CliContext } from '../context.ts';
-import { costBasis, iso, money, table, taskJson } from '../output.ts';
+import { costBasis, iso, money, table, taskCost, taskJson } from '../output.ts';
 
 async function withStudio<T>(ctx: CliContext, fn: (studio: Studio) => Promise<T>): Promise<T> {
   const studio = await openStudio(ctx.dataDir, undefined, { existing: true, database: ctx.database, media: ctx.media });
@@ -56,7 +56,7 @@ export async function tasks(argv: string[], ctx: CliContext) {
           t.status,
           t.provider,
           t.model,
-          money(t.costActual ?? t.costEstimated, t.currency),
+          taskCost(t),
           costBasis(t),
           t.unknownReason ?? t.error ?? t.note ?? t.outputPath ?? (t.progress !== null ? `${Math.round(t.progress * 100)}%` : ''),
         ]),
@@ -87,7 +87,7 @@ export async function unknown(argv: string[], ctx: CliContext) {
           `  sent:     ${iso(t.submitStartedAt) ?? 'unknown time'}  ${JSON.stringify(t.input)}`,
           `  why:      ${t.unknownReason}`,
           ...(lookup ? [`  lookup:   ${lookup.reason}`] : []),
-          `  may cost: ${money(t.costEstimated, t.currency)}`,
+          `  may cost: ${taskCost({ ...t, costActual: null })}`,
           `  decide:   studio resolve ${t.id} --adopt REQUEST_ID | --resubmit | --give-up`,
         ].join('\n'),
       );

@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import { lookedFor } from '../../media/outputWords.ts';
 import { missingKeysWords } from '../../pipeline/missingKeys.ts';
 import { narrationWords } from '../../pipeline/narrationLengths.ts';
-import { describeLost, GenerateRefused, LostResultsRefused, Pipeline, UnpricedRefused, type GenerateEstimate, type StepEstimate } from '../../pipeline/generate.ts';
+import { GenerateRefused, Pipeline } from '../../pipeline/generate.ts';
+import type { GenerateEstimate, StepEstimate } from '../../pipeline/estimate.ts';
+import { describeLost, LostResultsRefused, UnpricedRefused } from '../../pipeline/refusals.ts';
 import { StoryboardError } from '../../domain/storyboard.ts';
 import { splitRevision, StaleStoryboard } from '../../domain/storyboardRevision.ts';
 import { parseStoryboard } from '../../providers/storyboards.ts';
@@ -10,7 +12,8 @@ import { openProviders } from '../../providers/registry.ts';
 import { openStudio, type Studio } from '../../studio.ts';
 import { toMicros } from '../../domain/tasks/model.ts';
 import { parseJsonInput } from '../../input/json.ts';
-import { amount, parse } from '../args.ts';
+import { amount, parse, wholeNumber } from '../args.ts';
+import { MAX_VARIATIONS, readTakeChoice, type TakeChoice } from '../../pipeline/newTakes.ts';
 import { UsageError } from '../errors.ts';
 import type { CliContext } from '../context.ts';
 import { money, table } from '../output.ts';
@@ -51,7 +54,8 @@ async function withPipeline<T>(ctx: CliContext, fn: (pipeline: Pipeline, studio:
     return await fn(new Pipeline({ studio, provider: providers.get, defaults: studio.settings.defaults, prices: () => studio.settings.prices }), studio);
   } catch (err) {
     // A refused Generate, a scene that does not exist, a stored storyboard that no longer passes: what to fix.
-    if (err instanceof GenerateRefused || err instanceof StoryboardError) throw new UsageError(err.message);
+    // A storyboard saved while it was priced (GenerateStale): a conflict, said as a stale save is.
+    if (err instanceof GenerateRefused || err instanceof StoryboardError || err instanceof StaleStoryboard) throw new UsageError(err.message);
     throw err;
   } finally {
     await providers.close();
@@ -71,13 +75,14 @@ function printEstimate(ctx: CliContext, e: GenerateEstimate, lostNote: string): 
   ctx.out(
     table([
       ['STEP', 'DOES', 'PROVIDER', 'MODEL', 'COST', 'WHERE THE FIGURE COMES FROM'],
-      ...e.steps.map((s) => [s.key, s.action === 'reuse' ? `reuse ${s.taskId}` : s.action, s.provider, s.model, costWords(s), s.source]),
+      ...e.steps.map((s) => [s.key, s.action === 'reuse' ? `reuse ${s.taskId}` : s.sameAs ? `as ${s.sameAs}` : s.action, s.provider, s.model, costWords(s), s.source]),
     ]),
   );
   for (const s of e.steps) if (s.lost) ctx.out(`${s.key}: ${describeLost(s.lost)}; ${lostNote}.`);
   const unknown = e.unpriced.length ? `, plus ${e.unpriced.length} step(s) of unknown price, not counted` : '';
   const earlier = e.spentUnpriced ? ` (and ${e.spentUnpriced} earlier step(s) of unknown price, not in that figure)` : '';
-  ctx.out(`\nNew steps: about ${money(e.total, c)}${unknown}. Already spent or possibly charged: ${money(e.spent, c)}${earlier}.`);
+  const spentSim = e.spentSimulated > 0 ? `, and ${money(e.spentSimulated, c)} simulated (never charged)` : '';
+  ctx.out(`\nNew steps: about ${money(e.total, c)}${unknown}. Already spent or possibly charged: ${money(e.spent - e.spentSimulated, c)}${earlier}${spentSim}.`);
   if (e.simulatedTotal > 0) {
     ctx.out(`Of the new steps, ${money(e.simulatedTotal, c)} is simulated (the simulator's made-up prices, never charged) and ${money(e.total - e.simulatedTotal, c)} is real money.`);
   }
@@ -89,8 +94,9 @@ function printEstimate(ctx: CliContext, e: GenerateEstimate, lostNote: string): 
     ctx.out(
       e.overBy > 0
         ? `Budget ${money(e.budget, c)}: this would go ${money(e.overBy, c)} over it.`
-        : `Budget ${money(e.budget, c)}: ${money(e.budget - e.spent - e.total, c)} would be left${e.unpriced.length ? ', before the steps of unknown price' : ''}.`,
+        : `Budget ${money(e.budget, c)}: ${money(e.left, c)} would be left${e.unpriced.length ? ', before the steps of unknown price' : ''}.`,
     );
+    if (e.spentSimulated + e.simulatedTotal > 0) ctx.out(`Simulated money is held against the budget apart from real money: it never uses up what is there for real spending.`);
     if (e.unpriced.length) ctx.out(`The steps of unknown price need "--confirm-unpriced" (or a price in settings "prices") to be generated under a budget.`);
   }
 }
@@ -159,23 +165,31 @@ export async function storyboard(argv: string[], ctx: CliContext) {
   }
 }
 
+const TAKE_FLAGS = { only: { type: 'string' }, seed: { type: 'string' }, variations: { type: 'string' } } as const;
+
+/** `--only`, `--seed` and `--variations` of a new take, checked (see newTakes.ts). */
+function takeChoice(values: { only?: string; seed?: string; variations?: string }): TakeChoice {
+  const number = (v: string | undefined, what: string, max: number) => (v === undefined ? undefined : wholeNumber(v, what, what === '--seed' ? 0 : 1, max));
+  return readTakeChoice(values.only, number(values.seed, '--seed', 2_147_483_647), number(values.variations, '--variations', MAX_VARIATIONS));
+}
+
 export async function estimate(argv: string[], ctx: CliContext) {
-  const { values, positionals } = parse(argv, { json: { type: 'boolean' }, 'new-take': { type: 'string', multiple: true } }, 1);
-  const name = projectArg(positionals, 'studio estimate PROJECT');
+  const { values, positionals } = parse(argv, { json: { type: 'boolean' }, 'new-take': { type: 'string', multiple: true }, ...TAKE_FLAGS }, 1);
+  const name = projectArg(positionals, 'studio estimate PROJECT [--new-take SCENE [--only clip|image|both] [--seed N] [--variations N]]');
   await withPipeline(ctx, async (pipeline) => {
-    const e = await pipeline.estimate(name, values['new-take'] ?? []);
+    const e = await pipeline.estimate(name, values['new-take'] ?? [], takeChoice(values));
     if (values.json) ctx.out(JSON.stringify({ ...e, project: e.project.name }, null, 2));
     else printEstimate(ctx, e, `buying it again needs "studio generate ${name} --rebuy-lost"`);
   });
 }
 
 export async function generate(argv: string[], ctx: CliContext) {
-  const { positionals, values } = parse(argv, { 'new-take': { type: 'string', multiple: true }, 'rebuy-lost': { type: 'boolean' }, 'confirm-unpriced': { type: 'boolean' } }, 1);
-  const name = projectArg(positionals, 'studio generate PROJECT [--new-take SCENE] [--rebuy-lost] [--confirm-unpriced]');
+  const { positionals, values } = parse(argv, { 'new-take': { type: 'string', multiple: true }, ...TAKE_FLAGS, 'rebuy-lost': { type: 'boolean' }, 'confirm-unpriced': { type: 'boolean' } }, 1);
+  const name = projectArg(positionals, 'studio generate PROJECT [--new-take SCENE [--only clip|image|both] [--seed N] [--variations N]] [--rebuy-lost] [--confirm-unpriced]');
   await withPipeline(ctx, async (pipeline) => {
     let e: GenerateEstimate;
     try {
-      e = await pipeline.generate(name, { newTakes: values['new-take'] ?? [], rebuyLost: values['rebuy-lost'], confirmUnpriced: values['confirm-unpriced'] });
+      e = await pipeline.generate(name, { newTakes: values['new-take'] ?? [], take: takeChoice(values), rebuyLost: values['rebuy-lost'], confirmUnpriced: values['confirm-unpriced'] });
     } catch (err) {
       if (err instanceof UnpricedRefused) throw new UsageError(`${err.message.replace(/ Set a price.*$/, '')} Set a price in settings ("prices"), or run "studio generate ${name} --confirm-unpriced".`);
       if (!(err instanceof LostResultsRefused)) throw err;
@@ -187,8 +201,13 @@ export async function generate(argv: string[], ctx: CliContext) {
       throw new UsageError(`paid for before, ${said.join('; ')}; nothing was enqueued. To buy again, run "studio generate ${name} --rebuy-lost".`);
     }
     printEstimate(ctx, e, 'bought again, as --rebuy-lost asked');
-    const added = e.steps.filter((s) => s.action !== 'reuse' && s.action !== 'yours').length;
-    for (const t of e.takes) ctx.out(`${t.scene}: take ${t.take}, picked for the render ("studio takes ${name}" lists every take).`);
+    const added = e.steps.filter((s) => s.action !== 'reuse' && s.action !== 'yours' && !s.sameAs).length;
+    // The first take of a scene is picked; more (variations) wait beside it to be compared and picked.
+    for (const [i, t] of e.takes.entries()) {
+      const first = e.takes.findIndex((o) => o.scene === t.scene) === i;
+      const already = t.already && ` already has ${t.already.image === t.already.clip ? `seed ${t.already.clip}` : `image seed ${t.already.image} and clip seed ${t.already.clip}`}:`;
+      ctx.out(first ? `${t.scene}: take ${t.take}${already ?? ','} picked for the render ("studio takes ${name}" lists every take).` : `${t.scene}: take ${t.take}, to compare ("studio pick ${name} ${t.scene} ${t.take}" puts it in the render).`);
+    }
     ctx.out(added ? `\nEnqueued ${added} step(s); run "studio worker" to make them.` : '\nNothing new to make: every step is already in the project.');
   });
 }
@@ -216,7 +235,7 @@ export async function budget(argv: string[], ctx: CliContext) {
     const project = await studio.projects.byName(name);
     if (!project) throw new UsageError(`there is no project "${name}"`);
     await studio.projects.setBudget(project.id, value === null ? null : toMicros(value));
-    ctx.out(value === null ? `${name}: no budget` : `${name}: budget ${value.toFixed(2)} ${project.currency}`);
+    ctx.out(value === null ? `${name}: no budget` : `${name}: budget ${money(toMicros(value), project.currency)}`);
   } finally {
     await studio.close();
   }

@@ -1,4 +1,5 @@
-export const KINDS = ['image', 'clip', 'speech', 'render'] as const;
+/** `draft`: a storyboard drafted from an idea by a text model (main/pipeline/draft.ts). */
+export const KINDS = ['image', 'clip', 'speech', 'render', 'draft'] as const;
 export type Kind = (typeof KINDS)[number];
 
 export const STATUSES = ['PENDING', 'RUNNING', 'SUBMITTED', 'SUCCEEDED', 'FAILED', 'OUTCOME_UNKNOWN', 'CANCELLED'] as const;
@@ -57,6 +58,8 @@ export interface TaskOutput {
   contentType: string | null;
   /** The machine that saved it, or null for files saved before machines were recorded. */
   machine: string | null;
+  /** That machine's id (see config/machineId.ts), which tells two machines of one name apart; absent or null for files saved before it was recorded. */
+  machineId?: string | null;
 }
 
 /** How to reach a request at its provider again. */

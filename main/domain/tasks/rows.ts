@@ -110,8 +110,9 @@ export interface OutputRow {
   bytes: number | null;
   content_type: string | null;
   machine: string | null;
+  machine_id?: string | null;
 }
 
 export function rowToOutput(r: OutputRow): TaskOutput {
-  return { taskId: r.task_id, index: r.idx, path: r.path, sha256: r.sha256, bytes: r.bytes, contentType: r.content_type, machine: r.machine ?? null };
+  return { taskId: r.task_id, index: r.idx, path: r.path, sha256: r.sha256, bytes: r.bytes, contentType: r.content_type, machine: r.machine ?? null, machineId: r.machine_id ?? null };
 }

@@ -7,9 +7,9 @@ import { PostgresStoryboardStore } from './storyboardStore.ts';
 import { PostgresTakeStore } from './takeStore.ts';
 import { PostgresTaskStore } from './taskStore.ts';
 
-function storesOn(sql: Sql, machine: string | undefined): Stores & { tasks: PostgresTaskStore } {
+function storesOn(sql: Sql, machine: string | undefined, machineId?: string): Stores & { tasks: PostgresTaskStore } {
   return {
-    tasks: new PostgresTaskStore(sql, machine),
+    tasks: new PostgresTaskStore(sql, machine, machineId),
     projects: new PostgresProjectStore(sql),
     storyboards: new PostgresStoryboardStore(sql),
     takes: new PostgresTakeStore(sql),
@@ -28,10 +28,10 @@ function storesOn(sql: Sql, machine: string | undefined): Stores & { tasks: Post
  * `machine` is the name this machine goes by in the team (the computer's name when absent): it is recorded on
  * the files it saves.
  */
-export async function openPostgresStore(url: string, options: { machine?: string } = {}): Promise<Store> {
+export async function openPostgresStore(url: string, options: { machine?: string; machineId?: string } = {}): Promise<Store> {
   const team = await openTeamDatabase(url);
   const [identity] = await team.sql.query<{ id: string; space: string }>(`SELECT id, (SELECT name FROM media_space) AS space FROM database_identity`);
-  const direct = storesOn(team.sql, options.machine);
+  const direct = storesOn(team.sql, options.machine, options.machineId);
   const listeners = new Set<() => void>();
   const announce = () => {
     for (const listener of listeners) listener();
@@ -60,7 +60,7 @@ export async function openPostgresStore(url: string, options: { machine?: string
     transaction: async (fn) => {
       let claimable = false;
       const result = await team.sql.tx((sql) => {
-        const bound = storesOn(sql, options.machine);
+        const bound = storesOn(sql, options.machine, options.machineId);
         bound.tasks.onClaimable(() => (claimable = true));
         return fn(bound);
       });

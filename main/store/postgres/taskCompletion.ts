@@ -73,8 +73,8 @@ export async function linkLateOutputs(table: TaskTable, id: number, idempotencyK
     await table.run(
       tx,
       `WITH saved AS (
-         INSERT INTO task_outputs (task_id, idx, path, sha256, machine, bytes, content_type)
-         SELECT @id::bigint, (SELECT coalesce(max(idx), -1) FROM task_outputs WHERE task_id = @id::bigint) + o.n, o.path, o.sha256, @machine::text, o.bytes, o.content_type
+         INSERT INTO task_outputs (task_id, idx, path, sha256, machine, machine_id, bytes, content_type)
+         SELECT @id::bigint, (SELECT coalesce(max(idx), -1) FROM task_outputs WHERE task_id = @id::bigint) + o.n, o.path, o.sha256, @machine::text, @machineId::text, o.bytes, o.content_type
            FROM unnest(@paths::text[], @sums::text[], @sizes::bigint[], @types::text[]) WITH ORDINALITY AS o(path, sha256, bytes, content_type, n))
        INSERT INTO task_events (task_id, at, from_status, to_status, actor, reason, detail_json)
        VALUES (@id::bigint, @now::bigint, 'SUCCEEDED', 'SUCCEEDED', 'engine', @reason::text, @detail::text)`,
@@ -88,6 +88,7 @@ export async function linkLateOutputs(table: TaskTable, id: number, idempotencyK
         sizes: late.map((o) => o.bytes),
         types: late.map((o) => o.contentType),
         machine: table.machine,
+        machineId: table.machineId,
       },
     );
     return late.length;
@@ -133,6 +134,7 @@ async function completeOnce(table: TaskTable, q: Sql, id: number, where: string,
       sizes: out.outputs.map((o) => o.bytes),
       types: out.outputs.map((o) => o.contentType),
       machine: table.machine,
+      machineId: table.machineId,
     },
     {
       from,
@@ -143,10 +145,10 @@ async function completeOnce(table: TaskTable, q: Sql, id: number, where: string,
       before: TAKEN_REQUEST,
       detailFrom: TAKEN_DETAIL,
       also: `, saved AS (
-               INSERT INTO task_outputs (task_id, idx, path, sha256, machine, bytes, content_type)
-               SELECT changed.id, o.n - 1, o.path, o.sha256, @machine::text, o.bytes, o.content_type
+               INSERT INTO task_outputs (task_id, idx, path, sha256, machine, machine_id, bytes, content_type)
+               SELECT changed.id, o.n - 1, o.path, o.sha256, @machine::text, @machineId::text, o.bytes, o.content_type
                  FROM changed, unnest(@paths::text[], @sums::text[], @sizes::bigint[], @types::text[]) WITH ORDINALITY AS o(path, sha256, bytes, content_type, n)
-               ON CONFLICT (task_id, idx) DO UPDATE SET path = excluded.path, sha256 = excluded.sha256, machine = excluded.machine,
+               ON CONFLICT (task_id, idx) DO UPDATE SET path = excluded.path, sha256 = excluded.sha256, machine = excluded.machine, machine_id = excluded.machine_id,
                                                         bytes = excluded.bytes, content_type = excluded.content_type)`,
     },
   );

@@ -1,12 +1,28 @@
 import type { DaySpend, ModelSpend, SpendRow } from '../port.ts';
 import type { TaskTable } from './taskTable.ts';
+import { SIMULATOR } from '../../domain/simulated.ts';
 
 // What projects have spent or may have spent: the budget a boundary write checks, and the spend views.
 
-/** What a project has spent or may have spent: billed, else estimated, for accepted and unknown requests. */
+/**
+ * Real money and the simulator's made-up money are each held against a project's budget apart: simulated spend
+ * never uses up a budget meant for money that is charged, and a budget can still be tried with the simulator.
+ */
+export const SAME_MONEY = `(s.provider = '${SIMULATOR}') = (tasks.provider = '${SIMULATOR}')`;
+
+/**
+ * What a project has spent or may have spent: billed, else estimated, for accepted and unknown requests; of the same
+ * money as this task's (see SAME_MONEY).
+ */
 const PROJECT_SPEND = `(SELECT coalesce(sum(CASE WHEN s.charged <> 'no' THEN coalesce(s.cost_actual, s.cost_estimated, 0) ELSE 0 END)
                                    + sum(s.cost_abandoned), 0)
-                         FROM tasks s WHERE s.project_id = tasks.project_id)`;
+                         FROM tasks s WHERE s.project_id = tasks.project_id AND ${SAME_MONEY})`;
+
+/** The simulator's made-up money in a project: spent, possibly charged or enqueued (see spend). */
+const SIMULATED_SPEND = `coalesce(sum(CASE WHEN t.provider = '${SIMULATOR}' THEN
+                            CASE WHEN t.charged = 'yes' THEN coalesce(t.cost_actual, t.cost_estimated, 0)
+                                 WHEN t.charged = 'maybe' OR t.status IN ('PENDING', 'RUNNING') THEN coalesce(t.cost_estimated, 0)
+                                 ELSE 0 END + t.cost_abandoned END), 0)::bigint`;
 
 /**
  * This task's estimate still fits in its project's budget (or the project has none). A task of unknown price (the
@@ -39,7 +55,8 @@ export async function spend(table: TaskTable, projectId: number | null = null): 
               + coalesce(sum(t.cost_abandoned), 0))::bigint AS "possiblyCharged",
             coalesce(sum(CASE WHEN t.charged = 'no' AND t.status IN ('PENDING', 'RUNNING') THEN t.cost_estimated END), 0)::bigint AS queued,
             count(CASE WHEN t.kind <> 'render' AND t.cost_actual IS NULL AND t.cost_estimated IS NULL
-                        AND (t.charged <> 'no' OR t.status IN ('PENDING', 'RUNNING')) THEN 1 END) AS unpriced
+                        AND (t.charged <> 'no' OR t.status IN ('PENDING', 'RUNNING')) THEN 1 END) AS unpriced,
+            ${SIMULATED_SPEND} AS simulated
        FROM projects p LEFT JOIN tasks t ON t.project_id = p.id
       WHERE @projectId::bigint IS NULL OR p.id = @projectId::bigint
       GROUP BY p.id ORDER BY p.id`,

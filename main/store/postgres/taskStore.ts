@@ -20,8 +20,8 @@ import { TaskTable } from './taskTable.ts';
 export class PostgresTaskStore implements TaskStore {
   private readonly table: TaskTable;
 
-  constructor(sql: Sql, machine?: string) {
-    this.table = new TaskTable(sql, machine);
+  constructor(sql: Sql, machine?: string, machineId?: string) {
+    this.table = new TaskTable(sql, machine, machineId ?? null);
   }
 
   onClaimable(listener: () => void): () => void {

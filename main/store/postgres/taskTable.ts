@@ -64,6 +64,8 @@ export class TaskTable {
   constructor(
     readonly sql: Sql,
     readonly machine: string = hostname(),
+    /** Tells this machine from another of the same name on the files it saves (see config/machineId.ts); null where unknown. */
+    readonly machineId: string | null = null,
   ) {}
 
   run<R = TaskRow>(q: Sql, text: string, params: Readonly<Record<string, unknown>> = {}): Promise<R[]> {

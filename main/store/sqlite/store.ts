@@ -45,9 +45,9 @@ export function watchSqliteFile(path: string): ChangeProbe {
   };
 }
 
-function storesOn(db: Db, machine: string | undefined): Stores {
+function storesOn(db: Db, machine: string | undefined, machineId: string | undefined): Stores {
   return {
-    tasks: new SqliteTaskStore(db, machine),
+    tasks: new SqliteTaskStore(db, machine, machineId ?? null),
     projects: new SqliteProjectStore(db),
     storyboards: new SqliteStoryboardStore(db),
     takes: new SqliteTakeStore(db),
@@ -60,13 +60,13 @@ function storesOn(db: Db, machine: string | undefined): Stores {
  * to COMMIT while its function awaits, so every other call of this process waits at the gate until it ends;
  * the stores the function is given go straight to the connection.
  */
-export function openSqliteStore(path: string, options: { machine?: string } = {}): Store {
+export function openSqliteStore(path: string, options: { machine?: string; machineId?: string } = {}): Store {
   const db = openDatabase(path);
   const opened = statSync(path);
   settleHome(db, path);
   // Rows from before paths were kept relative to the data folder, so one that moved since loses nothing.
   new SqliteTaskStore(db).relativizePaths((kept) => movedRelative(kept, dirname(path), existsSync));
-  const direct = storesOn(db, options.machine);
+  const direct = storesOn(db, options.machine, options.machineId);
   const gate = new TransactionGate();
   const begin = db.prepare('BEGIN IMMEDIATE');
   const commit = db.prepare('COMMIT');

@@ -2,11 +2,15 @@ import type { RemoteRef, Status, Task } from '../../domain/tasks/model.ts';
 import { rowToTask, type TaskRow } from '../../domain/tasks/rows.ts';
 import type { BoundaryMark, InputUpload, Lease } from '../port.ts';
 import { TaskTable, FENCE, fence } from './taskTable.ts';
+import { SAME_MONEY } from './taskSpend.ts';
 
-/** What a project has spent or may have spent: billed, else estimated, for accepted and unknown requests. */
+/**
+ * What a project has spent or may have spent: billed, else estimated, for accepted and unknown requests; of the same
+ * money as this task's, real or the simulator's made-up money, each held against the budget apart (see SAME_MONEY).
+ */
 const PROJECT_SPEND = `(SELECT coalesce(sum(CASE WHEN s.charged <> 'no' THEN coalesce(s.cost_actual, s.cost_estimated, 0) ELSE 0 END)
                                    + sum(s.cost_abandoned), 0)
-                         FROM tasks s WHERE s.project_id = tasks.project_id)`;
+                         FROM tasks s WHERE s.project_id = tasks.project_id AND ${SAME_MONEY})`;
 
 /**
  * This task's estimate still fits in its project's budget (or the project has none). A task of unknown price (the

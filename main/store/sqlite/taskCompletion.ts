@@ -54,9 +54,9 @@ export class TaskCompletion extends TaskTable {
       const late = notLinkedYet(linked, outputs);
       for (const o of late) {
         this.stmt(
-          `INSERT INTO task_outputs (task_id, idx, path, sha256, bytes, content_type, machine)
-           SELECT @id, coalesce(max(idx), -1) + 1, @path, @sha256, @bytes, @contentType, @machine FROM task_outputs WHERE task_id = @id`,
-        ).run({ id, path: o.path, sha256: o.sha256, bytes: o.bytes, contentType: o.contentType, machine: this.machine });
+          `INSERT INTO task_outputs (task_id, idx, path, sha256, bytes, content_type, machine, machine_id)
+           SELECT @id, coalesce(max(idx), -1) + 1, @path, @sha256, @bytes, @contentType, @machine, @machineId FROM task_outputs WHERE task_id = @id`,
+        ).run({ id, path: o.path, sha256: o.sha256, bytes: o.bytes, contentType: o.contentType, machine: this.machine, machineId: this.machineId });
       }
       if (late.length > 0) this.event(id, now, 'SUCCEEDED', 'SUCCEEDED', { actor: 'engine', reason, detail: { outputs: late.map((o) => o.path) } });
       return late.length;
@@ -89,8 +89,8 @@ export class TaskCompletion extends TaskTable {
           then: () => {
             for (const [index, o] of out.outputs.entries()) {
               this.stmt(
-                `INSERT OR REPLACE INTO task_outputs (task_id, idx, path, sha256, bytes, content_type, machine) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-              ).run(id, index, o.path, o.sha256, o.bytes, o.contentType, this.machine);
+                `INSERT OR REPLACE INTO task_outputs (task_id, idx, path, sha256, bytes, content_type, machine, machine_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+              ).run(id, index, o.path, o.sha256, o.bytes, o.contentType, this.machine, this.machineId);
             }
           },
         },

@@ -1,5 +1,18 @@
 import type { DaySpend, ModelSpend, SpendRow } from '../port.ts';
 import { TaskTable } from './taskTable.ts';
+import { SIMULATOR } from '../../domain/simulated.ts';
+
+/**
+ * Real money and the simulator's made-up money are each held against a project's budget apart: simulated spend
+ * never uses up a budget meant for money that is charged, and a budget can still be tried with the simulator.
+ */
+export const SAME_MONEY = `(s.provider = '${SIMULATOR}') = (tasks.provider = '${SIMULATOR}')`;
+
+/** The simulator's made-up money in a project: spent, possibly charged or enqueued (see spend). */
+const SIMULATED_SPEND = `coalesce(sum(CASE WHEN t.provider = '${SIMULATOR}' THEN
+                            CASE WHEN t.charged = 'yes' THEN coalesce(t.cost_actual, t.cost_estimated, 0)
+                                 WHEN t.charged = 'maybe' OR t.status IN ('PENDING', 'RUNNING') THEN coalesce(t.cost_estimated, 0)
+                                 ELSE 0 END + t.cost_abandoned END), 0)`;
 
 /** One provider's model's spend, per group of tasks (see spendByModel). */
 const MODEL_SPEND = `count(*) AS tasks,
@@ -24,7 +37,8 @@ export class TaskSpend extends TaskTable {
                 + coalesce(sum(t.cost_abandoned), 0) AS possiblyCharged,
               coalesce(sum(CASE WHEN t.charged = 'no' AND t.status IN ('PENDING', 'RUNNING') THEN t.cost_estimated END), 0) AS queued,
               count(CASE WHEN t.kind <> 'render' AND t.cost_actual IS NULL AND t.cost_estimated IS NULL
-                          AND (t.charged <> 'no' OR t.status IN ('PENDING', 'RUNNING')) THEN 1 END) AS unpriced
+                          AND (t.charged <> 'no' OR t.status IN ('PENDING', 'RUNNING')) THEN 1 END) AS unpriced,
+              ${SIMULATED_SPEND} AS simulated
          FROM projects p LEFT JOIN tasks t ON t.project_id = p.id
         WHERE @projectId IS NULL OR p.id = @projectId
         GROUP BY p.id ORDER BY p.id`,

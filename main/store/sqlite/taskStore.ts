@@ -26,8 +26,8 @@ export class SqliteTaskStore implements TaskStore {
   private readonly spending: TaskSpend;
   private readonly views: TaskViews;
 
-  constructor(db: Db, machine: string = hostname()) {
-    const shared = shareTable(db, machine);
+  constructor(db: Db, machine: string = hostname(), machineId: string | null = null) {
+    const shared = shareTable(db, machine, machineId);
     this.queue = new TaskQueue(shared);
     this.leases = new TaskLeases(shared);
     this.boundary = new TaskBoundary(shared);

@@ -33,13 +33,15 @@ export interface SharedTable {
   db: Db;
   /** Names this machine on the files it saves. */
   machine: string;
+  /** Tells this machine from another of the same name on the files it saves (see config/machineId.ts); null where unknown. */
+  machineId: string | null;
   statements: Map<string, Statement>;
   claimable: Set<() => void>;
   tx: <T>(fn: () => T) => T;
 }
 
-export function shareTable(db: Db, machine: string): SharedTable {
-  return { db, machine, statements: new Map(), claimable: new Set(), tx: immediateTransactions(db) };
+export function shareTable(db: Db, machine: string, machineId: string | null = null): SharedTable {
+  return { db, machine, machineId, statements: new Map(), claimable: new Set(), tx: immediateTransactions(db) };
 }
 
 /**
@@ -49,6 +51,7 @@ export function shareTable(db: Db, machine: string): SharedTable {
 export abstract class TaskTable {
   protected readonly db: Db;
   protected readonly machine: string;
+  protected readonly machineId: string | null;
   protected readonly tx: <T>(fn: () => T) => T;
   private readonly statements: Map<string, Statement>;
   private readonly claimable: Set<() => void>;
@@ -56,6 +59,7 @@ export abstract class TaskTable {
   constructor(shared: SharedTable) {
     this.db = shared.db;
     this.machine = shared.machine;
+    this.machineId = shared.machineId;
     this.tx = shared.tx;
     this.statements = shared.statements;
     this.claimable = shared.claimable;

@@ -1,10 +1,17 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { money, studio } from '../api.ts';
 import { useAction, useLoad } from '../useLoad.ts';
 import { LookedFor } from './LookedFor.tsx';
 
+/** Said after an amount: how much of it is the simulator's made-up money, which is never charged. */
+export function simulatedPart(total: number, simulated: number, currency: string): string {
+  if (simulated <= 0) return '';
+  if (simulated >= total) return ", simulated: the simulator's made-up money, never charged";
+  return `, of which ${money(simulated, currency)} simulated (never charged)`;
+}
+
 /** Always beside the storyboard: what Generate will make or reuse, what each step costs and where that figure comes from. */
-export function EstimatePanel({ project, version, stale, savedAt }: { project: string; version: number; stale: boolean; savedAt: unknown }) {
+export function EstimatePanel({ project, version, stale, savedAt, onSaved }: { project: string; version: number; stale: boolean; savedAt: unknown; onSaved?: () => void }) {
   const estimate = useLoad(() => (savedAt ? studio.estimate(project) : Promise.resolve(null)), [version, savedAt], project);
   const settings = useLoad(() => studio.getSettings(), []);
   const [budget, setBudget] = useState('');
@@ -16,6 +23,10 @@ export function EstimatePanel({ project, version, stale, savedAt }: { project: s
   const generate = useAction();
   const setBudgetAction = useAction();
   const e = estimate.data;
+  // Once the storyboard is edited, what the last Generate started is no longer beside a price it belongs to.
+  useEffect(() => {
+    if (stale) setStarted(null);
+  }, [stale]);
   const confirmAbove = settings.data?.confirmAbove ?? null;
   const lost = e?.steps.filter((s) => s.action === 'rebuy') ?? [];
   // A result another machine keeps is not lost: only when every such step is elsewhere does the heading say so.
@@ -30,19 +41,22 @@ export function EstimatePanel({ project, version, stale, savedAt }: { project: s
       setStarted(null);
       const done = await studio.generate(project, [], { rebuyLost: lost.length > 0 && rebuyLost, confirmUnpriced: needsUnpricedConfirmation && confirmUnpriced });
       const n = done.steps.filter((s) => s.action !== 'reuse').length;
+      const at = new Date().toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
       setStarted(
-        `Started ${n} step${n === 1 ? '' : 's'}, about ${money(done.total, done.currency)}${done.unpriced > 0 ? ` plus ${done.unpriced} of unknown price` : ''}. ` +
+        `The last Generate, at ${at}, started ${n} step${n === 1 ? '' : 's'} for about ${money(done.total, done.currency)}${simulatedPart(done.total, done.simulatedTotal, done.currency)}${done.unpriced > 0 ? ` plus ${done.unpriced} of unknown price` : ''}. ` +
           'The scenes fill in as each result arrives.',
       );
       setRebuyLost(false);
       setConfirmUnpriced(false);
+      // A Generate saves the take numbers it made into the storyboard.
+      onSaved?.();
       estimate.reload();
     });
 
   return (
     <aside className="estimate" data-testid="estimate" aria-label="Estimate">
       <h2>Estimate</h2>
-      {stale && <p className="note">Save the storyboard to update the estimate.</p>}
+      {stale && <p className="note" data-testid="estimate-stale">{e ? 'These figures are for the storyboard as last saved: save it to price your changes.' : 'Save the storyboard to see its estimate.'}</p>}
       {estimate.error && <p className="error">{estimate.error}</p>}
       {e && (
         <>
@@ -51,7 +65,7 @@ export function EstimatePanel({ project, version, stale, savedAt }: { project: s
               {e.steps.map((s) => (
                 <tr key={s.key} className={s.action}>
                   <td>{s.key}</td>
-                  <td>{s.action === 'new' ? s.provider : s.action === 'reuse' ? 'reuse' : `buy again (${s.provider})`}</td>
+                  <td>{s.action === 'new' ? s.provider : s.action === 'reuse' ? 'reuse' : s.action === 'yours' ? 'yours: nothing bought' : `buy again (${s.provider})`}</td>
                   <td className="num">
                     {s.cost === null ? <span className="warning">price unknown</span> : money(s.cost, s.currency)}
                     {s.simulated && s.action !== 'reuse' && <span className="simulated"> simulated</span>}
@@ -108,7 +122,8 @@ export function EstimatePanel({ project, version, stale, savedAt }: { project: s
             </section>
           )}
           <p>
-            Already spent or possibly charged: {money(e.spent, e.currency)}
+            Already spent or possibly charged: {money(e.spent - e.spentSimulated, e.currency)}
+            {e.spentSimulated > 0 && <span className="simulated">, and {money(e.spentSimulated, e.currency)} simulated (never charged)</span>}
             {e.spentUnpriced > 0 && <>, and {e.spentUnpriced} earlier step(s) of unknown price, not in that figure</>}
           </p>
           {e.balances.map((b) => (
@@ -129,12 +144,14 @@ export function EstimatePanel({ project, version, stale, savedAt }: { project: s
           ))}
           <p>
             Budget: {e.budget === null ? 'none' : money(e.budget, e.currency)}
-            {e.budget !== null && (e.overBy > 0 ? <strong className="error"> · {money(e.overBy, e.currency)} over</strong> : <> · {money(e.budget - e.spent - e.total, e.currency)} left after this</>)}
+            {e.budget !== null && (e.overBy > 0 ? <strong className="error"> · {money(e.overBy, e.currency)} over</strong> : <> · {money(e.left!, e.currency)} left after this</>)}
+            {e.budget !== null && e.spentSimulated + e.simulatedTotal > 0 && <small className="simulated"> · simulated money is held against it apart from real money</small>}
           </p>
           {confirming ? (
             <div className="confirm">
               <p>
                 This Generate may cost {money(e.total, e.currency)}
+                {simulatedPart(e.total, e.simulatedTotal, e.currency)}
                 {unpriced > 0 && <>, plus {unpriced} step(s) whose price is unknown</>}. Go ahead?
               </p>
               <button className="primary" onClick={go}>Yes, generate</button>

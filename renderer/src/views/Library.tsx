@@ -4,6 +4,7 @@ import { studio } from '../api.ts';
 import { Dialog } from '../Dialog.tsx';
 import { useAction, useLoad } from '../useLoad.ts';
 import { amount, costBasis, KIND_NOUN, OutputMedia, TaskDetailDialog } from './TaskDetail.tsx';
+import { UseInScene } from './UseInScene.tsx';
 
 const PAGE = 24;
 
@@ -36,7 +37,7 @@ export function deleteWarning(item: LibraryItem): string {
   return `${what} cost ${amount(cost, item.currency)} (${costBasis(item)})${several ? ' together' : ''}; deleting ${several ? 'them' : 'it'} does not refund it.`;
 }
 
-function Card({ item, onOpen, onDelete }: { item: LibraryItem; onOpen: () => void; onDelete: () => void }) {
+function Card({ item, onOpen, onDelete, onUse }: { item: LibraryItem; onOpen: () => void; onDelete: () => void; onUse: () => void }) {
   const noun = KIND_NOUN[item.kind];
   const cost = item.costActual ?? item.costEstimated;
   return (
@@ -75,6 +76,11 @@ function Card({ item, onOpen, onDelete }: { item: LibraryItem; onOpen: () => voi
         <button onClick={onOpen} aria-label={`Details of task ${item.id}`}>
           Details
         </button>
+        {!item.deletedAt && (item.kind === 'image' || item.kind === 'clip') && (
+          <button onClick={onUse} aria-label={`Use the ${noun} of task ${item.id} in a scene`}>
+            Use in scene…
+          </button>
+        )}
         {!item.deletedAt && (
           <button onClick={onDelete} aria-label={`Delete the ${noun} of task ${item.id}`}>
             Delete…
@@ -123,6 +129,8 @@ export function Library({ version }: { version: number }) {
   const [offset, setOffset] = useState(0);
   const [open, setOpen] = useState<number | null>(null);
   const [deleting, setDeleting] = useState<LibraryItem | null>(null);
+  const [using, setUsing] = useState<LibraryItem | null>(null);
+  const [used, setUsed] = useState<string | null>(null);
   // The search is sent once typing pauses, not at every key.
   useEffect(() => {
     const timer = setTimeout(() => setFilters((f) => (f.search === search ? f : { ...f, search })), 250);
@@ -204,10 +212,15 @@ export function Library({ version }: { version: number }) {
         )}
       </div>
       {page.error && <p className="error">{page.error}</p>}
+      {used && (
+        <p className="note" role="status" data-testid="used-in-scene">
+          {used}
+        </p>
+      )}
       {p?.total === 0 && <p className="empty">No saved result matches.</p>}
       <div className="outputs" data-testid="library-list">
         {p?.items.map((item) => (
-          <Card key={item.id} item={item} onOpen={() => setOpen(item.id)} onDelete={() => setDeleting(item)} />
+          <Card key={item.id} item={item} onOpen={() => setOpen(item.id)} onDelete={() => setDeleting(item)} onUse={() => setUsing(item)} />
         ))}
       </div>
       {p && p.total > PAGE && (
@@ -224,6 +237,16 @@ export function Library({ version }: { version: number }) {
         </nav>
       )}
       {open !== null && <TaskDetailDialog taskId={open} version={version} onClose={() => setOpen(null)} />}
+      {using && (
+        <UseInScene
+          item={using}
+          onClose={() => setUsing(null)}
+          onUsed={(words) => {
+            setUsing(null);
+            setUsed(words);
+          }}
+        />
+      )}
       {deleting && (
         <DeleteConfirm
           item={deleting}

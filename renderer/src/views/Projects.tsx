@@ -3,6 +3,9 @@ import type { ProjectSummary } from '../../../main/api/contract.ts';
 import { money, studio } from '../api.ts';
 import { useAction } from '../useLoad.ts';
 
+/** The simulator's made-up money in a project: never charged, so shown apart from what was spent. */
+const simulatedOf = (p: ProjectSummary) => p.simulated.actual + p.simulated.estimated + p.simulated.possiblyCharged;
+
 export function Projects(props: {
   projects: ProjectSummary[];
   error: string | null;
@@ -24,6 +27,7 @@ export function Projects(props: {
               <small>
                 spent {money(p.spend.actual + p.spend.estimated, p.currency)}
                 {p.spend.possiblyCharged > 0 && <> · possibly {money(p.spend.possiblyCharged, p.currency)}</>}
+                {simulatedOf(p) > 0 && <span className="simulated" title="The simulator's made-up prices: never charged, and not in the figure before it"> · {money(simulatedOf(p), p.currency)} simulated</span>}
               </small>
             </button>
           </li>

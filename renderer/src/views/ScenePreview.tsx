@@ -2,6 +2,7 @@ import type { EtaView, PlanStepView, ScenePlanView } from '../../../main/api/con
 import { mediaSrc, money, studio } from '../api.ts';
 import { useLoad } from '../useLoad.ts';
 import { LookedFor } from './LookedFor.tsx';
+import { ownSrc, ownWords, type OwnMediaDraft } from './OwnPicture.tsx';
 import { ShapedVideo } from './videoShape.tsx';
 
 /** The project's plan per scene, fetched again at every change the engine makes, so previews fill in as work lands. */
@@ -42,6 +43,7 @@ export function StepState({ step }: { step: PlanStepView }) {
       return (
         <span className="state ready">
           ready{t && (t.costActual ?? t.costEstimated) !== null ? ` · ${money(t.costActual ?? t.costEstimated, t.currency)} ${t.costActual !== null ? 'billed' : 'estimated'}` : ''}
+          {t?.simulated && <span className="simulated"> simulated, never charged</span>}
         </span>
       );
     case 'needs your decision':
@@ -64,19 +66,42 @@ export function StepState({ step }: { step: PlanStepView }) {
   }
 }
 
-/** A scene's current image, clip and narration as soon as each exists, and each step's state beside it. */
-export function ScenePreview({ scene, steps }: { scene: string; steps: PlanStepView[] | undefined }) {
-  if (!steps) return null;
+/** A scene's own still or clip in the preview, marked yours: the file when the app can show it, else its name. */
+function Yours({ project, own, kind, scene }: { project: string; own: OwnMediaDraft; kind: 'image' | 'clip'; scene: string }) {
+  const src = ownSrc(project, own);
+  const label = `your ${kind === 'image' ? 'picture' : 'clip'} in the preview of ${scene}`;
+  return (
+    <figure className="preview-yours" data-testid={`preview-yours-${kind}`}>
+      {!src && <div className="preview-empty">{ownWords(own)}</div>}
+      {src && kind === 'image' && <img src={src} alt={label} className="preview-image" />}
+      {src && kind === 'clip' && <ShapedVideo src={src} label={label} className="preview-clip" />}
+      <figcaption>
+        <span className="yours-mark">yours</span> {ownWords(own)}
+      </figcaption>
+    </figure>
+  );
+}
+
+/**
+ * A scene's current image, clip and narration as soon as each exists, and each step's state beside it. A scene's
+ * own still or clip (`own`, as its storyboard names it) stands where the bought one would.
+ */
+export function ScenePreview({ scene, steps: planned, own }: { scene: string; steps: PlanStepView[] | undefined; own?: { project: string; image?: OwnMediaDraft; clip?: OwnMediaDraft } }) {
+  // A scene that buys nothing has no steps in the plan, yet shows what is its own.
+  if (!planned && !own?.image && !own?.clip) return null;
+  const steps = planned ?? [];
   const of = (kind: PlanStepView['kind']) => steps.find((s) => s.kind === kind);
   const url = (s: PlanStepView | undefined) => (s?.state === 'ready' && s.task?.outputUrl ? mediaSrc(s.task.outputUrl) : null);
   const image = of('image');
   const clip = of('clip');
   const speech = of('speech');
+  // An own clip stands for the image too: the scene buys neither.
+  const ownImage = own?.clip ? undefined : own?.image;
   return (
     <div className="scene-preview" role="group" aria-label={`Preview of ${scene}`} data-testid={`preview-${scene}`}>
       <div className="scene-media">
-        {url(image) ? <img src={url(image)!} alt={`image of ${scene}`} className="preview-image" /> : <div className="preview-empty">image</div>}
-        {url(clip) ? <ShapedVideo src={url(clip)!} label={`clip of ${scene}`} className="preview-clip" /> : <div className="preview-empty">clip</div>}
+        {ownImage ? <Yours project={own!.project} own={ownImage} kind="image" scene={scene} /> : url(image) ? <img src={url(image)!} alt={`image of ${scene}`} className="preview-image" /> : !own?.clip && <div className="preview-empty">image</div>}
+        {own?.clip ? <Yours project={own.project} own={own.clip} kind="clip" scene={scene} /> : url(clip) ? <ShapedVideo src={url(clip)!} label={`clip of ${scene}`} className="preview-clip" /> : <div className="preview-empty">clip</div>}
         {speech && (url(speech) ? <audio src={url(speech)!} controls preload="metadata" aria-label={`narration of ${scene}`} /> : <div className="preview-empty audio">narration</div>)}
       </div>
       <ul className="step-states">

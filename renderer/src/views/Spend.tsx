@@ -1,4 +1,4 @@
-import type { ModelSpendView, SpendOverview, SpendRowView, SpendTotals } from '../../../main/api/contract.ts';
+import { amountWords, type ModelSpendView, type SpendOverview, type SpendRowView, type SpendTotals } from '../../../main/api/contract.ts';
 import { money, studio } from '../api.ts';
 import { useAction, useLoad } from '../useLoad.ts';
 
@@ -26,12 +26,12 @@ function ProviderChart({ rows }: { rows: SpendOverview['byProvider'] }) {
   const w = 360;
   const h = 26;
   return (
-    <svg className="chart" width={w + 320} height={rows.length * (h + 8) + 8} role="img" aria-label="Spend per provider over every project">
+    <svg className="chart" width={w + 380} height={rows.length * (h + 8) + 8} role="img" aria-label="Spend per provider over every project">
       {rows.map((r, i) => {
         let x = 0;
         const total = r.billed + r.estimated + r.possiblyCharged;
         return (
-          <g key={`${r.provider} ${r.currency}`} transform={`translate(0,${4 + i * (h + 8)})`}>
+          <g key={`${r.provider} ${r.currency}`} transform={`translate(0,${4 + i * (h + 8)})`} className={r.simulated ? 'simulated' : undefined} data-testid={`provider-bar-${r.provider}`}>
             <text x={0} y={h / 2 + 4} className={r.simulated ? 'simulated' : undefined}>
               {r.simulated ? `${r.provider} (simulated)` : r.provider}
             </text>
@@ -46,7 +46,10 @@ function ProviderChart({ rows }: { rows: SpendOverview['byProvider'] }) {
                   </rect>
                 ) : null;
               })}
-              <text x={x + 6} y={h / 2 + 4} className="value">{money(total, r.currency)}</text>
+              <text x={x + 6} y={h / 2 + 4} className="value">
+                {money(total, r.currency)}
+                {r.simulated ? ' simulated, never charged' : ''}
+              </text>
             </g>
           </g>
         );
@@ -101,29 +104,38 @@ function Overview({ version }: { version: number }) {
   return (
     <section className="overview" aria-labelledby="spend-all-title">
       <h2 id="spend-all-title">All projects</h2>
+      {/* A project's figures include the simulator's: real money is shown without them, the simulated apart (main/domain/simulated.ts). */}
       {overview.error && <p className="error">{overview.error}</p>}
       {o && (
         <>
           <table className="by-model" data-testid="spend-projects">
             <thead>
               <tr>
-                <th>Project</th>
+                <th rowSpan={2}>Project</th>
+                <th colSpan={3}>Real money</th>
+                <th colSpan={3} className="simulated">Simulated (never charged)</th>
+                <th rowSpan={2}>Budget</th>
+                <th rowSpan={2}>Used</th>
+              </tr>
+              <tr>
                 <th>Billed</th>
                 <th>Estimated (no bill yet)</th>
                 <th>Possibly charged</th>
-                <th>Of which simulated</th>
-                <th>Budget</th>
-                <th>Used</th>
+                <th className="simulated">Billed</th>
+                <th className="simulated">Estimated</th>
+                <th className="simulated">Possibly charged</th>
               </tr>
             </thead>
             <tbody>
               {o.projects.map((p) => (
                 <tr key={p.name}>
                   <td>{p.name}</td>
-                  <td className="num">{money(p.billed, p.currency)}</td>
-                  <td className="num">{money(p.estimated, p.currency)}</td>
-                  <td className="num">{money(p.possiblyCharged, p.currency)}</td>
-                  <td className="num simulated">{money(p.simulated.actual + p.simulated.estimated + p.simulated.possiblyCharged, p.currency)}</td>
+                  <td className="num" data-testid={`spend-real-billed-${p.name}`}>{money(p.billed - p.simulated.actual, p.currency)}</td>
+                  <td className="num">{money(p.estimated - p.simulated.estimated, p.currency)}</td>
+                  <td className="num">{money(p.possiblyCharged - p.simulated.possiblyCharged, p.currency)}</td>
+                  <td className="num simulated" data-testid={`spend-simulated-billed-${p.name}`}>{money(p.simulated.actual, p.currency)}</td>
+                  <td className="num simulated">{money(p.simulated.estimated, p.currency)}</td>
+                  <td className="num simulated">{money(p.simulated.possiblyCharged, p.currency)}</td>
                   <td className="num">{p.budget === null ? 'none' : money(p.budget, p.currency)}</td>
                   <td className="num">
                     {p.shareUsed === null ? (
@@ -175,7 +187,7 @@ function Chart({ rows, currency }: { rows: SpendRowView[]; currency: string }) {
       {rows.map((r, i) => {
         let y = h;
         return (
-          <g key={`${r.day}-${r.provider}`} transform={`translate(${30 + i * (w + 12)},20)`}>
+          <g key={`${r.day}-${r.provider}`} transform={`translate(${30 + i * (w + 12)},20)`} className={r.simulated ? 'simulated' : undefined}>
             {PARTS.map(([key, label]) => {
               const part = (r[key] / max) * h;
               y -= part;
@@ -185,7 +197,7 @@ function Chart({ rows, currency }: { rows: SpendRowView[]; currency: string }) {
                 </rect>
               ) : null;
             })}
-            <text x={w / 2} y={y - 4} textAnchor="middle" className="value">{(r.actual + r.estimated + r.possiblyCharged).toFixed(2)}</text>
+            <text x={w / 2} y={y - 4} textAnchor="middle" className="value">{amountWords(r.actual + r.estimated + r.possiblyCharged)}</text>
             <text x={w / 2} y={h + 16} textAnchor="middle">{r.day.slice(5)}</text>
             <text x={w / 2} y={h + 30} textAnchor="middle" className={r.simulated ? 'provider simulated' : 'provider'}>
               {r.simulated ? `${r.provider} (sim.)` : r.provider}

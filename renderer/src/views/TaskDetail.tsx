@@ -4,7 +4,7 @@ import { Dialog } from '../Dialog.tsx';
 import { useLoad } from '../useLoad.ts';
 import { ShapedVideo } from './videoShape.tsx';
 
-export const KIND_NOUN: Record<Kind, string> = { image: 'image', clip: 'clip', speech: 'narration', render: 'video' };
+export const KIND_NOUN: Record<Kind, string> = { image: 'image', clip: 'clip', speech: 'narration', render: 'video', draft: 'storyboard draft' };
 
 /** An amount to the cent, or finer when it is below one (a character-priced narration costs fractions of a cent). */
 export const amount = (value: number | null, currency: string) =>
@@ -33,6 +33,7 @@ export function OutputMedia({ kind, file, label, large }: { kind: Kind; file: Ou
   const cls = `thumb ${large ? 'large' : ''}`;
   if (kind === 'image') return <img className={cls} src={src} alt={label} loading="lazy" />;
   if (kind === 'speech') return <audio src={src} controls preload="none" aria-label={label} />;
+  if (kind === 'draft') return <a className={cls} href={src} target="_blank" rel="noreferrer">the draft, as JSON</a>;
   return <ShapedVideo className={cls} src={src} label={label} />;
 }
 

@@ -48,3 +48,34 @@ export function mergeBoards<B extends BoardLike>(base: B | null, mine: B, theirs
   board.revision = theirs.revision;
   return { board, collisions };
 }
+
+/**
+ * This tab's own action saved `theirs` (a pick, a new take, a draft, a picture used in a scene) over `base`, the
+ * revision the editor's draft `mine` was made from: what the action changed is taken from it, field by field, and
+ * what was typed and not saved is kept everywhere else. A draft from an idea replaces the scenes: only the project
+ * settings typed here are kept then. The result is made from the action's revision, so its save is not refused.
+ */
+export function carryOnto<B extends BoardLike>(base: B | null, mine: B, theirs: B, scenesReplaced: boolean): B {
+  const fields = <T extends Record<string, unknown>>(was: T | undefined, typed: T, saved: T): T => {
+    const out = { ...saved } as Record<string, unknown>;
+    for (const field of new Set([...Object.keys(typed), ...Object.keys(saved)])) {
+      if (field === 'scenes' || field === 'revision' || !same(saved[field], was?.[field])) continue;
+      if (typed[field] === undefined) delete out[field];
+      else out[field] = typed[field];
+    }
+    return out as T;
+  };
+  const board = fields(base ?? undefined, mine, theirs);
+  if (scenesReplaced) board.scenes = theirs.scenes;
+  else {
+    const was = new Map((base?.scenes ?? []).map((s) => [s.id, s]));
+    const saved = new Map(theirs.scenes.map((s) => [s.id, s]));
+    // This editor's order and scenes; a scene the action saved that is not here (it could not add one) is kept.
+    board.scenes = [
+      ...mine.scenes.map((s) => (saved.has(s.id) ? fields(was.get(s.id), s, saved.get(s.id)!) : s)),
+      ...theirs.scenes.filter((s) => !mine.scenes.some((m) => m.id === s.id) && !was.has(s.id)),
+    ];
+  }
+  board.revision = theirs.revision;
+  return board;
+}
