@@ -14,7 +14,7 @@ import { money } from './taskView.ts';
 import type { ProjectSummary } from './contract.ts';
 
 export async function listProjects(ctx: ServiceContext): Promise<ProjectSummary[]> {
-  const [counts, days] = await Promise.all([ctx.studio.tasks.counts(), ctx.studio.tasks.spendByDayAll()]);
+  const [counts, days] = await Promise.all([ctx.studio.tasks.counts(), ctx.studio.tasks.spendByProvider()]);
   return (await ctx.studio.tasks.spend()).map((r) => ({
     id: r.projectId,
     name: r.project,

@@ -225,6 +225,8 @@ export interface TaskStore {
   forgetOutputs(id: number, reason: string, files: string[], now: number): Promise<Task | undefined>;
   spendByModelAll(): Promise<(ModelSpend & { currency: string })[]>;
   spendByDayAll(): Promise<(DaySpend & { project: string; currency: string })[]>;
+  /** Spend of every project per provider, for the project list. */
+  spendByProvider(): Promise<(Omit<DaySpend, 'day'> & { project: string })[]>;
 }
 
 export interface ProjectStore {

@@ -118,3 +118,16 @@ export async function spendByDayAll(table: TaskTable): Promise<(DaySpend & { pro
       GROUP BY p.id, 3, t.provider ORDER BY p.name, 3, t.provider`,
   );
 }
+
+/** Spend of every project per provider, for the project list (no day: one row per project and provider). */
+export async function spendByProvider(table: TaskTable): Promise<(Omit<DaySpend, 'day'> & { project: string })[]> {
+  return table.run<Omit<DaySpend, 'day'> & { project: string }>(
+    table.sql,
+    `SELECT p.name AS project, t.provider AS provider,
+            coalesce(sum(CASE WHEN t.charged = 'yes' THEN t.cost_actual END), 0)::bigint AS actual,
+            coalesce(sum(CASE WHEN t.charged = 'yes' AND t.cost_actual IS NULL THEN t.cost_estimated END), 0)::bigint AS estimated,
+            (coalesce(sum(CASE WHEN t.charged = 'maybe' THEN t.cost_estimated END), 0) + sum(t.cost_abandoned))::bigint AS "possiblyCharged"
+       FROM tasks t JOIN projects p ON p.id = t.project_id WHERE t.charged <> 'no' OR t.cost_abandoned > 0
+      GROUP BY p.id, t.provider ORDER BY p.name, t.provider`,
+  );
+}

@@ -273,6 +273,9 @@ export class PostgresTaskStore implements TaskStore {
   spendByDayAll(...args: Parameters<TaskStore['spendByDayAll']>) {
     return spend.spendByDayAll(this.table, ...args);
   }
+  spendByProvider() {
+    return spend.spendByProvider(this.table);
+  }
 
   // ---- Views and the library (taskViews.ts).
 

@@ -92,4 +92,16 @@ export class TaskSpend extends TaskTable {
         GROUP BY p.id, day, t.provider ORDER BY p.name, day, t.provider`,
     ).all() as never;
   }
+
+  /** Spend of every project per provider, for the project list (no day: one row per project and provider). */
+  async spendByProvider(): Promise<(Omit<DaySpend, 'day'> & { project: string })[]> {
+    return this.stmt(
+      `SELECT p.name AS project, t.provider AS provider,
+              coalesce(sum(CASE WHEN t.charged = 'yes' THEN t.cost_actual END), 0) AS actual,
+              coalesce(sum(CASE WHEN t.charged = 'yes' AND t.cost_actual IS NULL THEN t.cost_estimated END), 0) AS estimated,
+              coalesce(sum(CASE WHEN t.charged = 'maybe' THEN t.cost_estimated END), 0) + sum(t.cost_abandoned) AS possiblyCharged
+         FROM tasks t JOIN projects p ON p.id = t.project_id WHERE t.charged <> 'no' OR t.cost_abandoned > 0
+        GROUP BY p.id, t.provider ORDER BY p.name, t.provider`,
+    ).all() as never;
+  }
 }

@@ -238,6 +238,9 @@ export class SqliteTaskStore implements TaskStore {
   spendByDayAll(...args: Parameters<TaskSpend['spendByDayAll']>) {
     return this.spending.spendByDayAll(...args);
   }
+  spendByProvider() {
+    return this.spending.spendByProvider();
+  }
 
   // ---- Pages, counts, durations and the library (taskViews.ts).
 
