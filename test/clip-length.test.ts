@@ -15,6 +15,7 @@ import { inputHash } from '../main/domain/tasks/inputHash.ts';
 import { writeSettings } from './helpers/processes.ts';
 import { sqlOf } from './helpers/sql.ts';
 import { tempDir } from './helpers/tmp.ts';
+import { untilAllSucceeded } from './helpers/wait.ts';
 
 const run = promisify(execFile);
 
@@ -37,7 +38,6 @@ async function studioWith(narration: string, clip?: typeof KLING, [width, height
   writeSettings(dataDir, { engine: { tickMs: 50, poll: { intervalMs: 50, maxIntervalMs: 100 } }, providers: { simulator: { baseUrl: sim.url }, fal: { key: 'fal-test-key' } } });
   const studio = await openStudio(dataDir);
   const providers = await openProviders(studio.settings, dataDir, {});
-  const supervisor = createSupervisor(studio, providers.get);
   const pipeline = new Pipeline({ studio, provider: providers.get, defaults: studio.settings.defaults });
   const project = await studio.projects.ensure('River', Date.now());
   const save = (text: string) => {
@@ -45,17 +45,17 @@ async function studioWith(narration: string, clip?: typeof KLING, [width, height
     return studio.storyboards.save(project.id, parseStoryboard({ width, height, fps: 12, scenes: [river, { id: 'sea', imagePrompt: 'the sea', duration: 1 }] }), Date.now());
   };
   await save(narration);
+  // A supervisor for each run, as each launch of the studio has its own.
   const finish = async () => {
+    const supervisor = createSupervisor(studio, providers.get);
     supervisor.start();
-    const deadline = Date.now() + 60_000;
-    while (!(await studio.tasks.list()).every((t) => t.status === 'SUCCEEDED')) {
-      if (Date.now() > deadline) throw new Error(`not done: ${JSON.stringify((await studio.tasks.list()).map((t) => [t.kind, t.status, t.error]))}`);
-      await new Promise((r) => setTimeout(r, 100));
+    try {
+      await untilAllSucceeded(studio.tasks);
+    } finally {
+      await supervisor.stop();
     }
-    await supervisor.stop();
   };
   const close = async () => {
-    await supervisor.stop();
     await providers.close();
     await studio.close();
   };
@@ -110,6 +110,31 @@ describe('a scene whose narration runs past its written length', () => {
       expect(after.steps.map((x) => [x.key, x.action])).toEqual([
         ['river:image', 'reuse'], ['river:clip', 'reuse'], ['river:speech', 'new'], ['sea:image', 'reuse'], ['sea:clip', 'reuse'], ['render', 'new'],
       ]);
+    } finally {
+      await s.close();
+    }
+  }, 90_000);
+
+  it('a narration shortened after its longer clip was bought keeps that clip: nothing is bought again, and the render is as long as the new narration', async () => {
+    const s = await studioWith(NARRATION);
+    try {
+      await s.pipeline.generate('River');
+      await s.finish();
+      const clips = async () => (await s.studio.tasks.list()).filter((t) => t.kind === 'clip').map((t) => t.id);
+      const before = await clips();
+      // 12 words, about 4.1 s: a clip of 5 s would be asked for anew; the 10 s one covers it.
+      await s.save('The river starts high in the mountains, where snow melts slowly.');
+      const estimate = await s.pipeline.estimate('River');
+      const clip = estimate.steps.find((x) => x.key === 'river:clip')!;
+      expect(clip.action).toBe('reuse');
+      expect(clip.source).toMatch(/a clip of 10 s bought before, for a longer narration, covers this scene/);
+      await s.pipeline.generate('River');
+      await s.finish();
+      expect(await clips()).toEqual(before);
+      const tasks = await s.studio.tasks.list();
+      const render = tasks.filter((t) => t.kind === 'render').at(-1)!;
+      // The shortened narration and its half-second tail, then the 1 s scene: not the 10 s of the clip.
+      expect((await probe(join(s.dataDir, render.outputPath!))).durationSec!).toBeLessThan(7);
     } finally {
       await s.close();
     }

@@ -1,21 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { launchHost, type LaunchedHost } from '../main/host/launch.ts';
-import { apiCaller } from './helpers/studioApi.ts';
+import { describe, expect, it } from 'vitest';
+import { apiForTest } from './helpers/studioApi.ts';
 import { tempDir } from './helpers/tmp.ts';
-
-let host: LaunchedHost | undefined;
-afterEach(async () => {
-  await host?.stop();
-  host = undefined;
-});
-const call = apiCaller(() => host);
 
 const IDEA = 'An owl wakes at dusk. It glides over a frozen lake. It lands on a pine as the moon rises.';
 const board = (prompt: string) => ({ width: 320, height: 180, scenes: [{ id: 'dusk', imagePrompt: prompt, duration: 1 }] });
 
 describe('drafting a storyboard through the API', () => {
   it('prices first, drafts once, and never overwrites a storyboard saved since the revision it replaces', async () => {
-    host = await launchHost(tempDir());
+    const call = await apiForTest(tempDir());
     await call('createProject', 'Owl');
     const priced = await call<{ cost: number; reuses: number | null; provider: string }>('estimateDraft', 'Owl', { idea: IDEA, scenes: 3 });
     expect(priced).toMatchObject({ status: 200, result: { provider: 'simulator', reuses: null } });

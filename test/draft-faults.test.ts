@@ -1,7 +1,6 @@
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runStudio, startStudio, writeSettings } from './helpers/processes.ts';
+import { runStudio, startStudio, untilIdle, writeSettings } from './helpers/processes.ts';
+import { rowsOf, sqlOf } from './helpers/sql.ts';
 import { tempDir } from './helpers/tmp.ts';
 import { startResponsesStandIn, type DraftAnswer } from './fakes/openaiResponses.ts';
 
@@ -10,16 +9,10 @@ import { startResponsesStandIn, type DraftAnswer } from './fakes/openaiResponses
 const IDEA = 'A fox wakes at dawn in a snowy forest. It hunts a mouse under the snow. It misses and tumbles. At dusk it curls up, content.';
 const ENGINE = { poll: { intervalMs: 100, maxIntervalMs: 200, deadlineMs: 2_000 } };
 
-function rows(dataDir: string, sql: string): Record<string, any>[] {
-  const db = new Database(join(dataDir, 'studio.db'), { readonly: true });
-  try {
-    return db.prepare(sql).all() as Record<string, any>[];
-  } finally {
-    db.close();
-  }
-}
-const drafts = (dataDir: string) => rows(dataDir, `SELECT * FROM tasks WHERE kind = 'draft' ORDER BY id`);
-const scenes = (dataDir: string) => rows(dataDir, `SELECT json FROM storyboards`).map((r) => JSON.parse(r.json).scenes as { imagePrompt: string }[]);
+/** A request past its poll deadline is looked at once a minute (SLOW_POLL_MS); the test brings the next look forward. */
+const lookNow = (dataDir: string) => sqlOf(dataDir).prepare(`UPDATE tasks SET next_attempt_at = 0 WHERE kind = 'draft'`).run();
+const drafts = (dataDir: string) => rowsOf(dataDir, `SELECT * FROM tasks WHERE kind = 'draft' ORDER BY id`);
+const scenes = (dataDir: string) => rowsOf(dataDir, `SELECT json FROM storyboards`).map((r) => JSON.parse(r.json).scenes as { imagePrompt: string }[]);
 
 async function withOpenAi(answer: DraftAnswer, deadlineMs = ENGINE.poll.deadlineMs) {
   const dataDir = tempDir();
@@ -47,7 +40,7 @@ describe('a draft that does not simply finish', () => {
     expect(fake.charged).toHaveLength(1);
   }, 60_000);
 
-  it('still queued past the poll deadline: the CLI says so and exits 3; "studio cancel" asks OpenAI to cancel it', async () => {
+  it('still queued past the poll deadline: the CLI says so and exits 3; "studio cancel" asks OpenAI to cancel it, and the same draft is not bought again unasked', async () => {
     const { dataDir, fake } = await withOpenAi('queued');
     const waited = await runStudio(dataDir, ['draft', 'Fox', IDEA, '--scenes', '3', '--with', 'openai']);
     expect(waited.code).toBe(3);
@@ -56,7 +49,27 @@ describe('a draft that does not simply finish', () => {
     const cancelled = await runStudio(dataDir, ['cancel', '1']);
     expect(cancelled.code, cancelled.stderr).toBe(0);
     expect(fake.cancelled).toEqual([fake.charged[0]]);
-    expect(drafts(dataDir)[0]).toMatchObject({ status: 'CANCELLED' });
+    // A cancelled response may still complete, and may be billed: it is followed to its end, never dropped.
+    lookNow(dataDir);
+    expect(await untilIdle(dataDir, {}, 30_000)).toBe(true);
+    expect(drafts(dataDir)[0]).toMatchObject({ status: 'FAILED', charged: 'maybe' });
+    const again = await runStudio(dataDir, ['draft', 'Fox', IDEA, '--scenes', '3', '--with', 'openai']);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/task 1 drafted this very idea and failed after it was possibly paid for .* \(--again\)/);
+    expect(fake.charged).toHaveLength(1);
+  }, 60_000);
+
+  it('a draft OpenAI answers "cancelled" and then completes anyway is collected, and put on the storyboard at no charge', async () => {
+    const { dataDir, fake } = await withOpenAi('queued');
+    expect((await runStudio(dataDir, ['draft', 'Fox', IDEA, '--scenes', '3', '--with', 'openai'])).code).toBe(3);
+    expect((await runStudio(dataDir, ['cancel', '1'])).code).toBe(0);
+    fake.finishAnyway();
+    fake.answer('good');
+    lookNow(dataDir);
+    expect(await untilIdle(dataDir, {}, 30_000)).toBe(true);
+    expect(drafts(dataDir)[0]).toMatchObject({ status: 'SUCCEEDED' });
+    const collected = await runStudio(dataDir, ['draft', 'Fox', IDEA, '--scenes', '3', '--with', 'openai']);
+    expect(collected.code, collected.stderr).toBe(0);
     expect(fake.charged).toHaveLength(1);
   }, 60_000);
 

@@ -1,6 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { launchHost, type LaunchedHost } from '../main/host/launch.ts';
-import { apiCaller } from './helpers/studioApi.ts';
+import { describe, expect, it } from 'vitest';
+import { apiForTest } from './helpers/studioApi.ts';
 import { freshDatabase, postgresAvailable, queryRows } from './helpers/postgres.ts';
 import { runStudio, writeSettings } from './helpers/processes.ts';
 import { tempDir } from './helpers/tmp.ts';
@@ -8,19 +7,12 @@ import { startResponsesStandIn } from './fakes/openaiResponses.ts';
 
 /** Two drafts of one idea at once (the app and the CLI, two CLIs, two machines of a team): true words, one charge. */
 
-let host: LaunchedHost | undefined;
-afterEach(async () => {
-  await host?.stop();
-  host = undefined;
-});
-const call = apiCaller(() => host);
-
 const IDEA = 'An owl wakes at dusk. It glides over a frozen lake. It lands on a pine as the moon rises.';
 const board = (prompt: string) => ({ width: 320, height: 180, scenes: [{ id: 'dusk', imagePrompt: prompt, duration: 1 }] });
 
 describe('the loser of a draft race', () => {
   it('is told the storyboard holds that very draft already, and revision 0 is read as "no storyboard yet"', async () => {
-    host = await launchHost(tempDir());
+    const call = await apiForTest(tempDir());
     await call('createProject', 'Owl');
     expect(await call('draftStoryboard', 'Owl', { idea: IDEA, scenes: 3, revision: 0 })).toMatchObject({ status: 200, result: { revision: 1, already: false } });
     // The same draft, begun before the first was saved (revision 0): it is there already.

@@ -1,24 +1,14 @@
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runStudio, startStudio, whenStopped, writeSettings } from './helpers/processes.ts';
+import { rowsOf } from './helpers/sql.ts';
 import { tempDir } from './helpers/tmp.ts';
 import { startResponsesStandIn, USAGE, type DraftAnswer } from './fakes/openaiResponses.ts';
 import { KILL_POINTS } from './helpers/killPoints.ts';
 
 const IDEA = 'A fox wakes at dawn in a snowy forest. It hunts a mouse under the snow. It misses and tumbles. At dusk it curls up, content.';
 
-function rows(dataDir: string, sql: string): Record<string, any>[] {
-  const db = new Database(join(dataDir, 'studio.db'), { readonly: true });
-  try {
-    return db.prepare(sql).all() as Record<string, any>[];
-  } finally {
-    db.close();
-  }
-}
-
-const drafts = (dataDir: string) => rows(dataDir, `SELECT * FROM tasks WHERE kind = 'draft' ORDER BY id`);
-const revision = (dataDir: string) => rows(dataDir, `SELECT coalesce(max(revision), 0) AS r FROM storyboards`)[0]!.r as number;
+const drafts = (dataDir: string) => rowsOf(dataDir, `SELECT * FROM tasks WHERE kind = 'draft' ORDER BY id`);
+const revision = (dataDir: string) => rowsOf(dataDir, `SELECT coalesce(max(revision), 0) AS r FROM storyboards`)[0]!.r as number;
 
 async function withOpenAi(answer: DraftAnswer = 'good') {
   const dataDir = tempDir();

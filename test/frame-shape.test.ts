@@ -16,6 +16,7 @@ import { inputHash } from '../main/domain/tasks/inputHash.ts';
 import { writeSettings } from './helpers/processes.ts';
 import { sqlOf } from './helpers/sql.ts';
 import { tempDir } from './helpers/tmp.ts';
+import { untilAllSucceeded } from './helpers/wait.ts';
 
 const run = promisify(execFile);
 
@@ -125,11 +126,7 @@ describe('a portrait project on the simulator', () => {
       await studio.storyboards.save(project.id, parseStoryboard(board), Date.now());
       await new Pipeline({ studio, provider: providers.get, defaults: studio.settings.defaults }).generate('Tall');
       supervisor.start();
-      const deadline = Date.now() + 60_000;
-      while (!(await studio.tasks.list()).every((t) => t.status === 'SUCCEEDED')) {
-        if (Date.now() > deadline) throw new Error(`not done: ${JSON.stringify((await studio.tasks.list()).map((t) => [t.kind, t.status, t.error]))}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await untilAllSucceeded(studio.tasks);
       const tasks = await studio.tasks.list();
       for (const t of tasks.filter((x) => x.kind === 'image' || x.kind === 'clip')) {
         const { video } = await probe(join(dataDir, t.outputPath!));
@@ -166,11 +163,7 @@ describe('a project bought before its models were asked for the frame', () => {
       await studio.storyboards.save(project.id, parseStoryboard(board), Date.now());
       await pipeline.generate('Wide');
       supervisor.start();
-      const deadline = Date.now() + 60_000;
-      while (!(await studio.tasks.list()).every((t) => t.status === 'SUCCEEDED')) {
-        if (Date.now() > deadline) throw new Error(`not done: ${JSON.stringify((await studio.tasks.list()).map((t) => [t.kind, t.status, t.error]))}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await untilAllSucceeded(studio.tasks);
       await supervisor.stop();
       const made = (await studio.tasks.list()).filter((t) => t.kind === 'image' || t.kind === 'clip');
       for (const t of made) {

@@ -44,6 +44,8 @@ describe('the files a machine saves', () => {
     const studio = await openStudio(dir);
     try {
       const outputs = await Promise.all((await studio.tasks.list({ status: 'SUCCEEDED' })).map(async (t) => (await studio.tasks.outputs(t.id))[0]!));
+      // The still, the clip and the render: each with the machine's id, so the check below is not of nothing.
+      expect(outputs).toHaveLength(3);
       expect(outputs.map((o) => [o.machine, o.machineId])).toEqual(outputs.map(() => ['vm', idOf(dir)]));
     } finally {
       await studio.close();

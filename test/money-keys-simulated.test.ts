@@ -2,33 +2,18 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { EstimateView, SpendOverview, SpendReport, TaskView } from '../main/api/contract.ts';
-import { launchHost, type LaunchedHost } from '../main/host/launch.ts';
-import { startSimulator, type RunningSimulator } from '../main/simulator/server.ts';
-import { falQueue, FAL_MODEL, realMedia, type Ledger } from './fakes/providers.ts';
-import { startFake } from './fakes/server.ts';
+import type { LaunchedHost } from '../main/host/launch.ts';
+import { FAL_MODEL } from './fakes/providers.ts';
 import { cli } from './helpers/cli.ts';
-import { writeSettings } from './helpers/processes.ts';
+import { falAndSimulatorFolderForTest, hostForTest } from './helpers/running.ts';
 import { sqlOf } from './helpers/sql.ts';
+import { apiCaller } from './helpers/studioApi.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 let host: LaunchedHost | undefined;
-let sim: RunningSimulator | undefined;
-afterEach(async () => {
-  await host?.close();
-  host = undefined;
-  await sim?.close();
-  sim = undefined;
-  vi.unstubAllEnvs();
-});
+afterEach(() => vi.unstubAllEnvs());
 
-async function call<T>(method: string, ...args: unknown[]): Promise<{ status: number; result: T; error?: string }> {
-  const res = await fetch(`${host!.url.replace(/\/?(#.*)?$/, '')}/api/${method}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${host!.token}` },
-    body: JSON.stringify(args),
-  });
-  return { status: res.status, ...((await res.json()) as { result: T; error?: string }) };
-}
+const call = apiCaller(() => host);
 
 /** fal's FLUX for the stills and OpenAI's tts-1 for the words, both priced in the catalogue; the simulator for the clips. */
 function keyedBoard(dir: string): string {
@@ -90,7 +75,7 @@ describe('a price before a key', () => {
   it('API: the estimate says which keys are missing and prices every step; Generate is refused with the keys named, and nothing is enqueued', async () => {
     noKeys();
     const dir = tempDir();
-    host = await launchHost(dir);
+    host = await hostForTest(dir);
     expect((await call('createProject', 'Fox')).status).toBe(200);
     const board = JSON.parse(readFileSync(keyedBoard(dir), 'utf8'));
     expect((await call('saveStoryboard', 'Fox', board)).status).toBe(200);
@@ -115,14 +100,7 @@ describe('a price before a key', () => {
 
 describe('simulated money looks simulated', () => {
   it('spend, CSV, tasks and the CLI keep the simulator\'s made-up money apart from real money', async () => {
-    sim = await startSimulator({ jobMs: 50 });
-    const ledger: Ledger = { charged: [] };
-    const fal = await startFake(falQueue(ledger, (await realMedia()).png));
-    const dir = tempDir();
-    writeSettings(dir, {
-      engine: { tickMs: 50, poll: { intervalMs: 50, maxIntervalMs: 100 } },
-      providers: { simulator: { baseUrl: sim.url }, fal: { baseUrl: fal.url, key: 'fal-key-0123456789' } },
-    });
+    const { sim, ledger, dir } = await falAndSimulatorFolderForTest({ tickMs: 50, poll: { intervalMs: 50, maxIntervalMs: 100 } });
     const file = join(dir, 'board.json');
     writeFileSync(
       file,
@@ -146,7 +124,7 @@ describe('simulated money looks simulated', () => {
     const [json] = JSON.parse((await cli(dir, 'spend', '--project', 'Fox', '--json')).out);
     const simulatedCharges = sim.charges.reduce((sum, c) => sum + c.billed, 0) / 1e6;
 
-    host = await launchHost(dir);
+    host = await hostForTest(dir);
     const report = (await call<SpendReport>('spend', 'Fox')).result;
     expect(report.simulated.actual).toBeCloseTo(simulatedCharges, 6);
     expect(json.simulated.actual).toBeCloseTo(simulatedCharges, 6);

@@ -85,17 +85,23 @@ async function made(dir: string, ...args: string[]) {
   return generated;
 }
 
+/** Project Fox (two scenes) made once on a simulator of this test's. */
+async function foxGenerated(): Promise<string> {
+  sim = await simulatorForTest({ jobMs: 50 });
+  const dir = tempDir();
+  writeSettings(dir, { engine: { tickMs: 50, poll: { intervalMs: 50, maxIntervalMs: 100 } }, providers: { simulator: { baseUrl: sim.url } } });
+  const file = join(dir, 'board.json');
+  writeFileSync(file, JSON.stringify(TWO_SCENES));
+  expect((await cli(dir, 'storyboard', 'create', 'Fox', '--file', file)).code).toBe(0);
+  await made(dir, 'generate', 'Fox');
+  return dir;
+}
+
 describe('studio generate --new-take --only', () => {
   it('a take of the clip only buys one clip and no image; of the image, a still and its clip; a pick and a set seed buy nothing again', async () => {
-    sim = await simulatorForTest({ jobMs: 50 });
-    const dir = tempDir();
-    writeSettings(dir, { engine: { tickMs: 50, poll: { intervalMs: 50, maxIntervalMs: 100 } }, providers: { simulator: { baseUrl: sim.url } } });
-    const file = join(dir, 'board.json');
-    writeFileSync(file, JSON.stringify(TWO_SCENES));
-    expect((await cli(dir, 'storyboard', 'create', 'Fox', '--file', file)).code).toBe(0);
-    await made(dir, 'generate', 'Fox');
+    const dir = await foxGenerated();
 
-    let from = sim.charges.length;
+    let from = sim!.charges.length;
     const estimate = JSON.parse((await cli(dir, 'estimate', 'Fox', '--new-take', 'dawn', '--only', 'clip', '--json')).out) as { steps: { key: string; action: string }[] };
     expect(estimate.steps.filter((s) => s.action === 'new').map((s) => s.key)).toEqual(['dawn:clip', 'render']);
     expect((await made(dir, 'generate', 'Fox', '--new-take', 'dawn', '--only', 'clip')).out).toContain('dawn: take 2, picked for the render');
@@ -108,7 +114,7 @@ describe('studio generate --new-take --only', () => {
     const seeds = (await cli(dir, 'takes', 'Fox', 'dawn')).out.split('\n')[2];
     expect(seeds).toContain(`image ${one!.imageSeed}, clip ${two!.clipSeed}`);
 
-    from = sim.charges.length;
+    from = sim!.charges.length;
     await made(dir, 'generate', 'Fox', '--new-take', 'dawn', '--only', 'image');
     expect(chargedSince(from)).toEqual({ image: 1, clip: 1 });
     const three = (await takesOf(dir))[2]!;
@@ -116,20 +122,20 @@ describe('studio generate --new-take --only', () => {
     expect(three.clipSeed).toBe(two!.clipSeed);
 
     // Take 2 picked back: its still's seed is not its take number's, yet a Generate makes nothing new.
-    from = sim.charges.length;
+    from = sim!.charges.length;
     expect((await cli(dir, 'pick', 'Fox', 'dawn', '2')).code).toBe(0);
     expect((await made(dir, 'generate', 'Fox')).out).toContain('Nothing new to make');
-    expect(sim.charges.length).toBe(from);
+    expect(sim!.charges.length).toBe(from);
 
     // A seed the person gives: the first time it is bought, the second time the same take is found, not bought.
-    from = sim.charges.length;
+    from = sim!.charges.length;
     await made(dir, 'generate', 'Fox', '--new-take', 'dawn', '--only', 'clip', '--seed', '42');
     expect(chargedSince(from)).toEqual({ clip: 1 });
     [one, two] = [(await takesOf(dir))[1]!, (await takesOf(dir))[3]!];
     expect([two.imageSeed, two.clipSeed]).toEqual([one.imageSeed, 42]);
-    from = sim.charges.length;
+    from = sim!.charges.length;
     expect((await made(dir, 'generate', 'Fox', '--new-take', 'dawn', '--only', 'clip', '--seed', '42')).out).toContain('Nothing new to make');
-    expect(sim.charges.length).toBe(from);
+    expect(sim!.charges.length).toBe(from);
     expect(await takesOf(dir)).toHaveLength(4);
 
     const bad = await cli(dir, 'generate', 'Fox', '--new-take', 'dawn', '--only', 'sound');
@@ -140,13 +146,7 @@ describe('studio generate --new-take --only', () => {
 
 describe('studio generate --new-take --variations', () => {
   it('makes N takes of a scene in one Generate with one estimate and one budget check: N clips bought, the narration once', async () => {
-    sim = await simulatorForTest({ jobMs: 50 });
-    const dir = tempDir();
-    writeSettings(dir, { engine: { tickMs: 50, poll: { intervalMs: 50, maxIntervalMs: 100 } }, providers: { simulator: { baseUrl: sim.url } } });
-    const file = join(dir, 'board.json');
-    writeFileSync(file, JSON.stringify(TWO_SCENES));
-    expect((await cli(dir, 'storyboard', 'create', 'Fox', '--file', file)).code).toBe(0);
-    await made(dir, 'generate', 'Fox');
+    const dir = await foxGenerated();
 
     const estimate = JSON.parse((await cli(dir, 'estimate', 'Fox', '--new-take', 'dawn', '--only', 'clip', '--variations', '3', '--json')).out) as {
       steps: { key: string; action: string; cost: number }[];
@@ -160,7 +160,7 @@ describe('studio generate --new-take --variations', () => {
 
     // A budget that holds two of the three is refused for all three: nothing is enqueued.
     expect((await cli(dir, 'budget', 'Fox', ((estimate.spent + bought[0]!.cost * 2.5) / 1e6).toFixed(4))).code).toBe(0);
-    let from = sim.charges.length;
+    let from = sim!.charges.length;
     const refused = await cli(dir, 'generate', 'Fox', '--new-take', 'dawn', '--only', 'clip', '--variations', '3');
     expect(refused.code, refused.out).toBe(2);
     expect(refused.err).toContain('over the budget');
@@ -178,7 +178,7 @@ describe('studio generate --new-take --variations', () => {
     expect(new Set(takes.map((t) => t.clipSeed)).size).toBe(4);
 
     // The next new take is past all of them: nothing of theirs is reused, one clip bought.
-    from = sim.charges.length;
+    from = sim!.charges.length;
     await made(dir, 'generate', 'Fox', '--new-take', 'dawn', '--only', 'clip');
     expect(chargedSince(from)).toEqual({ clip: 1 });
     const bad = await cli(dir, 'generate', 'Fox', '--new-take', 'dawn', '--variations', '9');

@@ -5,25 +5,15 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ffmpegPath } from '../main/media/binaries.ts';
 import { isStalePart, MACHINE } from '../main/media/staleParts.ts';
-import { startSimulator, type RunningSimulator } from '../main/simulator/server.ts';
 import { cli } from './helpers/cli.ts';
 import { writeSettings } from './helpers/processes.ts';
+import { simulatedFolderForTest, simulatorForTest } from './helpers/running.ts';
 import { tempDir } from './helpers/tmp.ts';
 
-let sim: RunningSimulator | undefined;
 const mounts: string[] = [];
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
+afterEach(() => {
   for (const m of mounts.splice(0)) spawnSync('umount', ['-l', m]);
 });
-
-async function studio() {
-  sim = await startSimulator({ jobMs: 20 });
-  const dir = tempDir();
-  writeSettings(dir, { engine: { tickMs: 20, poll: { intervalMs: 20, maxIntervalMs: 50 } }, providers: { simulator: { baseUrl: sim.url } } });
-  return dir;
-}
 
 /** A real file made by ffmpeg from a lavfi source. */
 function made(path: string, args: string[]): string {
@@ -43,7 +33,7 @@ const tasksOf = async (dir: string) => JSON.parse((await cli(dir, 'tasks', '--js
 
 describe('your own files are checked whole before anything is bought', () => {
   it('a PNG cut short is refused at the estimate and at Generate, and nothing is bought', async () => {
-    const dir = await studio();
+    const { sim, dir } = await simulatedFolderForTest();
     const whole = made(join(tempDir(), 'whole.png'), ['-f', 'lavfi', '-i', 'testsrc=s=640x480', '-frames:v', '1']);
     const cut = join(tempDir(), 'cut.png');
     writeFileSync(cut, readFileSync(whole).subarray(0, Math.floor(statSync(whole).size / 2)));
@@ -54,11 +44,11 @@ describe('your own files are checked whole before anything is bought', () => {
       expect(r.err).toMatch(/scene 1 \("a"\) image: .*cut\.png is damaged or cut short .*save or export it again whole/);
     }
     expect(await tasksOf(dir)).toEqual([]);
-    expect(sim!.charges).toEqual([]);
+    expect(sim.charges).toEqual([]);
   }, 60_000);
 
   it('a clip cut short is refused; a whole clip is taken', async () => {
-    const dir = await studio();
+    const { dir } = await simulatedFolderForTest();
     const whole = made(join(tempDir(), 'whole.mp4'), ['-f', 'lavfi', '-i', 'testsrc=s=320x240:r=12:d=4', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-movflags', '+faststart']);
     const cut = join(tempDir(), 'cut.mp4');
     writeFileSync(cut, readFileSync(whole).subarray(0, Math.floor(statSync(whole).size * 0.6)));
@@ -71,7 +61,7 @@ describe('your own files are checked whole before anything is bought', () => {
   }, 60_000);
 
   it('an animated PNG given as a clip is refused as what it is', async () => {
-    const dir = await studio();
+    const { dir } = await simulatedFolderForTest();
     const apng = made(join(tempDir(), 'anim.png'), ['-f', 'lavfi', '-i', 'testsrc=s=64x48:r=5:d=1', '-plays', '0', '-f', 'apng']);
     expect((await board(dir, 'P', [{ id: 'a', imagePrompt: 'p', duration: 1, clip: { file: apng } }])).code).toBe(0);
     const r = await cli(dir, 'estimate', 'P');
@@ -80,7 +70,7 @@ describe('your own files are checked whole before anything is bought', () => {
   }, 30_000);
 
   it('the simulator fails a clip it cannot make from its image, so the worker ends', async () => {
-    sim = await startSimulator({ jobMs: 20 });
+    const sim = await simulatorForTest({ jobMs: 20 });
     const image = `data:image/png;base64,${Buffer.from('not a picture').toString('base64')}`;
     const sent = await fetch(`${sim.url}/v1/clip/sim-clip-1/requests`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { image_url: image, duration: 1 } }) });
     const { request_id: id } = (await sent.json()) as { request_id: string };
@@ -118,7 +108,7 @@ describe('an own still the clip model cannot take', () => {
 
 describe('an own still edited or gone after it was copied', () => {
   it('an edited picture at the same path is copied anew and its clip made again; a deleted one is used from the copy', async () => {
-    const dir = await studio();
+    const { dir } = await simulatedFolderForTest();
     const still = png(join(tempDir(), 'mine.png'), 'orange');
     expect((await board(dir, 'P', [{ id: 'a', imagePrompt: 'p', duration: 1, image: { file: still } }])).code).toBe(0);
     expect((await cli(dir, 'generate', 'P')).code).toBe(0);
@@ -141,7 +131,7 @@ describe('an own still edited or gone after it was copied', () => {
   }, 60_000);
 
   it('a file that changes while it is copied is refused, and no copy bears a checksum it does not have', async () => {
-    const dir = await studio();
+    const { dir } = await simulatedFolderForTest();
     const still = png(join(tempDir(), 'mine.png'), 'orange');
     // A whole second, so that putting the time back below gives the very same time.
     utimesSync(still, 1_700_000_000, 1_700_000_000);
@@ -164,7 +154,7 @@ describe('an own still edited or gone after it was copied', () => {
 
 describe('a cross-project library result and disk faults', () => {
   it('an image task of another project is taken, and the estimate names that project', async () => {
-    const dir = await studio();
+    const { dir } = await simulatedFolderForTest();
     expect((await board(dir, 'A', [{ id: 'a', imagePrompt: 'fox', duration: 1 }])).code).toBe(0);
     expect((await cli(dir, 'generate', 'A')).code).toBe(0);
     expect((await cli(dir, 'worker', '--until-idle')).code).toBe(0);
@@ -192,12 +182,17 @@ describe('a cross-project library result and disk faults', () => {
     const deadPart = `own-${'0'.repeat(64)}.png.${dead}@${MACHINE}-abcd.part`;
     const livePart = `own-${'1'.repeat(64)}.png.${process.pid}@${MACHINE}-abcd.part`;
     const otherMachine = `own-${'2'.repeat(64)}.png.${dead}@ffffffff-abcd.part`;
-    for (const name of [deadPart, livePart, otherMachine]) writeFileSync(join(media, name), 'x');
+    // A paid result staged before a crash, a day old: the engine collects it at its next start, so no sweep takes it.
+    const staged = 'task-7-a1.png.0badc0de.part';
+    for (const name of [deadPart, livePart, otherMachine, staged]) writeFileSync(join(media, name), 'x');
+    const dayAgo = new Date(Date.now() - 24 * 60 * 60 * 1000);
+    utimesSync(join(media, staged), dayAgo, dayAgo);
     const r = await cli(dir, 'generate', 'P');
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/scene 1 \("a"\) image: the disk is full; free some space \(the copy of .*noise\.png needs about \d+ MB\) and try again/);
     expect(r.err).not.toMatch(/ENOSPC|    at /);
-    expect(readdirSync(media).sort()).toEqual([livePart, otherMachine].sort());
+    expect(readdirSync(media).sort()).toEqual([livePart, otherMachine, staged].sort());
     expect(isStalePart(otherMachine, 2 * 60 * 60 * 1000)).toBe(true);
+    expect(isStalePart(staged, 24 * 60 * 60 * 1000)).toBe(false);
   }, 60_000);
 });

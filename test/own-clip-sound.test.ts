@@ -1,19 +1,12 @@
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ffmpegPath } from '../main/media/binaries.ts';
 import { probe } from '../main/media/probe.ts';
-import { startSimulator, type RunningSimulator } from '../main/simulator/server.ts';
 import { cli } from './helpers/cli.ts';
-import { writeSettings } from './helpers/processes.ts';
+import { simulatedFolderForTest } from './helpers/running.ts';
 import { tempDir } from './helpers/tmp.ts';
-
-let sim: RunningSimulator | undefined;
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-});
 
 /** A creator's clip made by ffmpeg: `seconds` of a red picture with a 440 Hz tone. */
 function toneClip(path: string, seconds: number): string {
@@ -35,9 +28,7 @@ function meanVolume(video: string, from: number, seconds: number): number {
 
 describe('your own clip in the render', () => {
   it('keeps its sound (lower under a narration) and its whole length, and with fit "scene" the estimate says what is cut', async () => {
-    sim = await startSimulator({ jobMs: 20 });
-    const dir = tempDir();
-    writeSettings(dir, { engine: { tickMs: 20, poll: { intervalMs: 20, maxIntervalMs: 50 } }, providers: { simulator: { baseUrl: sim.url } } });
+    const { sim, dir } = await simulatedFolderForTest();
     const spoken = toneClip(join(tempDir(), 'spoken.mp4'), 3);
     const cut = toneClip(join(tempDir(), 'cut.mp4'), 3);
     const scenes = [

@@ -2,19 +2,12 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ffmpegPath } from '../main/media/binaries.ts';
 import { probe } from '../main/media/probe.ts';
-import { startSimulator, type RunningSimulator } from '../main/simulator/server.ts';
 import { cli } from './helpers/cli.ts';
-import { writeSettings } from './helpers/processes.ts';
+import { simulatedFolderForTest } from './helpers/running.ts';
 import { tempDir } from './helpers/tmp.ts';
-
-let sim: RunningSimulator | undefined;
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-});
 
 interface TaskJson {
   id: number;
@@ -22,13 +15,6 @@ interface TaskJson {
   status: string;
   input: Record<string, unknown>;
   outputPath: string | null;
-}
-
-async function studio() {
-  sim = await startSimulator({ jobMs: 20 });
-  const dir = tempDir();
-  writeSettings(dir, { engine: { tickMs: 20, poll: { intervalMs: 20, maxIntervalMs: 50 } }, providers: { simulator: { baseUrl: sim.url } } });
-  return dir;
 }
 
 /** Real media made by ffmpeg: a red clip of `seconds`, or an orange still. */
@@ -55,11 +41,11 @@ async function save(dir: string, project: string, scenes: object[], action: 'cre
 }
 
 const tasksOf = async (dir: string) => JSON.parse((await cli(dir, 'tasks', '--json')).out) as TaskJson[];
-const charged = (kind: string) => sim!.charges.filter((c) => c.kind === kind).length;
 
 describe('your own clips', () => {
   it('a scene with your own clip buys no image or clip, its narration is made, and the render plays its own frames', async () => {
-    const dir = await studio();
+    const { sim, dir } = await simulatedFolderForTest();
+    const charged = (kind: string) => sim.charges.filter((c) => c.kind === kind).length;
     const mp4 = ownMedia(join(tempDir(), 'mine.mp4'), 2);
     const sum = createHash('sha256').update(readFileSync(mp4)).digest('hex');
     const scenes = [
@@ -93,15 +79,15 @@ describe('your own clips', () => {
 
     // The original may go: the copy is the clip, and a render again buys nothing.
     rmSync(mp4);
-    const before = sim!.charges.length;
+    const before = sim.charges.length;
     expect((await cli(dir, 'render', 'Own')).code).toBe(0);
     expect((await cli(dir, 'worker', '--until-idle')).code).toBe(0);
     expect((await tasksOf(dir)).filter((t) => t.kind === 'render').every((t) => t.status === 'SUCCEEDED')).toBe(true);
-    expect(sim!.charges.length).toBe(before);
+    expect(sim.charges.length).toBe(before);
   }, 80_000);
 
   it('a file that is no clip, a still and a huge file are refused, naming the scene; nothing is saved, enqueued or charged', async () => {
-    const dir = await studio();
+    const { sim, dir } = await simulatedFolderForTest();
     const text = join(tempDir(), 'notes.mp4');
     writeFileSync(text, 'only words\n');
     expect((await save(dir, 'Text', [{ id: 'first', imagePrompt: 'x', clip: { file: text } }])).code).toBe(0);
@@ -127,18 +113,18 @@ describe('your own clips', () => {
     expect(both.code).not.toBe(0);
     expect(both.err).toContain('scene 1 ("two"): has both its own image and its own clip');
     expect(await tasksOf(dir)).toEqual([]);
-    expect(sim!.charges).toEqual([]);
+    expect(sim.charges).toEqual([]);
   }, 60_000);
 
   it('{"take": N} uses the image or clip a take made, of this scene or another; a take whose file is gone is refused', async () => {
-    const dir = await studio();
+    const { sim, dir } = await simulatedFolderForTest();
     expect((await save(dir, 'Fox', [{ id: 'fox', imagePrompt: 'a fox', duration: 1 }])).code).toBe(0);
     expect((await cli(dir, 'generate', 'Fox')).code).toBe(0);
     expect((await cli(dir, 'worker', '--until-idle')).code).toBe(0);
     const first = await tasksOf(dir);
     const image = first.find((t) => t.kind === 'image')!;
     const clip = first.find((t) => t.kind === 'clip')!;
-    const bought = sim!.charges.length;
+    const bought = sim.charges.length;
 
     const scenes = [
       { id: 'fox', imagePrompt: 'a fox', motionPrompt: 'the fox turns its head', duration: 1, image: { take: 1 } },
@@ -154,7 +140,7 @@ describe('your own clips', () => {
     const turned = tasks.find((t) => t.kind === 'clip' && t.input.prompt === 'the fox turns its head')!;
     expect(turned.input.image_url).toEqual({ $output: image.id });
     // Only the new clip of the fox was bought: no image, and nothing for the scene that uses take 1's clip.
-    expect(sim!.charges.slice(bought).map((c) => c.kind)).toEqual(['clip']);
+    expect(sim.charges.slice(bought).map((c) => c.kind)).toEqual(['clip']);
     const render = tasks.filter((t) => t.kind === 'render').at(-1)!;
     expect(render.status).toBe('SUCCEEDED');
     expect((render.input.scenes as { clip: unknown }[])[1]!.clip).toEqual({ $output: clip.id });
@@ -170,6 +156,6 @@ describe('your own clips', () => {
     expect(missing.code).toBe(0);
     expect((await cli(dir, 'generate', 'Fox')).err).toContain('scene 1 ("fox") clip: there is no take 9 of scene "fox" (the takes of scene "fox" are 1, 2)');
     expect(await tasksOf(dir)).toHaveLength(count);
-    expect(sim!.charges.length).toBe(bought + 1);
+    expect(sim.charges.length).toBe(bought + 1);
   }, 80_000);
 });

@@ -2,20 +2,13 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ffmpegPath } from '../main/media/binaries.ts';
 import { probe } from '../main/media/probe.ts';
-import { startSimulator, type RunningSimulator } from '../main/simulator/server.ts';
 import { chargesOf } from './helpers/charges.ts';
 import { cli } from './helpers/cli.ts';
-import { writeSettings } from './helpers/processes.ts';
+import { simulatedFolderForTest } from './helpers/running.ts';
 import { tempDir } from './helpers/tmp.ts';
-
-let sim: RunningSimulator | undefined;
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-});
 
 interface TaskJson {
   id: number;
@@ -23,13 +16,6 @@ interface TaskJson {
   status: string;
   input: Record<string, unknown>;
   outputPath: string | null;
-}
-
-async function studio() {
-  sim = await startSimulator({ jobMs: 20 });
-  const dir = tempDir();
-  writeSettings(dir, { engine: { tickMs: 20, poll: { intervalMs: 20, maxIntervalMs: 50 } }, providers: { simulator: { baseUrl: sim.url } } });
-  return dir;
 }
 
 /** A real PNG made by ffmpeg: the creator's own still. */
@@ -49,7 +35,7 @@ const tasksOf = async (dir: string) => JSON.parse((await cli(dir, 'tasks', '--js
 
 describe('your own pictures', () => {
   it('a scene with your own PNG buys no image, its clip is made from the copy, and moving the original breaks nothing', async () => {
-    const dir = await studio();
+    const { sim, dir } = await simulatedFolderForTest();
     const png = ownPng(join(tempDir(), 'mine.png'));
     const sum = createHash('sha256').update(readFileSync(png)).digest('hex');
     expect((await board(dir, 'Own', [{ id: 'mine', imagePrompt: 'my still', image: { file: png } }, { id: 'sea', imagePrompt: 'the sea', duration: 1 }])).code).toBe(0);
@@ -72,8 +58,8 @@ describe('your own pictures', () => {
     const frame = spawnSync(ffmpegPath(), ['-v', 'error', '-i', join(dir, mineClip.outputPath!), '-vf', 'scale=1:1', '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-']).stdout;
     expect([...frame]).toEqual([expect.closeTo(255, -1.5), expect.closeTo(165, -1.5), expect.closeTo(0, -1.5)]);
     // The simulator charged a clip for the scene and no image but the other scene's.
-    expect(chargesOf(sim!, mineClip.id).map((c) => c.kind)).toEqual(['clip']);
-    expect(sim!.charges.filter((c) => c.kind === 'image')).toHaveLength(1);
+    expect(chargesOf(sim, mineClip.id).map((c) => c.kind)).toEqual(['clip']);
+    expect(sim.charges.filter((c) => c.kind === 'image')).toHaveLength(1);
     const render = tasks.find((t) => t.kind === 'render')!;
     expect(render.status).toBe('SUCCEEDED');
     expect((await probe(join(dir, render.outputPath!))).video).toMatchObject({ width: 320, height: 240 });
@@ -82,7 +68,7 @@ describe('your own pictures', () => {
     expect(JSON.stringify(saved)).toContain(sum);
 
     renameSync(png, `${png}.moved`);
-    const charged = sim!.charges.length;
+    const charged = sim.charges.length;
     const again = await cli(dir, 'render', 'Own');
     expect(again.err).toBe('');
     expect(again.code).toBe(0);
@@ -90,12 +76,12 @@ describe('your own pictures', () => {
     const renders = (await tasksOf(dir)).filter((t) => t.kind === 'render');
     expect(renders).toHaveLength(2);
     expect(renders.every((t) => t.status === 'SUCCEEDED')).toBe(true);
-    expect(sim!.charges.length).toBe(charged);
+    expect(sim.charges.length).toBe(charged);
     expect(existsSync(png)).toBe(false);
   }, 80_000);
 
   it('a text file named .png is refused, naming the scene and what to fix, and nothing is saved or enqueued', async () => {
-    const dir = await studio();
+    const { sim, dir } = await simulatedFolderForTest();
     const fake = join(tempDir(), 'not-a-picture.png');
     writeFileSync(fake, 'this is only text\n');
     expect((await board(dir, 'Fake', [{ id: 'first', imagePrompt: 'a still', image: { file: fake } }])).code).toBe(0);
@@ -115,14 +101,14 @@ describe('your own pictures', () => {
     expect((await cli(dir, 'generate', 'Huge')).err).toContain(`scene 1 ("big") image: ${huge} is 51 MB, more than the 50 MB a still may be; save it smaller`);
     expect((await cli(dir, 'storyboard', 'show', 'Fake', '--json')).out).toBe(before);
     expect(await tasksOf(dir)).toEqual([]);
-    expect(sim!.charges).toEqual([]);
+    expect(sim.charges).toEqual([]);
     const relative = await board(dir, 'Rel', [{ id: 'first', imagePrompt: 'a still', image: { file: 'still.png' } }]);
     expect(relative.code).not.toBe(0);
     expect(relative.err).toContain('scene 1 ("first") image.file: "still.png" is not a full path');
   }, 60_000);
 
   it('{"task": N} makes the clip from a library image: no image is bought again', async () => {
-    const dir = await studio();
+    const { sim, dir } = await simulatedFolderForTest();
     expect((await board(dir, 'First', [{ id: 'fox', imagePrompt: 'a fox', duration: 1 }])).code).toBe(0);
     expect((await cli(dir, 'generate', 'First')).code).toBe(0);
     expect((await cli(dir, 'worker', '--until-idle')).code).toBe(0);
@@ -132,14 +118,14 @@ describe('your own pictures', () => {
     expect((await board(dir, 'Second', [{ id: 'again', imagePrompt: 'the fox, moving', image: { task: image.id }, duration: 1 }])).code).toBe(0);
     const estimate = await cli(dir, 'estimate', 'Second');
     expect(estimate.out).toMatch(new RegExp(`again:image\\s+yours\\s+yours\\s+task ${image.id}\\s+0\\.00 USD\\s+yours: the image of task ${image.id}`));
-    const images = sim!.charges.filter((c) => c.kind === 'image').length;
+    const images = sim.charges.filter((c) => c.kind === 'image').length;
     expect((await cli(dir, 'generate', 'Second')).code).toBe(0);
     expect((await cli(dir, 'worker', '--until-idle')).code).toBe(0);
     const tasks = await tasksOf(dir);
     const clip = tasks.find((t) => t.kind === 'clip' && t.input.prompt === 'the fox, moving')!;
     expect(clip.status).toBe('SUCCEEDED');
     expect(clip.input.image_url).toEqual({ $output: image.id });
-    expect(sim!.charges.filter((c) => c.kind === 'image')).toHaveLength(images);
+    expect(sim.charges.filter((c) => c.kind === 'image')).toHaveLength(images);
     expect(tasks.filter((t) => t.kind === 'render').every((t) => t.status === 'SUCCEEDED')).toBe(true);
 
     expect((await board(dir, 'Third', [{ id: 'bad', imagePrompt: 'x', image: { task: clip.id } }])).code).toBe(0);

@@ -30,10 +30,25 @@ async function studio() {
       body,
       duplex: 'half',
     } as RequestInit);
+  /** A send that announces `length` bytes and gives only the first 64 KB: what the host answers before reading on. */
+  const announce = (name: string, length: number) =>
+    new Promise<{ status: number; body: string }>((resolve) => {
+      const req = request(`${base.origin}/upload/picture?project=Fox&scene=dawn&name=${name}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-length': String(length) },
+      });
+      req.on('error', () => undefined);
+      req.on('response', (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      });
+      req.write(new Uint8Array(64 * 1024));
+    });
   const media = join(dir, 'projects', '1', 'media');
   /** What the data folder keeps of uploads: the temporary files, and the copies in the project. */
   const kept = () => [...(existsSync(join(dir, 'uploads')) ? readdirSync(join(dir, 'uploads')) : []), ...(existsSync(media) ? readdirSync(media) : [])];
-  return { dir, base, token, upload, kept };
+  return { dir, base, token, upload, announce, kept };
 }
 
 describe('a picture sent from the app', () => {
@@ -55,26 +70,14 @@ describe('a picture sent from the app', () => {
   }, 60_000);
 
   it('refuses what is not a picture and what is too large, even unannounced, keeping nothing and leaving the storyboard as it was', async () => {
-    const { upload, kept, dir, base, token } = await studio();
+    const { upload, announce, kept, dir } = await studio();
     const before = storedStoryboard(dir, 'Fox');
     const text = await upload('notes.png', 'only words\n');
     expect(text.status).toBe(400);
     expect(((await text.json()) as { error: string }).error).toBe('scene "dawn": notes.png is not a PNG, JPEG or WebP picture; give a still in one of those formats');
 
     // Announced as too large: answered before the body is read, and the connection closed.
-    const announced = await new Promise<{ status: number; body: string }>((resolve) => {
-      const req = request(`${base.origin}/upload/picture?project=Fox&scene=dawn&name=huge.png`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-length': String(51 * 1024 * 1024) },
-      });
-      req.on('error', () => undefined);
-      req.on('response', (res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => (body += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode!, body }));
-      });
-      req.write(new Uint8Array(64 * 1024));
-    });
+    const announced = await announce('huge.png', 51 * 1024 * 1024);
     expect(announced.status).toBe(413);
     expect(JSON.parse(announced.body).error).toBe('scene "dawn": huge.png is more than the 50 MB a still may be; save it smaller');
     // Sent in pieces with no length given: refused as it streams, once past the limit.
@@ -98,7 +101,7 @@ describe('a picture sent from the app', () => {
   }, 60_000);
 
   it('a clip (by its name) is copied as the scene\'s clip and held to a clip\'s limit (1024 MB), not a still\'s', async () => {
-    const { upload, kept, dir, base, token } = await studio();
+    const { upload, announce, kept, dir, base, token } = await studio();
     const clip = join(tempDir(), 'walk.mp4');
     expect(spawnSync(ffmpegPath(), ['-v', 'error', '-f', 'lavfi', '-i', 'color=c=green:s=320x240:r=12:d=1', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-y', clip]).status).toBe(0);
     const bytes = readFileSync(clip);
@@ -108,19 +111,7 @@ describe('a picture sent from the app', () => {
     expect(((await answer.json()) as { result: unknown }).result).toEqual({ clip: { file: join(dir, 'projects', '1', 'media', `own-${sum}.mp4`), sha256: sum, name: 'walk.mp4' }, name: 'walk.mp4' });
     expect((await fetch(`${base.origin}/media/own/Fox/${sum}?token=${token}`)).headers.get('content-type')).toBe('video/mp4');
     // Announced past a clip's limit: refused before its body is read.
-    const huge = await new Promise<{ status: number; body: string }>((resolve) => {
-      const req = request(`${base.origin}/upload/picture?project=Fox&scene=dawn&name=huge.mov`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-length': String(1025 * 1024 * 1024) },
-      });
-      req.on('error', () => undefined);
-      req.on('response', (res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => (body += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode!, body }));
-      });
-      req.write(new Uint8Array(64 * 1024));
-    });
+    const huge = await announce('huge.mov', 1025 * 1024 * 1024);
     expect(huge.status).toBe(413);
     expect(JSON.parse(huge.body).error).toBe('scene "dawn": huge.mov is more than the 1024 MB a clip may be; save it smaller');
     expect(kept()).toEqual([`own-${sum}.mp4`]);

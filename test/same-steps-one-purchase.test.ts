@@ -19,7 +19,8 @@ const TWINS = { aspect: '9:16', resolution: 480, scenes: [
 describe.each(storeKinds())('on the $kind store, steps of one Generate with the same provider, model and input', (kind) => {
   const it = base.skipIf(!kind.available);
 
-  async function opened() {
+  /** A studio with project P holding `board`, and a Generate for it. */
+  async function opened(board: object) {
     const dataDir = tempDir();
     const database = kind.kind === 'postgres' ? await kind.fresh() : undefined;
     const studio = await openStudio(dataDir, undefined, { database });
@@ -29,15 +30,15 @@ describe.each(storeKinds())('on the $kind store, steps of one Generate with the 
       await providers.close();
       await studio.close();
     };
-    return { studio, pipeline, close };
+    const { id } = await studio.projects.ensure('P', Date.now());
+    await studio.storyboards.save(id, parseStoryboard(board), Date.now(), 0);
+    return { studio, pipeline, close, id };
   }
   const kinds = async (studio: Awaited<ReturnType<typeof opened>>['studio']) => (await studio.tasks.list()).map((t) => t.kind);
 
   it('are bought once and used by each scene; the render names each task once; Generate again makes nothing', async () => {
-    const { studio, pipeline, close } = await opened();
+    const { studio, pipeline, close, id } = await opened(SAME_WORDS);
     try {
-      const { id } = await studio.projects.ensure('P', Date.now());
-      await studio.storyboards.save(id, parseStoryboard(SAME_WORDS), Date.now(), 0);
       const e = await pipeline.generate('P');
       expect(await kinds(studio)).toEqual(['image', 'clip', 'speech', 'image', 'clip', 'render']);
       const b = e.steps.find((s) => s.key === 'b:speech')!;
@@ -54,10 +55,8 @@ describe.each(storeKinds())('on the $kind store, steps of one Generate with the 
   });
 
   it('identical stills and the clips made from them are bought once too', async () => {
-    const { studio, pipeline, close } = await opened();
+    const { studio, pipeline, close } = await opened(TWINS);
     try {
-      const { id } = await studio.projects.ensure('P', Date.now());
-      await studio.storyboards.save(id, parseStoryboard(TWINS), Date.now(), 0);
       const e = await pipeline.generate('P');
       expect(await kinds(studio)).toEqual(['image', 'clip', 'speech', 'render']);
       expect(e.steps.filter((s) => s.scene === 'b').map((s) => s.sameAs)).toEqual(['a:image', 'a:clip', 'a:speech']);
@@ -68,10 +67,8 @@ describe.each(storeKinds())('on the $kind store, steps of one Generate with the 
   });
 
   it('a project that already bought the same speech twice keeps working: no crash, the render links it once', async () => {
-    const { studio, pipeline, close } = await opened();
+    const { studio, pipeline, close, id } = await opened(SAME_WORDS);
     try {
-      const { id } = await studio.projects.ensure('P', Date.now());
-      await studio.storyboards.save(id, parseStoryboard(SAME_WORDS), Date.now(), 0);
       // As a Generate before this change left it: the identical speech, two tasks.
       const speech = { projectId: id, kind: 'speech' as const, provider: 'simulator', model: 'sim-speech-1', input: { text: 'Same words.' } };
       await studio.tasks.enqueue(speech, Date.now());

@@ -1,19 +1,16 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it as base } from 'vitest';
+import { describe, expect, it as base } from 'vitest';
 import type { ProjectSummary } from '../main/api/contract.ts';
 import { budgetCheck, SIMULATOR } from '../main/domain/simulated.ts';
-import { launchHost, type LaunchedHost } from '../main/host/launch.ts';
-import { startSimulator, type RunningSimulator } from '../main/simulator/server.ts';
-import { falQueue, FAL_MODEL, realMedia, type Ledger } from './fakes/providers.ts';
-import { startFake } from './fakes/server.ts';
+import { FAL_MODEL } from './fakes/providers.ts';
 import { cli } from './helpers/cli.ts';
 import { imageTask } from './helpers/engine.ts';
 import { LEASE, OWNER } from './helpers/executorUnderTest.ts';
-import { writeSettings } from './helpers/processes.ts';
+import { falAndSimulatorFolderForTest } from './helpers/running.ts';
 import { openUnderTest } from './helpers/storeUnderTest.ts';
+import { apiForTest } from './helpers/studioApi.ts';
 import { storeKinds } from './helpers/stores.ts';
-import { tempDir } from './helpers/tmp.ts';
 
 /**
  * The simulator's made-up money never uses up a budget meant for real money: a budget holds each kind apart, each
@@ -64,24 +61,8 @@ describe.each(storeKinds())('the $kind boundary write under a budget', (kind) =>
 });
 
 describe('simulated money in a Generate under a budget, and in the listings', () => {
-  let host: LaunchedHost | undefined;
-  let sim: RunningSimulator | undefined;
-  afterEach(async () => {
-    await host?.close();
-    host = undefined;
-    await sim?.close();
-    sim = undefined;
-  });
-
   base('a budget that fits each kind apart lets a Generate go; the listings mark the simulated costs', async () => {
-    sim = await startSimulator({ jobMs: 50 });
-    const ledger: Ledger = { charged: [] };
-    const fal = await startFake(falQueue(ledger, (await realMedia()).png));
-    const dir = tempDir();
-    writeSettings(dir, {
-      engine: { tickMs: 50, poll: { intervalMs: 50, maxIntervalMs: 100 } },
-      providers: { simulator: { baseUrl: sim.url }, fal: { baseUrl: fal.url, key: 'fal-key-0123456789' } },
-    });
+    const { sim, ledger, dir } = await falAndSimulatorFolderForTest({ tickMs: 50, poll: { intervalMs: 50, maxIntervalMs: 100 } });
     const file = join(dir, 'board.json');
     const steps = { image: { provider: 'fal', model: FAL_MODEL }, clip: { provider: 'simulator', model: 'sim-clip-1' } };
     writeFileSync(file, JSON.stringify({ width: 320, height: 180, steps, scenes: [{ id: 'dawn', imagePrompt: 'a red fox asleep in snow', motionPrompt: 'slow push in', duration: 1 }] }));
@@ -131,13 +112,8 @@ describe('simulated money in a Generate under a budget, and in the listings', ()
     expect(json.every((t) => t.simulated === (t.provider === SIMULATOR))).toBe(true);
     expect((await cli(dir, 'takes', 'Fox')).out).toContain('(partly simulated)');
 
-    host = await launchHost(dir);
-    const res = await fetch(`${host.url.replace(/\/?(#.*)?$/, '')}/api/listProjects`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${host.token}` },
-      body: '[]',
-    });
-    const [project] = ((await res.json()) as { result: ProjectSummary[] }).result;
+    const call = await apiForTest(dir);
+    const [project] = (await call<ProjectSummary[]>('listProjects')).result;
     // The sidebar's "spent" is real money only; the simulator's is apart.
     const simulatedSpent = sim.charges.reduce((sum, c) => sum + c.billed, 0) / 1e6;
     expect(project!.simulated.actual + project!.simulated.estimated).toBeCloseTo(simulatedSpent, 6);

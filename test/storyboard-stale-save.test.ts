@@ -1,23 +1,15 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { launchHost, type LaunchedHost } from '../main/host/launch.ts';
+import { describe, expect, it } from 'vitest';
 import { cli } from './helpers/cli.ts';
-import { apiCaller } from './helpers/studioApi.ts';
+import { apiForTest } from './helpers/studioApi.ts';
 import { tempDir } from './helpers/tmp.ts';
-
-let host: LaunchedHost | undefined;
-afterEach(async () => {
-  await host?.stop();
-  host = undefined;
-});
-const call = apiCaller(() => host);
 
 const board = (prompt: string) => ({ width: 320, height: 180, scenes: [{ id: 'dawn', imagePrompt: prompt, motionPrompt: 'push in', duration: 1 }] });
 
 describe('a storyboard save made from an older revision than the saved one', () => {
   it('is answered 409 by the loopback host, saying what to do, and changes nothing; a save from the newest is taken', async () => {
-    host = await launchHost(tempDir());
+    const call = await apiForTest(tempDir());
     await call('createProject', 'Fox');
     expect(await call('saveStoryboard', 'Fox', board('a fox asleep'))).toMatchObject({ status: 200, result: 1 });
     const tabA = (await call<{ revision: number }>('getStoryboard', 'Fox')).result;

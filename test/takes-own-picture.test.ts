@@ -1,20 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readStoryboard } from '../main/domain/storyboard.ts';
 import { ffmpegPath } from '../main/media/binaries.ts';
 import { ownInScene, ownWords, withoutOwn } from '../main/pipeline/sceneOwnMedia.ts';
-import { startSimulator, type RunningSimulator } from '../main/simulator/server.ts';
 import { cli, storyboardRevision } from './helpers/cli.ts';
-import { writeSettings } from './helpers/processes.ts';
+import { simulatedFolderForTest } from './helpers/running.ts';
 import { tempDir } from './helpers/tmp.ts';
-
-let sim: RunningSimulator | undefined;
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-});
 
 interface TakeJson {
   scene: string;
@@ -34,13 +27,6 @@ const SCENES = [
   { id: 'dawn', imagePrompt: 'a fox asleep in snow', duration: 1 },
   { id: 'home', imagePrompt: 'a den', duration: 1 },
 ];
-
-async function studio() {
-  sim = await startSimulator({ jobMs: 20 });
-  const dir = tempDir();
-  writeSettings(dir, { engine: { tickMs: 20, poll: { intervalMs: 20, maxIntervalMs: 50 } }, providers: { simulator: { baseUrl: sim.url } } });
-  return dir;
-}
 
 async function made(dir: string, ...args: string[]) {
   const run = await cli(dir, ...args);
@@ -78,7 +64,7 @@ describe('takes of a scene with your own picture', () => {
 
 
   it('no bought take is in the render while the storyboard names your picture; a pick puts one back, buying nothing', async () => {
-    const dir = await studio();
+    const { sim, dir } = await simulatedFolderForTest();
     const file = join(dir, 'board.json');
     writeFileSync(file, JSON.stringify({ width: 320, height: 240, fps: 12, scenes: SCENES }));
     expect((await cli(dir, 'storyboard', 'create', 'Fox', '--file', file)).code).toBe(0);
@@ -110,9 +96,9 @@ describe('takes of a scene with your own picture', () => {
     expect(refused.err).toContain('scene "dawn" uses your own still, so a new take of its image would make nothing new');
     // Both, the default, can make no still either: it prices just a new clip.
     expect((await cli(dir, 'estimate', 'Fox', '--new-take', 'dawn')).out).toMatch(/^dawn:image +yours[^\n]*\ndawn:clip +new/m);
-    const images = sim!.charges.filter((c) => c.kind === 'image').length;
+    const images = sim.charges.filter((c) => c.kind === 'image').length;
     await made(dir, 'generate', 'Fox', '--new-take', 'dawn', '--only', 'clip');
-    expect(sim!.charges.filter((c) => c.kind === 'image')).toHaveLength(images);
+    expect(sim.charges.filter((c) => c.kind === 'image')).toHaveLength(images);
     const newClip = (await tasksOf(dir)).filter((t) => t.kind === 'clip').sort((a, b) => b.id - a.id)[0]!;
     expect(newClip.id).toBeGreaterThan(ownClip.id);
     expect(newClip.status).toBe('SUCCEEDED');
@@ -124,21 +110,21 @@ describe('takes of a scene with your own picture', () => {
     ]);
 
     // Variations of it would be paid clips that are no takes, so they are refused before anything is bought.
-    const before = sim!.charges.length;
+    const before = sim.charges.length;
     for (const command of ['estimate', 'generate']) {
       const many = await cli(dir, command, 'Fox', '--new-take', 'dawn', '--only', 'clip', '--variations', '3');
       expect(many.code).not.toBe(0);
       expect(many.err).toContain('scene "dawn" uses your own still, so variations of its clip could not be compared or picked; make one new take of its clip at a time');
     }
     expect((await cli(dir, 'worker', '--until-idle')).code).toBe(0);
-    expect(sim!.charges).toHaveLength(before);
+    expect(sim.charges).toHaveLength(before);
     // Both clips made from the picture were paid for and are no takes: each stays listed, by task, with how to use it.
     expect((await cli(dir, 'takes', 'Fox')).out).toContain(
       `dawn: clips made from your own picture, paid for and kept though no takes: task ${ownClip.id} (succeeded), task ${newClip.id} (succeeded); "clip": {"task": N} in scene dawn of Fox's storyboard uses one as it is`,
     );
 
     // Picking the bought take puts it back: the storyboard no longer names the picture, and nothing is bought.
-    const charges = sim!.charges.length;
+    const charges = sim.charges.length;
     const picked = await cli(dir, 'pick', 'Fox', 'dawn', '1');
     expect(picked).toMatchObject({ code: 0, err: '' });
     expect(picked.out).toContain('scene dawn renders take 1 (ready) in place of your own picture (mine.png), which the storyboard no longer names; nothing was bought');
@@ -148,7 +134,7 @@ describe('takes of a scene with your own picture', () => {
     expect(dawn.imageSeed).toBeUndefined();
     expect(dawn.clipSeed).toBeUndefined();
     const again = await made(dir, 'generate', 'Fox');
-    expect(sim!.charges).toHaveLength(charges);
+    expect(sim.charges).toHaveLength(charges);
     // The render of take 1 was made before the picture came: this Generate uses it again, as it is.
     const used = Number(/^render +reuse (\d+)/m.exec(again.out)?.[1]);
     const render = (await tasksOf(dir)).find((t) => t.id === used)!;

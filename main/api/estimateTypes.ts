@@ -86,8 +86,8 @@ export interface EstimateView {
   /**
    * Each narrated scene, predicted from its words before anything is bought: how long the narration should last,
    * the seconds the scene will fill, what a fit "scene" would cut (0 otherwise), and all of it in one plain line.
+   * heldSec: seconds at the scene's end where its clip has run out and its last frame is held still.
    */
-  /** heldSec: seconds at the scene's end where its clip has run out and its last frame is held still. */
   narration: { scene: string; predictedSec: number; sceneSec: number; cutSec: number; heldSec: number; text: string }[];
   /** Each model to be used that cannot make the project's exact shape, and the nearest it makes, in one plain line. */
   shape: string[];

@@ -5,7 +5,7 @@ import { resolve, sep } from 'node:path';
 import { fromMicros, isKind, type Task } from '../domain/tasks/model.ts';
 import { ApiError } from './apiErrors.ts';
 import { named, type ServiceContext } from './serviceContext.ts';
-import { iso, ref, taskView } from './taskView.ts';
+import { eventView, iso, ref, taskView } from './taskView.ts';
 import type { LibraryItem, LibraryPage, LibraryQuery, OutputFileView, TaskDetail } from './contract.ts';
 
 /** `deep`: each kept file's checksum is compared, not only its size. */
@@ -98,7 +98,7 @@ export async function taskDetail(ctx: ServiceContext, taskId: number): Promise<T
   const related = await ctx.studio.tasks.related(taskId);
   return {
     ...(await libraryItem(ctx, task, project, (await ctx.studio.tasks.scenesOf([taskId])).get(taskId) ?? null, true)),
-    events: (await ctx.studio.tasks.events(taskId)).map((e) => ({ at: iso(e.at)!, from: e.fromStatus, to: e.toStatus, actor: e.actor, reason: e.reason })),
+    events: (await ctx.studio.tasks.events(taskId)).map(eventView),
     dependsOn: related.dependsOn.map((t) => ref(t)),
     dependents: related.dependents.map((t) => ref(t)),
   };

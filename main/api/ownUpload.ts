@@ -76,7 +76,7 @@ export async function receivePicture(studio: Studio, projectName: string, scene:
 }
 
 /** Removes the part files of uploads cut off by a kill of their host (at its start, and before each upload); never a live one's. */
-export const sweepUploads = (studio: Pick<Studio, 'dataDir'>) => sweepStaleParts(join(studio.dataDir, 'uploads'));
+export const sweepUploads = (studio: Pick<Studio, 'dataDir'>) => sweepStaleParts(join(studio.dataDir, 'uploads'), true);
 
 /** Where a project's own still of this checksum is, for the app to show it; null when it has none. */
 export async function ownPicturePath(studio: Studio, projectName: string, sha256: string): Promise<string | null> {

@@ -58,19 +58,22 @@ function shareOf(budget: number, all: number, simulated: SpendParts): number {
 
 /** Every project against its budget, and spend per provider and per model across them. */
 export async function spendOverview(tasks: TaskStore): Promise<SpendOverview> {
-  const days = await tasks.spendByDayAll();
-  const simulatedOf = (project: string) => splitSimulated(days.filter((d) => d.project === project)).simulated;
-  const projects = (await tasks.spend()).map((r) => ({
-    name: r.project,
-    currency: r.currency,
-    billed: money(r.actual),
-    estimated: money(r.estimated),
-    possiblyCharged: money(r.possiblyCharged),
-    budget: r.budget === null ? null : money(r.budget),
-    // Real and simulated money are each held against the budget apart (see budgetCheck): the share of the fuller one.
-    shareUsed: r.budget === null || r.budget === 0 ? null : shareOf(r.budget, r.actual + r.estimated + r.possiblyCharged, simulatedOf(r.project)),
-    simulated: partsView(simulatedOf(r.project)),
-  }));
+  // Per project and provider, not per day: the split of real from simulated money needs no more.
+  const byProvider = await tasks.spendByProvider();
+  const projects = (await tasks.spend()).map((r) => {
+    const { simulated } = splitSimulated(byProvider.filter((d) => d.project === r.project));
+    return {
+      name: r.project,
+      currency: r.currency,
+      billed: money(r.actual),
+      estimated: money(r.estimated),
+      possiblyCharged: money(r.possiblyCharged),
+      budget: r.budget === null ? null : money(r.budget),
+      // Real and simulated money are each held against the budget apart (see budgetCheck): the share of the fuller one.
+      shareUsed: r.budget === null || r.budget === 0 ? null : shareOf(r.budget, r.actual + r.estimated + r.possiblyCharged, simulated),
+      simulated: partsView(simulated),
+    };
+  });
   const byModel = await tasks.spendByModelAll();
   const providers = new Map<string, ProviderSpendView>();
   for (const m of byModel) {

@@ -8,7 +8,7 @@ import { RENDER_PROVIDER } from '../pipeline/planner.ts';
 import { planLabels } from './scenePlan.ts';
 import { ApiError, refusals } from './apiErrors.ts';
 import { currentPlan, named, type ServiceContext } from './serviceContext.ts';
-import { etas, iso, money, ref, taskView } from './taskView.ts';
+import { etas, eventView, iso, money, ref, taskView } from './taskView.ts';
 import type { CancelPreview, CandidateView, DecisionInput, TaskPage, TaskView, UnknownTask } from './contract.ts';
 
 export async function listTasks(ctx: ServiceContext, project: string, offset: number, limit: number): Promise<TaskPage> {
@@ -36,7 +36,7 @@ export async function unknownTasks(ctx: ServiceContext): Promise<UnknownTask[]> 
       ...(await taskView(ctx, t)),
       project: names.get(t.projectId)!,
       input: t.input,
-      events: events.map((e) => ({ at: iso(e.at)!, from: e.fromStatus, to: e.toStatus, actor: e.actor, reason: e.reason })),
+      events: events.map(eventView),
       lookupLists: provider?.capabilities.lookup ? (provider.capabilities.lookupLists ?? null) : null,
       lookup: lookup?.reason ?? null,
       mayRunUntil: running && { at: iso(running.at)!, why: running.why },

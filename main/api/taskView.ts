@@ -1,11 +1,11 @@
 import { learnDurations, type LearnedDurations } from '../engine/durations.ts';
 import { etaWords, stepEta, type StepEta } from '../engine/eta.ts';
-import { fromMicros, type Task } from '../domain/tasks/model.ts';
+import { fromMicros, type Task, type TaskEvent } from '../domain/tasks/model.ts';
 import { isSimulated } from '../domain/simulated.ts';
 import { RENDER_PROVIDER } from '../pipeline/planner.ts';
 import { etaView, pendingDependencies } from './scenePlan.ts';
 import type { ServiceContext } from './serviceContext.ts';
-import type { TaskRefView, TaskView } from './contract.ts';
+import type { TaskEventView, TaskRefView, TaskView } from './contract.ts';
 
 /** Estimates of when running tasks end, all judged at `now`. */
 export interface Etas {
@@ -31,6 +31,9 @@ export function summary(t: Task): string {
 export function ref(t: Task): TaskRefView {
   return { id: t.id, kind: t.kind, status: t.status, summary: summary(t) };
 }
+
+/** One line of a task's history, as the API shows it. */
+export const eventView = (e: TaskEvent): TaskEventView => ({ at: iso(e.at)!, from: e.fromStatus, to: e.toStatus, actor: e.actor, reason: e.reason });
 
 /**
  * This call's learned durations: each provider and model is read once, however many rows share it. A render

@@ -64,13 +64,13 @@ export function table(rows: string[][]): string {
   return rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
 }
 
-/** Whether a task's cost figure is billed (from what the provider reported) or an estimate, in a word. */
 /** A task's cost as a person reads it: billed, else estimated; the simulator's marked as never charged. */
 export function taskCost(t: Pick<Task, 'costActual' | 'costEstimated' | 'currency' | 'provider'>): string {
   const cost = money(t.costActual ?? t.costEstimated, t.currency);
   return isSimulated(t.provider) && (t.costActual ?? t.costEstimated) !== null ? `${cost} (simulated)` : cost;
 }
 
+/** Whether a task's cost figure is billed (from what the provider reported) or an estimate, in a word. */
 export function costBasis(t: Pick<Task, 'costActual' | 'costEstimated' | 'charged' | 'status'>): string {
   if (t.charged === 'no' && (t.status === 'FAILED' || t.status === 'CANCELLED')) return 'not charged';
   if (t.costActual !== null) return 'billed';

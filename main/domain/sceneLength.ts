@@ -8,7 +8,7 @@ export type SceneFit = 'narration' | 'scene';
 export const SCENE_FITS: readonly SceneFit[] = ['narration', 'scene'];
 
 /** Seconds of picture after the last word, so a scene does not cut away mid-breath. */
-export const NARRATION_TAIL_SEC = 0.5;
+const NARRATION_TAIL_SEC = 0.5;
 
 /** The seconds a scene fills: its own length, or, fitted to its narration, long enough for all of it and the tail. */
 export function sceneLength(duration: number, narrationSec: number | null, fit: SceneFit): number {

@@ -17,7 +17,7 @@ export const MAX_DRAFT_SCENES = 24;
  * The longest text a drafted scene field may hold: the shortest prompt a clip model of the studio takes (Kling's 2500
  * characters, main/providers/fal.ts), so a drafted scene is never one its own steps would refuse when estimated.
  */
-export const MAX_DRAFT_TEXT = 2500;
+const MAX_DRAFT_TEXT = 2500;
 
 /** A draft asks the model for the fields a person writes for each scene; every other field keeps its default. */
 const DRAFT_SCENE_FIELDS = ['imagePrompt', 'motionPrompt', 'narration', 'duration'] as const;

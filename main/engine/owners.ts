@@ -22,12 +22,5 @@ export function newOwner(name: string = hostname(), machine: string = randomByte
   return { id: `${name}:${process.pid}:${randomBytes(4).toString('hex')}`, hostname: name, machine, boot, pid: process.pid };
 }
 
-/** True unless the process is certainly gone. A reused pid only delays recovery to the lease's end. */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+/** True unless the process is certainly gone (the same check a part file's writer is judged by). A reused pid only delays recovery to the lease's end. */
+export { alive as processAlive } from '../media/staleParts.ts';

@@ -124,10 +124,6 @@ export function watchChanges(
   };
 }
 
-/**
- * The loopback host: the StudioApi over HTTP on 127.0.0.1, changes pushed as server-sent events, task
- * outputs with Range support, and the built renderer. See security.ts for who may use it.
- */
 /** The size of a regular file that can be read, or null (gone, a folder, unreadable). */
 function fileSize(path: string): number | null {
   try {
@@ -169,6 +165,10 @@ function streamFile(
  */
 export const hostProof = (token: string, nonce: string, port: number) => createHmac('sha256', token).update(`${nonce}:${port}`).digest('hex');
 
+/**
+ * The loopback host: the StudioApi over HTTP on 127.0.0.1, changes pushed as server-sent events, task
+ * outputs with Range support, and the built renderer. See security.ts for who may use it.
+ */
 export async function startHost(api: StudioApi, options: HostOptions): Promise<RunningHost> {
   const token = options.token ?? randomBytes(24).toString('hex');
   const openCodes = new Map<string, number>();

@@ -2,8 +2,6 @@ import type { MediaFolder } from './mediaFolder.ts';
 import { isAbsoluteAnywhere } from './mediaFolder.ts';
 import { machineWords, savedBy, type SavedFile } from './savedBy.ts';
 
-export type { SavedFile };
-
 export const SHARE_ADVICE = 'share the media folder (Settings → Media folder, or --media)';
 
 /** "looked for at A", "looked for at A and at B": each place a file was looked for on this machine. */

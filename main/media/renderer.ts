@@ -30,7 +30,7 @@ const SAMPLE_RATE = 48_000;
  * The filters that bring input `from` to exactly w x h, as label [to]: crop fills the frame and cuts what
  * overflows; pad fits it whole with black bars; blur fits it whole over a blurred, cropped copy of itself.
  */
-export function fitFilters(from: string, to: string, fit: Fit, w: number, h: number): string[] {
+function fitFilters(from: string, to: string, fit: Fit, w: number, h: number): string[] {
   const cover = `scale=${w}:${h}:force_original_aspect_ratio=increase,crop=${w}:${h}`;
   const contain = `scale=${w}:${h}:force_original_aspect_ratio=decrease`;
   if (fit === 'crop') return [`${from}${cover},setsar=1[${to}]`];

@@ -2,14 +2,15 @@
 import type { Project } from '../domain/project.ts';
 import type { Storyboard } from '../domain/storyboard.ts';
 import type { TakeRecord } from '../domain/takeRecord.ts';
+import type { Task } from '../domain/tasks/model.ts';
 import { inputHash } from '../domain/tasks/inputHash.ts';
 import type { Stores } from '../store/port.ts';
 import type { GenerateOptions, PipelineDeps } from './generateOptions.ts';
 import { bindStepRefs, planRender, planScenes, RENDER_PROVIDER, type PlannedStep } from './planner.ts';
 import { GenerateRefused } from './refusals.ts';
-import { formerWhy } from './formerWords.ts';
+import { coveringWhy, formerWhy } from './formerWords.ts';
 import { resultPlaces } from './resultPlaces.ts';
-import { decidePlan, judgeStep, type Decided, type Verdict } from './reuse.ts';
+import { decidePlan, judgeStep, UNDER_WAY, type Decided, type Verdict } from './reuse.ts';
 import { refsOf, type OwnScenes } from './ownScenes.ts';
 import { keptTakes, pickedTakes, renderSources, TakeRefused } from './takes.ts';
 import { variationScenes, variationSteps } from './variations.ts';
@@ -21,14 +22,20 @@ import { variationScenes, variationSteps } from './variations.ts';
  * `stores`: read from, the studio's or a transaction's.
  */
 export async function decide(deps: PipelineDeps, project: Project, board: Storyboard, options: GenerateOptions, stores: Stores, own: OwnScenes): Promise<Decided[]> {
-  const judge = async (step: PlannedStep, input: unknown, former?: unknown): Promise<Verdict> => {
+  const judge = async (step: PlannedStep, input: unknown, former?: unknown, longer: unknown[] = []): Promise<Verdict> => {
     if (options.freshRender && step.kind === 'render') return { action: 'new' };
     const same = (i: unknown) => stores.tasks.withSameInput(project.id, inputHash(step.provider, step.model, i));
     const unsized = former === undefined ? [] : await same(former);
-    const earlier = [...(await same(input)), ...unsized];
+    // A longer clip stands in only while it is there or on its way: a lost one is no reason to ask to buy again.
+    const covering = (await Promise.all(longer.map(same))).flat().filter((t) => t.status === 'SUCCEEDED' || UNDER_WAY.has(t.status));
+    const earlier = [...(await same(input)), ...unsized, ...covering];
     const places = await resultPlaces(stores.tasks, deps.studio.media, earlier);
-    const verdict = judgeStep(earlier, (t) => places.get(t.id)!, step.provider !== RENDER_PROVIDER);
-    return verdict.action === 'reuse' && unsized.includes(verdict.task) ? { ...verdict, why: formerWhy(step) } : verdict;
+    const finished = (t: Task) => t.status !== 'SUCCEEDED' || places.get(t.id)!.at === 'here';
+    const verdict = judgeStep(earlier.filter((t) => !covering.includes(t) || finished(t)), (t) => places.get(t.id)!, step.provider !== RENDER_PROVIDER);
+    if (verdict.action !== 'reuse') return verdict;
+    if (unsized.includes(verdict.task)) return { ...verdict, why: formerWhy(step) };
+    if (covering.includes(verdict.task)) return { ...verdict, why: coveringWhy(verdict.task) };
+    return verdict;
   };
   const picked = await pickedTakes(stores, project.id);
   const alone = new Map(options.renderOnly ? [...picked].filter(([scene]) => board.scenes.some((s) => s.id === scene) && !own.clips.has(scene)) : []);

@@ -14,7 +14,7 @@ import { parseStoryboard } from '../providers/storyboards.ts';
 import type { Studio } from '../studio.ts';
 
 /** The text models a storyboard is drafted with: the simulator's (offline, made-up money) and OpenAI's. */
-export const DRAFT_MODELS: Readonly<Record<string, string>> = { simulator: 'sim-draft-1', 'openai-responses': 'gpt-4.1-mini' };
+const DRAFT_MODELS: Readonly<Record<string, string>> = { simulator: 'sim-draft-1', 'openai-responses': 'gpt-4.1-mini' };
 
 /** A draft that cannot be started or put on the storyboard, in words that say what to do. */
 export class DraftRefused extends Error {}
@@ -26,7 +26,7 @@ export class DraftPaidAndFailed extends DraftRefused {}
  * A draft finished while someone else saved the storyboard: said for a draft, where revision 0 means the project had
  * no storyboard yet when the draft began, and the draft stays kept to put on it later at no charge.
  */
-export class DraftStale extends StaleStoryboard {
+class DraftStale extends StaleStoryboard {
   constructor(project: string, from: number, current: number, taskId: number) {
     super(project, from, current);
     const since = from === 0 ? `a storyboard of "${project}" was saved (revision ${current}) while task ${taskId} drafted the project's first one` : `the storyboard of "${project}" was saved by someone else since revision ${from} (it is at revision ${current} now)`;
@@ -34,8 +34,8 @@ export class DraftStale extends StaleStoryboard {
   }
 }
 
-/** Failed drafts a provider may have billed: the failure is paid, so the same request is not sent again unasked. */
-const PAID_FAILURE = (t: Task) => t.status === 'FAILED' && t.charged !== 'no';
+/** Drafts that ended with no draft and that a provider may have billed (failed, or cancelled after it was sent): paid, so the same request is not sent again unasked. */
+const PAID_FAILURE = (t: Task) => (t.status === 'FAILED' || t.status === 'CANCELLED') && t.charged !== 'no';
 
 export interface DraftEstimate {
   provider: string;
@@ -105,7 +105,7 @@ export async function startDraft(studio: Studio, projectName: string, request: D
     const paid = same.filter(PAID_FAILURE).sort((a, b) => b.id - a.id)[0];
     if (paid && !again) {
       throw new DraftPaidAndFailed(
-        `task ${paid.id} drafted this very idea and failed after it was ${paid.charged === 'yes' ? 'paid for' : 'possibly paid for'} (${paid.error ?? 'no reason kept'}); drafting it again is paid again, so ask for it knowingly (--again), or change the idea or the number of scenes`,
+        `task ${paid.id} drafted this very idea and ${paid.status === 'CANCELLED' ? 'was cancelled' : 'failed'} after it was ${paid.charged === 'yes' ? 'paid for' : 'possibly paid for'} (${paid.error ?? paid.note ?? 'no reason kept'}); drafting it again is paid again, so ask for it knowingly (--again), or change the idea or the number of scenes`,
       );
     }
     return tx.tasks.enqueue(
@@ -145,7 +145,7 @@ export async function shownAnswer(studio: Studio, taskId: number): Promise<{ tas
  * The finished draft as a storyboard: its scenes (no more than were asked; `dropped` counts those left out), in the
  * frame, steps and speed of the storyboard it replaces.
  */
-export async function draftBoard(studio: Studio, task: Task, replaces: Storyboard | undefined): Promise<{ board: Storyboard; dropped: number }> {
+async function draftBoard(studio: Studio, task: Task, replaces: Storyboard | undefined): Promise<{ board: Storyboard; dropped: number }> {
   const text = await answerOf(studio, task);
   if (text === null) throw new DraftRefused(`task ${task.id} kept no draft`);
   let board: Storyboard;

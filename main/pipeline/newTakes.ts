@@ -3,7 +3,7 @@ import type { TakeRecord } from '../domain/takeRecord.ts';
 
 /** Which steps of a scene a new take makes again: its clip only (the still is kept), its still (and so its clip), or both. */
 export type TakeStep = 'clip' | 'image' | 'both';
-export const TAKE_STEPS: readonly TakeStep[] = ['both', 'clip', 'image'];
+const TAKE_STEPS: readonly TakeStep[] = ['both', 'clip', 'image'];
 
 /** What a new take varies, and the seed it is made with when the person gives one. */
 export interface TakeChoice {
@@ -14,7 +14,7 @@ export interface TakeChoice {
 }
 
 /** A new take asked for in words the studio cannot follow. A storyboard error, so every host says it as bad input. */
-export class NewTakeRefused extends StoryboardError {}
+class NewTakeRefused extends StoryboardError {}
 
 /** The most new takes of a scene one Generate makes: a handful to compare, and a bound on what one Generate buys. */
 export const MAX_VARIATIONS = 8;
@@ -47,7 +47,7 @@ export function readTakeChoice(only: unknown, seed: unknown, variations?: unknow
 }
 
 // A take number varies the seed, so a new take's input (and so its identity) differs from every earlier take's.
-export const sceneSeed = (scene: Pick<Scene, 'seed' | 'take'>) => scene.seed + (scene.take - 1) * 7_919;
+const sceneSeed = (scene: Pick<Scene, 'seed' | 'take'>) => scene.seed + (scene.take - 1) * 7_919;
 
 /**
  * The seed a scene's image or clip is made with: its own when a take set one, else the scene's. A storyboard saved

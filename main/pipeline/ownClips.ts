@@ -6,7 +6,7 @@ import { extensionOf, ownOfScenes, type OwnDeps, type OwnFileKind, type OwnFound
 import { STILL, STILL_CODECS } from './ownImages.ts';
 
 /** The largest clip taken in: past this it is no scene's shot but a film, and would fill the project's folder. */
-export const MAX_OWN_CLIP_BYTES = 1024 * 1024 * 1024;
+const MAX_OWN_CLIP_BYTES = 1024 * 1024 * 1024;
 
 export const CLIP: OwnFileKind = {
   task: 'clip',
@@ -29,7 +29,7 @@ export const CLIP: OwnFileKind = {
 };
 
 /** What the render keeps of a scene's own clip, for the estimate: how long the scene lasts, what is cut, its sound. */
-export function lengthWords(scene: Scene, clip: Pick<OwnFound, 'seconds' | 'sound'>): string {
+function lengthWords(scene: Scene, clip: Pick<OwnFound, 'seconds' | 'sound'>): string {
   if (clip.seconds === undefined) return '';
   const cut = ownClipCut(scene.duration, clip.seconds, scene.fit);
   const lasts = ownClipSceneLength(scene.duration, clip.seconds, null, scene.fit);

@@ -151,7 +151,7 @@ export async function ownFile(
 }
 
 /** A finished task of the studio, or what a take made, as a scene's own still or clip; refused when its file is gone. */
-export async function ownResult(own: Exclude<OwnMedia, { file: string }>, scene: string, kind: OwnFileKind, deps: OwnDeps, where: string): Promise<OwnFound> {
+async function ownResult(own: Exclude<OwnMedia, { file: string }>, scene: string, kind: OwnFileKind, deps: OwnDeps, where: string): Promise<OwnFound> {
   if ('task' in own) {
     const task = await finished(own.task, kind, deps, where);
     // The library lists every project's results and "Use in scene…" may take any of them: allowed, and said.

@@ -3,7 +3,7 @@ import type { Storyboard } from '../domain/storyboard.ts';
 import { ownOfScenes, type OwnDeps, type OwnFileKind, type OwnFound } from './ownFiles.ts';
 
 /** The largest still taken in: a still far past this is no picture a clip model takes, and would fill the project's folder. */
-export const MAX_OWN_IMAGE_BYTES = 50 * 1024 * 1024;
+const MAX_OWN_IMAGE_BYTES = 50 * 1024 * 1024;
 
 /** The still formats image-to-video models take, by ffprobe's codec name, and the extension the copy gets. */
 const STILLS: Record<string, string> = { png: 'png', mjpeg: 'jpg', webp: 'webp' };

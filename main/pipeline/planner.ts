@@ -4,6 +4,7 @@ import { stepChoice } from './stepChoice.ts';
 import { sizeFor } from '../providers/frameSizes.ts';
 import { stepSeed } from './newTakes.ts';
 import { clipSeconds } from './clipLength.ts';
+import { longerClipSeconds } from '../providers/clipDurations.ts';
 
 /** One step of the graph a Generate makes. `{"$step": key}` in its input names another step's output. */
 export interface PlannedStep {
@@ -22,6 +23,8 @@ export interface PlannedStep {
    * length) is reused, never bought again, and the estimate says so.
    */
   formerInput?: Record<string, unknown>;
+  /** The same clip asked longer, shortest first: one bought so (for a narration since shortened) covers this scene. */
+  longerInputs?: Record<string, unknown>[];
   /** The earlier step of this plan it is one purchase with (see sameSteps.ts): not bought again. */
   sameAs?: string;
 }
@@ -90,14 +93,18 @@ export function planScenes(
     });
     const seconds = clipSeconds(board, defaults, scene, clip);
     const clipInput = { ...clip.options, prompt: scene.motionPrompt, image_url: mine ?? ref(imageKey), duration: seconds, seed: stepSeed(scene, 'clip') };
+    // A clip as long as the narration's predicted length (see clipLength.ts); one bought at the written length is kept.
+    const clipStep = sized(sizeFor(clip.provider, clip.model, 'clip', board.width, board.height).input, clipInput, seconds === scene.duration ? clipInput : { ...clipInput, duration: scene.duration });
+    // A scene whose length follows its narration: a longer clip bought for a longer wording still covers it.
+    const longer = scene.fit === 'narration' && scene.narration ? longerClipSeconds(clip.provider, clip.model, seconds) : [];
     if (!mineClip) steps.push({
       key: `${scene.id}:clip`,
       kind: 'clip',
       scene: scene.id,
       provider: clip.provider,
       model: clip.model,
-      // A clip as long as the narration's predicted length (see clipLength.ts); one bought at the written length is kept.
-      ...sized(sizeFor(clip.provider, clip.model, 'clip', board.width, board.height).input, clipInput, seconds === scene.duration ? clipInput : { ...clipInput, duration: scene.duration }),
+      ...clipStep,
+      ...(longer.length > 0 ? { longerInputs: longer.map((duration) => ({ ...clipStep.input, duration })) } : {}),
       dependsOn: mine ? [] : [imageKey],
       ...(mine && '$output' in mine ? { dependsOnTasks: [mine.$output] } : {}),
     });
@@ -192,6 +199,17 @@ export function bindStepRefs(value: unknown, ids: ReadonlyMap<string, number>): 
   };
   const bound = walk(value);
   return unbound ? undefined : bound;
+}
+
+/** `value` with each `{"$step": key}` whose key is in `keys` renamed to the key `keys` gives it. */
+export function renameStepRefs(value: unknown, keys: ReadonlyMap<string, string>): unknown {
+  if (Array.isArray(value)) return value.map((v) => renameStepRefs(v, keys));
+  if (value && typeof value === 'object') {
+    const o = value as Record<string, unknown>;
+    if (typeof o.$step === 'string') return { $step: keys.get(o.$step) ?? o.$step };
+    return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, renameStepRefs(v, keys)]));
+  }
+  return value;
 }
 
 /** The input with every file it names (`{"$step": key}`, `{"$output": id}`, `{"$file": path}`) replaced by `stand`. */

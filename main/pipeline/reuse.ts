@@ -25,7 +25,7 @@ export interface Decided {
   verdict: Verdict;
 }
 
-const UNDER_WAY: ReadonlySet<Status> = new Set(['PENDING', 'RUNNING', 'SUBMITTED', 'OUTCOME_UNKNOWN']);
+export const UNDER_WAY: ReadonlySet<Status> = new Set(['PENDING', 'RUNNING', 'SUBMITTED', 'OUTCOME_UNKNOWN']);
 
 /**
  * Judges one step by the project's tasks with its exact provider, model and input (newest first). A finished
@@ -58,7 +58,10 @@ export function judgeStep(earlier: readonly Task[], placeOf: (task: Task) => Res
  * reads what the project has for one step (see judgeStep), by its input and, if it has one, its former input. A lost result is needed again only if a step made
  * from it must be made anew: when everything made from a lost image is still there, the image is not bought again.
  */
-export async function decidePlan(steps: readonly PlannedStep[], judge: (step: PlannedStep, input: unknown, former?: unknown) => Promise<Verdict>): Promise<Decided[]> {
+export async function decidePlan(
+  steps: readonly PlannedStep[],
+  judge: (step: PlannedStep, input: unknown, former?: unknown, longer?: unknown[]) => Promise<Verdict>,
+): Promise<Decided[]> {
   const ids = new Map<string, number>();
   const decided: Decided[] = [];
   for (const step of markSameSteps(steps)) {
@@ -71,7 +74,8 @@ export async function decidePlan(steps: readonly PlannedStep[], judge: (step: Pl
     }
     const input = bindStepRefs(step.input, ids);
     const former = step.formerInput && bindStepRefs(step.formerInput, ids);
-    const verdict: Verdict = input === undefined ? { action: 'new' } : await judge(step, input, former);
+    const longer = (step.longerInputs ?? []).map((i) => bindStepRefs(i, ids)).filter((i) => i !== undefined);
+    const verdict: Verdict = input === undefined ? { action: 'new' } : await judge(step, input, former, longer);
     // A lost task's id is bound provisionally, so the steps made from it can be judged by what they have.
     if (verdict.action === 'reuse') ids.set(step.key, verdict.task.id);
     if (verdict.action === 'rebuy') ids.set(step.key, verdict.lost.id);

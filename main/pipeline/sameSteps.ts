@@ -4,18 +4,7 @@
  * one is marked `sameAs` it, is not bought again, and stands for the same task.
  */
 import { canonicalJson } from '../domain/tasks/inputHash.ts';
-import type { PlannedStep } from './planner.ts';
-
-/** `value` with each `{"$step": key}` named by the key of the step it is one purchase with. */
-function renamed(value: unknown, first: ReadonlyMap<string, string>): unknown {
-  if (Array.isArray(value)) return value.map((v) => renamed(v, first));
-  if (value && typeof value === 'object') {
-    const o = value as Record<string, unknown>;
-    if (typeof o.$step === 'string') return { $step: first.get(o.$step) ?? o.$step };
-    return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, renamed(v, first)]));
-  }
-  return value;
-}
+import { renameStepRefs, type PlannedStep } from './planner.ts';
 
 /** The plan with each step that repeats an earlier one marked `sameAs` that earlier step's key. Pure. */
 export function markSameSteps(steps: readonly PlannedStep[]): PlannedStep[] {
@@ -23,7 +12,7 @@ export function markSameSteps(steps: readonly PlannedStep[]): PlannedStep[] {
   const byInput = new Map<string, string>();
   return steps.map((step) => {
     if (step.kind === 'render') return step;
-    const same = canonicalJson([step.kind, step.provider, step.model, renamed(step.input, first), renamed(step.formerInput, first), [...(step.dependsOnTasks ?? [])]]);
+    const same = canonicalJson([step.kind, step.provider, step.model, renameStepRefs(step.input, first), renameStepRefs(step.formerInput, first), [...(step.dependsOnTasks ?? [])]]);
     const earlier = byInput.get(same);
     if (earlier === undefined) {
       byInput.set(same, step.key);

@@ -19,7 +19,7 @@ export function sceneClips(decided: readonly { step: PlannedStep; verdict: Verdi
     if (typeof asked !== 'number' && typeof asked !== 'string') continue;
     const seconds = clipSecondsMade(step.provider, step.model, asked);
     const planned = clipSecondsMade(step.provider, step.model, step.input.duration as number);
-    clips.set(step.scene, { seconds, former: verdict.action === 'reuse' && seconds !== planned });
+    clips.set(step.scene, { seconds, former: verdict.action === 'reuse' && seconds < planned });
   }
   return clips;
 }

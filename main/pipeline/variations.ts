@@ -1,6 +1,6 @@
 import type { Stores } from '../store/port.ts';
 import type { Scene, Storyboard } from '../domain/storyboard.ts';
-import type { PlannedStep } from './planner.ts';
+import { renameStepRefs, type PlannedStep } from './planner.ts';
 import { inSeedRange, newTake, stepSeed, type TakeChoice } from './newTakes.ts';
 import { recordTakes } from './takes.ts';
 
@@ -29,17 +29,6 @@ export function variationScenes(board: Storyboard, scenes: readonly string[], ch
   return out;
 }
 
-/** Replaces each `{"$step": key}` named in `keys` with its new key. */
-function renamed(value: unknown, keys: ReadonlyMap<string, string>): unknown {
-  if (Array.isArray(value)) return value.map((v) => renamed(v, keys));
-  if (value && typeof value === 'object') {
-    const o = value as Record<string, unknown>;
-    if (typeof o.$step === 'string') return { $step: keys.get(o.$step) ?? o.$step };
-    return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, renamed(v, keys)]));
-  }
-  return value;
-}
-
 const sameStep = (s: PlannedStep) => JSON.stringify([s.provider, s.model, s.input]);
 
 /**
@@ -52,7 +41,7 @@ export function variationSteps(variations: readonly { n: number; scene: Scene }[
   for (const { n, scene } of variations) {
     const keys = new Map<string, string>();
     for (const step of plan(scene)) {
-      const mine = { ...step, key: keyOf(step.key, n), input: renamed(step.input, keys) as Record<string, unknown>, dependsOn: step.dependsOn.map((k) => keys.get(k) ?? k) };
+      const mine = { ...step, key: keyOf(step.key, n), input: renameStepRefs(step.input, keys) as Record<string, unknown>, dependsOn: step.dependsOn.map((k) => keys.get(k) ?? k) };
       const earlier = seen.get(sameStep(mine));
       if (earlier !== undefined) {
         keys.set(step.key, earlier);

@@ -25,6 +25,16 @@ export function clipSecondsToAsk(provider: string, model: string, seconds: numbe
   return provider === 'simulator' ? Math.min(whole, SIMULATOR_CLIP_MAX_SEC) : whole;
 }
 
+/**
+ * The longer lengths a clip model makes than `seconds`, shortest first: a clip bought at one of them (for a longer
+ * narration, since shortened) covers a scene that needs `seconds`, so it is reused rather than bought again.
+ */
+export function longerClipSeconds(provider: string, model: string, seconds: number): number[] {
+  if (isKling(provider, model)) return KLING_DURATIONS.map(Number).filter((d) => d > seconds);
+  if (provider !== 'simulator') return [];
+  return Array.from({ length: Math.max(0, SIMULATOR_CLIP_MAX_SEC - Math.floor(seconds)) }, (_, i) => Math.floor(seconds) + 1 + i);
+}
+
 /** How long a clip asked for `duration` (seconds, or Kling's own "5" or "10") lasts. */
 export function clipSecondsMade(provider: string, model: string, duration: number | string): number {
   const seconds = Number(duration);

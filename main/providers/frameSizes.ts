@@ -108,9 +108,7 @@ export function sizeFor(provider: string, model: string, kind: StepKind, width: 
 export function clipRefusal(steps: ReadonlyArray<{ kind: string; provider: string; model: string; action: string }>, width: number, height: number): string | null {
   const kling = steps.find((s) => s.kind === 'clip' && s.action !== 'reuse' && isKling(s.provider, s.model));
   const framed = steps.some((s) => s.kind === 'image' && (s.provider === 'fal' || s.provider === 'simulator'));
-  if (!kling || !framed) return null;
-  const long = Math.max(width, height) / Math.min(width, height);
-  if (Math.min(width, height) >= KLING_STILL.minSide && long <= KLING_STILL.maxRatio) return null;
+  if (!kling || !framed || klingTakes(width, height)) return null;
   return (
     `${kling.model} makes a clip from a still of at least ${KLING_STILL.minSide} pixels a side and from 1:${KLING_STILL.maxRatio} to ` +
     `${KLING_STILL.maxRatio}:1, and this project's frame is ${width}x${height}, so its stills would be refused; give the storyboard ` +

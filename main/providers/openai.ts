@@ -1,5 +1,5 @@
 import { readJson, type HttpResponse } from '../http/client.ts';
-import { ProviderHttp } from './providerHttp.ts';
+import { ProviderHttp, type ProviderHttpConfig } from './providerHttp.ts';
 import { citation, entryFor } from '../pricing/catalogue.ts';
 import { toMicros, type Task } from '../domain/tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
@@ -10,7 +10,7 @@ import { checkInput, type InputSchema } from './schema.ts';
 import { header, localRequestId, readAll, requireKey } from './shared.ts';
 import { downloadExpiring } from './expiringFiles.ts';
 
-export const OPENAI_URL = 'https://api.openai.com';
+const OPENAI_URL = 'https://api.openai.com';
 
 const AUDIO_LIMIT = 64 << 20;
 const IMAGE_LIMIT = 64 << 20;
@@ -120,14 +120,28 @@ function tokenCost(model: string, usage: any): ReportedCost | null {
   };
 }
 
-/** Shared with the Responses adapter (openaiResponses.ts): the same account, the same refusals. */
-export function outOfCredit(status: number, body: unknown): string | null {
+function outOfCredit(status: number, body: unknown): string | null {
   const error = (body as { error?: Record<string, unknown> } | null)?.error;
   if (status !== 429 || !error || typeof error !== 'object') return null;
   const code = [error.code, error.type].find((v): v is string => typeof v === 'string' && Object.hasOwn(OUT_OF_CREDIT, v));
   if (!code) return null;
   const said = typeof error.message === 'string' ? `: ${error.message.slice(0, 300)}` : '';
   return `OpenAI is out of credit for this account: ${OUT_OF_CREDIT[code]} (HTTP 429 ${code}${said}); add credit or raise the limit in OpenAI's billing settings, then generate again (waiting does not help, so it is not retried)`;
+}
+
+/**
+ * OpenAI's HTTP with this config's key, for images and speech and for drafts (openaiResponses.ts): the same account,
+ * the same refusals. A 429 insufficient_quota is the account's credit, not a rate limit: never retried.
+ */
+export function openAiHttp(config: AdapterConfig, own: Pick<ProviderHttpConfig, 'requestIdHeader' | 'timeouts'>): ProviderHttp {
+  return new ProviderHttp({
+    name: 'OpenAI',
+    baseUrl: config.baseUrl ?? OPENAI_URL,
+    headers: config.key ? { authorization: `Bearer ${config.key}` } : {},
+    keyVariable: 'OPENAI_API_KEY',
+    accountRefusal: outOfCredit,
+    ...own,
+  });
 }
 
 /**
@@ -152,13 +166,8 @@ export class OpenAiAdapter implements ProviderAdapter {
   private readonly http: ProviderHttp;
 
   constructor(private readonly config: AdapterConfig) {
-    this.http = new ProviderHttp({
-      name: 'OpenAI',
-      baseUrl: config.baseUrl ?? OPENAI_URL,
-      headers: config.key ? { authorization: `Bearer ${config.key}` } : {},
+    this.http = openAiHttp(config, {
       requestIdHeader: REQUEST_ID_HEADER,
-      keyVariable: 'OPENAI_API_KEY',
-      accountRefusal: outOfCredit,
       // Synchronous generation holds the request open until the image or audio is made.
       timeouts: { submit: { headersMs: 5 * 60_000, bodyMs: 5 * 60_000 }, ...config.timeouts },
     });

@@ -3,18 +3,18 @@ import { toMicros, type RemoteRef, type Task } from '../domain/tasks/model.ts';
 import { DEFAULT_DRAFT_SCENES, draftInstructions, draftSchema, MAX_DRAFT_SCENES, MAX_IDEA, readDraftAnswer } from '../domain/storyboardDraft.ts';
 import type { AdapterConfig } from './config.ts';
 import { PollError, SubmitError, type CancelOutcome, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type ReportedCost, type SubmitOptions, type SubmitResult } from './port.ts';
-import { ProviderHttp } from './providerHttp.ts';
+import type { ProviderHttp } from './providerHttp.ts';
 import { modelFor, type ModelSpec } from './models.ts';
 import { checkInput, type InputSchema } from './schema.ts';
 import { requireKey } from './shared.ts';
-import { OPENAI_URL, outOfCredit } from './openai.ts';
+import { openAiHttp } from './openai.ts';
 
 /** What a draft task takes: the idea and how many scenes (main/domain/storyboardDraft.ts). */
-const DRAFT: InputSchema = {
+export const DRAFT_INPUTS: InputSchema = {
   idea: { type: 'string', required: true, maxLength: MAX_IDEA, hint: 'the idea, in a few sentences' },
   scenes: { type: 'integer', min: 1, max: MAX_DRAFT_SCENES },
 };
-const MODELS: ModelSpec[] = [{ id: 'gpt-4.1-mini', kind: 'draft', title: 'GPT-4.1 mini', inputs: DRAFT }];
+const MODELS: ModelSpec[] = [{ id: 'gpt-4.1-mini', kind: 'draft', title: 'GPT-4.1 mini', inputs: DRAFT_INPUTS }];
 
 /** A message's content is output_text ({type, text}) or a refusal ({type: 'refusal', refusal}) (ResponseOutputMessage). */
 function messageContent(body: Record<string, any>): any[] {
@@ -32,7 +32,7 @@ function answerText(body: Record<string, any>): string {
 }
 
 /** Output tokens allowed per scene, and for the rest of the answer: a cap on what the answer can cost. */
-const TOKENS_PER_SCENE = 300;
+export const TOKENS_PER_SCENE = 300;
 const TOKENS_BESIDE = 200;
 
 /**
@@ -62,21 +62,13 @@ export class OpenAiResponsesAdapter implements ProviderAdapter {
   private readonly http: ProviderHttp;
 
   constructor(private readonly config: AdapterConfig) {
-    this.http = new ProviderHttp({
-      name: 'OpenAI',
-      baseUrl: config.baseUrl ?? OPENAI_URL,
-      headers: config.key ? { authorization: `Bearer ${config.key}` } : {},
-      keyVariable: 'OPENAI_API_KEY',
-      // A 429 insufficient_quota is the account's credit, not a rate limit: never retried (openai.ts).
-      accountRefusal: outOfCredit,
-      timeouts: config.timeouts,
-    });
+    this.http = openAiHttp(config, { timeouts: config.timeouts });
   }
 
   prepare(task: Pick<Task, 'kind' | 'model' | 'input'>): PreparedRequest {
     modelFor('OpenAI', MODELS, task.kind, task.model);
     requireKey(this.config, 'OpenAI', 'OPENAI_API_KEY');
-    const input = checkInput(DRAFT, task.input);
+    const input = checkInput(DRAFT_INPUTS, task.input);
     const scenes = (input.scenes as number | undefined) ?? DEFAULT_DRAFT_SCENES;
     const body = {
       model: task.model,
@@ -152,7 +144,10 @@ export class OpenAiResponsesAdapter implements ProviderAdapter {
   async cancel(remote: RemoteRef, signal?: AbortSignal): Promise<CancelOutcome> {
     const { json } = await this.http.get(`/v1/responses/${encodeURIComponent(remote.requestId)}/cancel`, signal, 'POST');
     const status = (json as Record<string, unknown> | null)?.status;
-    if (status === 'cancelled') return 'cancelled';
+    // OpenAI documents no promise that a cancelled background response stays so, or is not billed (one has been seen
+    // to complete after its cancel): the studio keeps following it, as it does a cancel passed on, and collects
+    // whatever it ends with.
+    if (status === 'cancelled') return 'requested';
     if (status === 'completed' || status === 'failed' || status === 'incomplete') return 'finished';
     return 'requested';
   }

@@ -7,21 +7,20 @@ import { SIMULATOR_MODELS } from '../simulator/models.ts';
 import { modelFor, type ModelSpec } from './models.ts';
 import { checkInput, type InputSchema } from './schema.ts';
 import { SIMULATOR_CLIP_MAX_SEC } from './clipDurations.ts';
-import { DEFAULT_DRAFT_SCENES, MAX_DRAFT_SCENES, MAX_IDEA } from '../domain/storyboardDraft.ts';
+import { DEFAULT_DRAFT_SCENES } from '../domain/storyboardDraft.ts';
+import { DRAFT_INPUTS, TOKENS_PER_SCENE } from './openaiResponses.ts';
 
 const PROMPT = { type: 'string', required: true, maxLength: 2000, hint: 'what to make, in words' } as const;
 const SEED = { type: 'integer', min: 0 } as const;
 /** The simulator makes stills and clips at any even size in its bounds (simulator/media.ts sizeOf). */
 const SIDE = { type: 'integer', min: 16, max: 3840 } as const;
 
-/** The simulator drafts a storyboard as OpenAI's Responses adapter is asked to (openaiResponses.ts). */
-const DRAFT_TOKENS_PER_SCENE = 300;
-
 const INPUTS: Record<'image' | 'clip' | 'speech' | 'draft', InputSchema> = {
   image: { prompt: PROMPT, seed: SEED, width: SIDE, height: SIDE },
   clip: { prompt: PROMPT, image_url: { type: 'string' }, duration: { type: 'number', min: 0.5, max: SIMULATOR_CLIP_MAX_SEC }, seed: SEED, width: SIDE, height: SIDE },
   speech: { text: { type: 'string', required: true, maxLength: 5000, hint: 'the words to say' }, voice: { type: 'string' } },
-  draft: { idea: { type: 'string', required: true, maxLength: MAX_IDEA, hint: 'the idea, in a few sentences' }, scenes: { type: 'integer', min: 1, max: MAX_DRAFT_SCENES } },
+  // The simulator drafts a storyboard as OpenAI's Responses adapter is asked to.
+  draft: DRAFT_INPUTS,
 };
 
 const MODELS: ModelSpec[] = (['image', 'clip', 'speech', 'draft'] as const).map((kind) => ({ id: SIMULATOR_MODELS[kind]!, kind, title: `Simulator ${kind}`, inputs: INPUTS[kind] }));
@@ -78,7 +77,7 @@ export class SimulatorAdapter implements ProviderAdapter {
   prepare(task: Pick<Task, 'kind' | 'model' | 'input'>): PreparedRequest {
     const checked = checkInput(modelFor('The simulator', MODELS, task.kind, task.model).inputs, task.input);
     // A draft's cap on its answer, as a text model is sent one, so it is priced the same way.
-    const input = task.kind === 'draft' ? { ...checked, scenes: checked.scenes ?? DEFAULT_DRAFT_SCENES, max_output_tokens: DRAFT_TOKENS_PER_SCENE * Number(checked.scenes ?? DEFAULT_DRAFT_SCENES) } : checked;
+    const input = task.kind === 'draft' ? { ...checked, scenes: checked.scenes ?? DEFAULT_DRAFT_SCENES, max_output_tokens: TOKENS_PER_SCENE * Number(checked.scenes ?? DEFAULT_DRAFT_SCENES) } : checked;
     return { kind: task.kind, model: task.model, input, body: JSON.stringify({ input }) };
   }
 

@@ -168,15 +168,15 @@ export interface SentPicture {
   name: string;
 }
 
+/** How long a picture may take to be received, checked and copied before the app says the studio did not answer. */
+const UPLOAD_WAIT_MS = 120_000;
+const UPLOAD_UNANSWERED = 'the studio did not answer within 2 minutes; check that it is still running and that its disk has space, then send the picture again';
+
 /**
  * Takes a picture from this computer for a scene: the desktop app hands the file to its own bridge, which copies it
  * by its path; a browser sends it through the loopback host (main/host/uploads.ts). Either checks it and copies it
  * into the project; the storyboard is then saved with the scene's image set to it.
  */
-/** How long a picture may take to be received, checked and copied before the app says the studio did not answer. */
-export const UPLOAD_WAIT_MS = 120_000;
-const UPLOAD_UNANSWERED = 'the studio did not answer within 2 minutes; check that it is still running and that its disk has space, then send the picture again';
-
 export async function sendPicture(project: string, scene: string, file: File): Promise<SentPicture> {
   if (window.studio) return window.studio.useOwnPicture(project, scene, file);
   const query = new URLSearchParams({ project, scene, name: file.name });

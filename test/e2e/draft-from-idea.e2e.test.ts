@@ -1,27 +1,15 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type RunningSimulator } from '../../main/simulator/server.ts';
-import { hasChromium, serve, storedStoryboard, useBrowser, quickSimulatorSettings } from '../helpers/browser.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { describe, expect, it } from 'vitest';
+import { hasChromium, shot, simulatedHost, storedStoryboard, useBrowser } from '../helpers/browser.ts';
 
-const SHOTS = 'test-results/screenshots';
 const browser = useBrowser();
-beforeAll(() => mkdirSync(SHOTS, { recursive: true }));
 
 const IDEA =
   'A lighthouse keeper finds a message in a bottle on the rocks. She reads it by the lamp at night. ' +
   'At dawn she rows out toward the island it names. On the island a child waves from the shore.';
 
 describe.skipIf(!hasChromium)('Draft from an idea, in the app', () => {
-  let sim: RunningSimulator;
-  afterAll(async () => sim?.close());
-
   it('prices the draft before the button, drafts the scenes onto an empty storyboard, and asks before replacing them', async () => {
-    sim = await startSimulator({ jobMs: 300 });
-    const dataDir = tempDir();
-    quickSimulatorSettings(dataDir, sim.url);
-    const { host, url } = await serve(dataDir);
+    const { sim, dataDir, host, url } = await simulatedHost(300);
     try {
       const page = await browser().newPage({ viewport: { width: 1280, height: 1000 } });
       await page.goto(url);
@@ -32,7 +20,7 @@ describe.skipIf(!hasChromium)('Draft from an idea, in the app', () => {
       await box.getByLabel('Scenes').fill('4');
       await expect.poll(() => page.getByTestId('draft-estimate').textContent(), { timeout: 10_000 }).toMatch(/Estimate: about 0\.\d{4} USD \(simulated: .*never charged\) with the simulator sim-draft-1\./);
       expect(sim.charges).toHaveLength(0);
-      await page.screenshot({ path: join(SHOTS, 'draft-from-idea.png') });
+      await shot(page, 'draft-from-idea');
 
       await box.getByRole('button', { name: 'Draft storyboard' }).click();
       await expect.poll(() => page.getByLabel(/Image prompt/).count(), { timeout: 20_000 }).toBe(4);
@@ -49,7 +37,7 @@ describe.skipIf(!hasChromium)('Draft from an idea, in the app', () => {
       await expect.poll(() => page.getByTestId('draft-estimate').textContent()).toMatch(/Costs nothing: this idea was drafted before \(task \d+\)/);
       await box.getByRole('button', { name: 'Draft storyboard' }).click();
       await expect.poll(() => box.getByRole('group', { name: 'Replace the storyboard?' }).textContent()).toMatch(/replaces all 4 scenes/);
-      await page.screenshot({ path: join(SHOTS, 'draft-from-idea-replace.png') });
+      await shot(page, 'draft-from-idea-replace');
       await box.getByRole('button', { name: 'Replace storyboard' }).click();
       await expect.poll(async () => JSON.parse(storedStoryboard(dataDir, 'Lighthouse')).scenes.length).toBe(4);
       expect(sim.charges.filter((c) => c.kind === 'draft')).toHaveLength(1);

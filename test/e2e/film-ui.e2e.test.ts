@@ -1,15 +1,8 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type RunningSimulator } from '../../main/simulator/server.ts';
-import { cli } from '../helpers/cli.ts';
-import { hasChromium, quickSimulatorSettings, serve, useBrowser } from '../helpers/browser.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { describe, expect, it } from 'vitest';
+import { hasChromium, openPage, shot, simulatedHost, useBrowser } from '../helpers/browser.ts';
 
-const SHOTS = 'test-results/screenshots';
 const browser = useBrowser();
-beforeAll(() => mkdirSync(SHOTS, { recursive: true }));
 
 const BOARD = {
   width: 360,
@@ -36,28 +29,15 @@ async function atEachSize(page: Page, name: string, check: (size: (typeof SIZES)
   for (const size of SIZES) {
     await page.setViewportSize({ width: size.width, height: size.height });
     await check(size);
-    const path = `${SHOTS}/film-ui-${name}-${size.name}.png`;
-    await (target ? target().screenshot({ path }) : page.screenshot({ path }));
+    await shot(target ? target() : page, `film-ui-${name}-${size.name}`);
   }
 }
 
 describe.skipIf(!hasChromium)('the film views as a creator sees them, at 1366x768 and 1024x640', () => {
-  let sim: RunningSimulator;
-  afterAll(async () => sim?.close());
-
   it('labels the scene boxes, shows media in the project shape, one current price, takes that fit Compare, a centred player and money marked by kind', async () => {
-    sim = await startSimulator({ jobMs: 300 });
-    const dataDir = tempDir();
-    quickSimulatorSettings(dataDir, sim.url);
-    const file = join(dataDir, 'board.json');
-    writeFileSync(file, JSON.stringify(BOARD));
-    expect((await cli(dataDir, 'storyboard', 'create', 'Keeper', '--file', file)).code).toBe(0);
-    const { host, url } = await serve(dataDir);
-    const page = await browser().newPage({ viewport: { width: 1366, height: 768 } });
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
+    const { host, url } = await simulatedHost(300, { name: 'Keeper', storyboard: BOARD });
+    const { page, errors } = await openPage(browser(), url, { width: 1366, height: 768 });
     try {
-      await page.goto(url);
       const scene = page.getByTestId('scene-0');
       await expect.poll(() => scene.locator('label.field').allInnerTexts()).toEqual(['Image prompt', 'Motion', 'Narration']);
 

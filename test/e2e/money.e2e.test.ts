@@ -1,21 +1,16 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startSimulator, type RunningSimulator } from '../../main/simulator/server.ts';
-import { falQueue, FAL_MODEL, realMedia, type Ledger } from '../fakes/providers.ts';
-import { startFake } from '../fakes/server.ts';
-import { hasChromium, NO_PROVIDER, serve, useBrowser } from '../helpers/browser.ts';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { FAL_MODEL } from '../fakes/providers.ts';
+import { hasChromium, NO_PROVIDER, openPage, serve, shot, useBrowser } from '../helpers/browser.ts';
 import { cli } from '../helpers/cli.ts';
 import { writeSettings } from '../helpers/processes.ts';
+import { falAndSimulatorFolderForTest } from '../helpers/running.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
-const SHOTS = 'test-results/screenshots';
 const browser = useBrowser();
-beforeAll(() => mkdirSync(SHOTS, { recursive: true }));
 afterEach(() => vi.unstubAllEnvs());
 
-const shot = (page: Page, name: string) => page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
 const NO_KEYS = { FAL_KEY: '', OPENAI_API_KEY: '', REPLICATE_API_TOKEN: '', ELEVENLABS_API_KEY: '' };
 const ENGINE = { tickMs: 100, leaseMs: 60_000, poll: { intervalMs: 100, maxIntervalMs: 200 } };
 
@@ -34,9 +29,6 @@ function board(dir: string, steps: object): string {
 }
 
 describe.skipIf(!hasChromium)('money in Chromium, through the loopback host', () => {
-  let sim: RunningSimulator | undefined;
-  afterAll(async () => sim?.close());
-
   it('prices a scene whose provider has no key, names the missing keys, and Generate asks for them, buying nothing', async () => {
     for (const [k, v] of Object.entries(NO_KEYS)) vi.stubEnv(k, v);
     const dataDir = tempDir();
@@ -44,11 +36,8 @@ describe.skipIf(!hasChromium)('money in Chromium, through the loopback host', ()
     const steps = { image: { provider: 'fal', model: 'fal-ai/flux/schnell' }, clip: { provider: 'simulator', model: 'sim-clip-1' }, speech: { provider: 'openai', model: 'tts-1' } };
     expect((await cli(dataDir, 'storyboard', 'create', 'Fox', '--file', board(dataDir, steps))).code).toBe(0);
     const { host, url } = await serve(dataDir, { ...NO_PROVIDER, ...NO_KEYS });
-    const page = await browser().newPage({ viewport: { width: 1400, height: 900 } });
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
+    const { page, errors } = await openPage(browser(), url, { width: 1400, height: 900 });
     try {
-      await page.goto(url);
       await page.getByRole('button', { name: /Fox/ }).click();
       const missing = page.getByTestId('estimate-missing-keys');
       await expect.poll(() => missing.textContent()).toBe(
@@ -58,11 +47,11 @@ describe.skipIf(!hasChromium)('money in Chromium, through the loopback host', ()
       expect(await estimate.locator('tr', { hasText: 'dawn:image' }).textContent()).toMatch(/0\.0\d+ USD no key yet.*catalogue: 1 megapixel/);
       expect(await estimate.locator('tr', { hasText: 'dawn:clip' }).textContent()).toMatch(/0\.\d\d USD simulated/);
       expect(await page.getByTestId('estimate-simulated').textContent()).toMatch(/0\.00 USD real money, 0\.\d\d USD simulated: the simulator's made-up prices, never charged/);
-      await shot(page, 'money-1-estimate-missing-keys');
+      await shot(page, 'money-1-estimate-missing-keys', { fullPage: true });
 
       await page.getByTestId('generate').click();
       await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/no API key yet for fal \(Settings, or FAL_KEY\), OpenAI \(Settings, or OPENAI_API_KEY\).*Nothing was enqueued\./);
-      await shot(page, 'money-2-generate-asks-for-keys');
+      await shot(page, 'money-2-generate-asks-for-keys', { fullPage: true });
       await page.click('[data-tab=tasks]');
       await page.waitForTimeout(300);
       expect(await page.locator('.task').count()).toBe(0);
@@ -75,27 +64,20 @@ describe.skipIf(!hasChromium)('money in Chromium, through the loopback host', ()
   }, 60_000);
 
   it('shows the simulator\'s made-up money apart from real money in the spend view', async () => {
-    sim = await startSimulator({ jobMs: 50 });
-    const ledger: Ledger = { charged: [] };
-    const fal = await startFake(falQueue(ledger, (await realMedia()).png));
-    const dataDir = tempDir();
-    writeSettings(dataDir, { engine: ENGINE, providers: { simulator: { baseUrl: sim.url }, fal: { baseUrl: fal.url, key: 'fal-key-0123456789' } } });
+    const { ledger, dir: dataDir } = await falAndSimulatorFolderForTest(ENGINE);
     expect((await cli(dataDir, 'storyboard', 'create', 'Fox', '--file', board(dataDir, { image: { provider: 'fal', model: FAL_MODEL } }))).code).toBe(0);
     expect((await cli(dataDir, 'generate', 'Fox')).code).toBe(0);
     expect((await cli(dataDir, 'worker', '--until-idle')).code).toBe(0);
     expect(ledger.charged).toHaveLength(1);
 
     const { host, url } = await serve(dataDir, {});
-    const page = await browser().newPage({ viewport: { width: 1400, height: 1000 } });
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
+    const { page, errors } = await openPage(browser(), url, { width: 1400, height: 1000 });
     try {
-      await page.goto(url);
       // The sidebar's "spent" is fal's real money only; the simulator's made-up money stands apart, marked.
       const sidebar = page.getByRole('complementary', { name: 'Projects' });
       await expect.poll(() => sidebar.getByRole('button', { name: /Fox/ }).textContent()).toMatch(/^Foxspent 0\.0\d USD · 0\.[1-9]\d USD simulated$/);
       expect(await sidebar.locator('.simulated').evaluate((e) => getComputedStyle(e).fontStyle)).toBe('italic');
-      await sidebar.screenshot({ path: `${SHOTS}/sidebar-simulated.png` });
+      await shot(sidebar, 'sidebar-simulated');
       await page.getByRole('button', { name: /Fox/ }).click();
       await page.click('[data-tab=spend]');
       // fal's image is real money; the simulator's clip and narration are not, and are not in the real figures.
@@ -105,11 +87,11 @@ describe.skipIf(!hasChromium)('money in Chromium, through the loopback host', ()
       expect(await page.getByTestId('spend-by-model').locator('tr', { hasText: 'sim-clip-1' }).textContent()).toContain('(simulated, never charged)');
       expect(await page.getByTestId('spend-by-model').locator('tr', { hasText: FAL_MODEL }).textContent()).not.toContain('simulated');
       expect(await page.getByTestId('spend-projects').locator('tbody tr').first().textContent()).toMatch(/0\.[1-9]\d USD/);
-      await shot(page, 'money-3-spend-real-and-simulated');
+      await shot(page, 'money-3-spend-real-and-simulated', { fullPage: true });
 
       await page.click('[data-tab=tasks]');
       await expect.poll(() => page.locator('.task .simulated').count()).toBe(2);
-      await shot(page, 'money-4-tasks-simulated');
+      await shot(page, 'money-4-tasks-simulated', { fullPage: true });
       expect(errors).toEqual([]);
     } finally {
       await page.close();

@@ -1,19 +1,16 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ffmpegPath } from '../../main/media/binaries.ts';
-import { startSimulator, type RunningSimulator } from '../../main/simulator/server.ts';
-import { CHROMIUM, hasChromium, quickSimulatorSettings, serve, storedStoryboard, useBrowser } from '../helpers/browser.ts';
+import { CHROMIUM, hasChromium, openPage, shot, simulatedHost, storedStoryboard, useBrowser } from '../helpers/browser.ts';
 import { cli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
-const SHOTS = 'test-results/screenshots';
 if (!hasChromium) console.warn(`browser tests skipped: no Chromium at ${CHROMIUM} (install chromium or set CHROMIUM_PATH)`);
 
 const browser = useBrowser();
-beforeAll(() => mkdirSync(SHOTS, { recursive: true }));
 
 const BOARD = {
   width: 320,
@@ -27,16 +24,8 @@ const BOARD = {
 const sceneOf = (saved: string, id: string) => (JSON.parse(saved) as { scenes: { id: string; image?: unknown; clip?: unknown }[] }).scenes.find((s) => s.id === id)!;
 
 describe.skipIf(!hasChromium)('your own clip in the app, in Chromium', () => {
-  let sim: RunningSimulator;
-  afterAll(async () => sim?.close());
-
   it('"Use your own picture or clip" takes a video: the scene\'s clip is set to the copy, shown playing in its preview, and nothing is bought for it', async () => {
-    sim = await startSimulator({ jobMs: 50 });
-    const dataDir = tempDir();
-    quickSimulatorSettings(dataDir, sim.url);
-    const file = join(dataDir, 'board.json');
-    writeFileSync(file, JSON.stringify(BOARD));
-    expect((await cli(dataDir, 'storyboard', 'create', 'Fox', '--file', file)).code).toBe(0);
+    const { sim, dataDir, url } = await simulatedHost(50, { name: 'Fox', storyboard: BOARD });
     // A 2 s green clip with sound, as a creator's phone might give.
     const mine = join(tempDir(), 'my-walk.mp4');
     const made = spawnSync(ffmpegPath(), [
@@ -45,11 +34,7 @@ describe.skipIf(!hasChromium)('your own clip in the app, in Chromium', () => {
     ]);
     expect(made.status, made.stderr.toString()).toBe(0);
 
-    const { url } = await serve(dataDir);
-    const page = await browser().newPage({ viewport: { width: 1280, height: 900 } });
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(url);
+    const { page, errors } = await openPage(browser(), url, { width: 1280, height: 900 });
 
     await page.getByTestId('own-dawn').getByRole('button', { name: 'Use your own picture or clip' }).waitFor();
     await page.getByLabel('Your own picture for dawn').setInputFiles(mine);
@@ -66,7 +51,7 @@ describe.skipIf(!hasChromium)('your own clip in the app, in Chromium', () => {
     const clipRow = page.getByRole('row', { name: /^dawn:clip/ });
     await expect.poll(() => clipRow.textContent(), { timeout: 10_000 }).toContain('yours: my-walk.mp4; the scene lasts all 2.0 s of it, not the 1 s written; its sound kept');
     await page.getByTestId('scene-0').scrollIntoViewIfNeeded();
-    await page.screenshot({ path: `${SHOTS}/own-clip-upload.png` });
+    await shot(page, 'own-clip-upload');
 
     // The estimate buys nothing for dawn's image or clip; a Generate charges only dusk's.
     expect((await cli(dataDir, 'estimate', 'Fox')).out).toMatch(/dawn:clip\s+yours/);

@@ -1,20 +1,17 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ffmpegPath } from '../../main/media/binaries.ts';
-import { startSimulator, type RunningSimulator } from '../../main/simulator/server.ts';
-import { CHROMIUM, hasChromium, quickSimulatorSettings, serve, storedStoryboard, useBrowser } from '../helpers/browser.ts';
+import { CHROMIUM, hasChromium, openPage, serve, shot, simulatedFolder, simulatedHost, storedStoryboard, useBrowser } from '../helpers/browser.ts';
 import { cli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
-const SHOTS = 'test-results/screenshots';
 if (!hasChromium) console.warn(`browser tests skipped: no Chromium at ${CHROMIUM} (install chromium or set CHROMIUM_PATH)`);
 
 const browser = useBrowser();
-beforeAll(() => mkdirSync(SHOTS, { recursive: true }));
 
 const BOARD = {
   width: 320,
@@ -50,21 +47,9 @@ async function drop(page: Page, testId: string, path: string, type: string) {
 }
 
 describe.skipIf(!hasChromium)('your own pictures in the app, in Chromium', () => {
-  let sim: RunningSimulator;
-  afterAll(async () => sim?.close());
-
   it('a picture picked or dropped on a scene becomes its still, marked yours, saved with its revision; a text file is refused and changes nothing', async () => {
-    sim = await startSimulator({ jobMs: 50 });
-    const dataDir = tempDir();
-    quickSimulatorSettings(dataDir, sim.url);
-    const file = join(dataDir, 'board.json');
-    writeFileSync(file, JSON.stringify(BOARD));
-    expect((await cli(dataDir, 'storyboard', 'create', 'Fox', '--file', file)).code).toBe(0);
-    const { host, url } = await serve(dataDir);
-    const page = await browser().newPage({ viewport: { width: 1280, height: 900 } });
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(url);
+    const { sim, dataDir, host, url } = await simulatedHost(50, { name: 'Fox', storyboard: BOARD });
+    const { page, errors } = await openPage(browser(), url, { width: 1280, height: 900 });
 
     // Not a picture: refused in plain words, and the storyboard is as it was.
     const notes = join(tempDir(), 'notes.png');
@@ -95,7 +80,7 @@ describe.skipIf(!hasChromium)('your own pictures in the app, in Chromium', () =>
     await expect.poll(() => dawnRow.textContent(), { timeout: 10_000 }).toBe('dawn:imageyours: nothing bought0.00 USDyours: my-fox.png');
     expect(await page.getByTestId('own-dawn').textContent()).toContain('yours my-fox.png: nothing is bought');
     await page.getByTestId('scene-0').scrollIntoViewIfNeeded();
-    await page.screenshot({ path: `${SHOTS}/own-picture.png` });
+    await shot(page, 'own-picture');
 
     // The scene's preview shows the picture, marked yours, where a bought image would be; no empty "image" box.
     const preview = page.getByTestId('preview-dawn');
@@ -104,7 +89,7 @@ describe.skipIf(!hasChromium)('your own pictures in the app, in Chromium', () =>
     expect(await preview.getByTestId('preview-yours-image').textContent()).toBe('yours my-fox.png');
     expect(await preview.locator('.preview-empty').allTextContents()).not.toContain('image');
     await preview.scrollIntoViewIfNeeded();
-    await page.screenshot({ path: `${SHOTS}/own-picture-preview.png` });
+    await shot(page, 'own-picture-preview');
 
     expect((await cli(dataDir, 'estimate', 'Fox')).out).toMatch(/dawn:image\s+yours/);
     expect(errors).toEqual([]);
@@ -113,28 +98,20 @@ describe.skipIf(!hasChromium)('your own pictures in the app, in Chromium', () =>
   }, 90_000);
 
   it('"Use in scene" in the library makes an image a scene\'s still and a clip a scene\'s shot', async () => {
-    sim = await startSimulator({ jobMs: 50 });
-    const dataDir = tempDir();
-    quickSimulatorSettings(dataDir, sim.url);
-    const file = join(dataDir, 'board.json');
-    writeFileSync(file, JSON.stringify(BOARD));
-    expect((await cli(dataDir, 'storyboard', 'create', 'Fox', '--file', file)).code).toBe(0);
+    const { dataDir } = await simulatedFolder(50, { name: 'Fox', storyboard: BOARD });
     expect((await cli(dataDir, 'generate', 'Fox')).code).toBe(0);
     expect((await cli(dataDir, 'worker', '--until-idle')).code).toBe(0);
     const tasks = JSON.parse((await cli(dataDir, 'tasks', '--json')).out) as { id: number; kind: string; input: { prompt?: string } }[];
     const image = tasks.find((t) => t.kind === 'image' && t.input.prompt === 'a red fox asleep in snow')!;
     const clip = tasks.find((t) => t.kind === 'clip' && t.input.prompt === 'pan left')!;
     const { host, url } = await serve(dataDir);
-    const page = await browser().newPage({ viewport: { width: 1280, height: 900 } });
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(url);
+    const { page, errors } = await openPage(browser(), url, { width: 1280, height: 900 });
 
     await page.getByRole('button', { name: 'Library', exact: true }).click();
     await page.getByRole('button', { name: `Use the image of task ${image.id} in a scene` }).click();
     const dialog = page.getByTestId('use-in-scene');
     await dialog.getByLabel('Scene to use it in').selectOption('dusk');
-    await page.screenshot({ path: `${SHOTS}/use-in-scene.png` });
+    await shot(page, 'use-in-scene');
     await dialog.getByRole('button', { name: 'Use in scene dusk' }).click();
     await expect.poll(() => page.getByTestId('used-in-scene').textContent()).toBe(`The image of task ${image.id} is now scene dusk's image in Fox; nothing is bought for it.`);
     expect(sceneOf(storedStoryboard(dataDir, 'Fox'), 'dusk').image).toEqual({ task: image.id });
@@ -151,7 +128,7 @@ describe.skipIf(!hasChromium)('your own pictures in the app, in Chromium', () =>
     expect(await dawn.getByTestId('preview-yours-clip').textContent()).toBe(`yours task ${clip.id}`);
     expect(await dawn.locator('.preview-empty').count()).toBe(0);
     await dawn.scrollIntoViewIfNeeded();
-    await page.screenshot({ path: `${SHOTS}/own-clip-preview.png` });
+    await shot(page, 'own-clip-preview');
 
     // Nothing is bought for either: the estimate shows both as yours, and only the render is new.
     const estimate = (await cli(dataDir, 'estimate', 'Fox')).out;

@@ -1,15 +1,9 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type RunningSimulator } from '../../main/simulator/server.ts';
+import { describe, expect, it } from 'vitest';
 import { cli } from '../helpers/cli.ts';
-import { hasChromium, quickSimulatorSettings, serve, storedStoryboard, useBrowser } from '../helpers/browser.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { hasChromium, openPage, shot, simulatedHost, storedStoryboard, useBrowser } from '../helpers/browser.ts';
 
-const SHOTS = 'test-results/screenshots';
 const browser = useBrowser();
-beforeAll(() => mkdirSync(SHOTS, { recursive: true }));
 
 const BOARD = {
   width: 640,
@@ -26,21 +20,9 @@ const ready = (page: Page, n: number) =>
 const stored = (dataDir: string) => JSON.parse(storedStoryboard(dataDir, 'Fox')) as { scenes: Record<string, unknown>[] };
 
 describe.skipIf(!hasChromium)("the tab's own saves, in Chromium through the loopback host", () => {
-  let sim: RunningSimulator;
-  afterAll(async () => sim?.close());
-
   it('a pick in the strip or the compare dialog, and "Use in scene", update the editor at once, keeping what was typed; simulated spend is drawn as simulated; a seed shows its 10 digits', async () => {
-    sim = await startSimulator({ jobMs: 200 });
-    const dataDir = tempDir();
-    quickSimulatorSettings(dataDir, sim.url);
-    const file = join(dataDir, 'board.json');
-    writeFileSync(file, JSON.stringify(BOARD));
-    expect((await cli(dataDir, 'storyboard', 'create', 'Fox', '--file', file)).code).toBe(0);
-    const { host, url } = await serve(dataDir);
-    const page = await browser().newPage({ viewport: { width: 1400, height: 900 } });
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(url);
+    const { dataDir, host, url } = await simulatedHost(200, { name: 'Fox', storyboard: BOARD });
+    const { page, errors } = await openPage(browser(), url, { width: 1400, height: 900 });
 
     await page.getByTestId('generate').click();
     await ready(page, 1);
@@ -77,7 +59,7 @@ describe.skipIf(!hasChromium)("the tab's own saves, in Chromium through the loop
     await expect.poll(() => stored(dataDir).scenes[1]!.motionPrompt).toBe('track, low');
     expect(stored(dataDir).scenes[0]).toMatchObject({ take: 2, narration: 'At dawn, the fox wakes.' });
     expect(await page.getByTestId('storyboard-conflict').count()).toBe(0);
-    await page.getByTestId('scene-0').screenshot({ path: `${SHOTS}/own-save-after-pick.png` });
+    await shot(page.getByTestId('scene-0'), 'own-save-after-pick');
 
     // "Use in scene" in the library, with an edit unsaved in the storyboard: back there, both are on screen.
     await page.getByLabel('Narration').nth(1).fill('Home before dark.');
@@ -112,7 +94,7 @@ describe.skipIf(!hasChromium)("the tab's own saves, in Chromium through the loop
       });
       expect(fits, label).toBe(true);
     }
-    await page.getByTestId('scene-0').locator('.scene-head').screenshot({ path: `${SHOTS}/seed-ten-digits.png` });
+    await shot(page.getByTestId('scene-0').locator('.scene-head'), 'seed-ten-digits');
 
     // The simulator's spend per provider is drawn faint and dashed, and said to be simulated.
     await page.locator('nav button[data-tab=spend]').click();
@@ -126,7 +108,7 @@ describe.skipIf(!hasChromium)("the tab's own saves, in Chromium through the loop
     expect(look.dash).not.toBe('none');
     expect(await bar.locator('text.value').textContent()).toMatch(/USD simulated, never charged$/);
     expect(await bar.locator('text').first().evaluate((t) => getComputedStyle(t).fontStyle)).toBe('italic');
-    await page.locator('svg[aria-label="Spend per provider over every project"]').screenshot({ path: `${SHOTS}/spend-provider-simulated.png` });
+    await shot(page.locator('svg[aria-label="Spend per provider over every project"]'), 'spend-provider-simulated');
     expect(errors).toEqual([]);
     host.child.kill('SIGTERM');
     await host.exited;

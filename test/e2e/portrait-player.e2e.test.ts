@@ -1,14 +1,7 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type RunningSimulator } from '../../main/simulator/server.ts';
-import { cli } from '../helpers/cli.ts';
-import { hasChromium, quickSimulatorSettings, serve, useBrowser } from '../helpers/browser.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { describe, expect, it } from 'vitest';
+import { hasChromium, openPage, shot, simulatedHost, useBrowser } from '../helpers/browser.ts';
 
-const SHOTS = 'test-results/screenshots';
 const browser = useBrowser();
-beforeAll(() => mkdirSync(SHOTS, { recursive: true }));
 
 /** A portrait project, small so the simulator makes it quickly. */
 const BOARD = {
@@ -22,22 +15,10 @@ const BOARD = {
 };
 
 describe.skipIf(!hasChromium)('players in the video\'s own shape, in Chromium through the loopback host', () => {
-  let sim: RunningSimulator;
-  afterAll(async () => sim?.close());
-
   it('shows a portrait project\'s finished video and clips portrait, not in a 16:9 box', async () => {
-    sim = await startSimulator({ jobMs: 100 });
-    const dataDir = tempDir();
-    quickSimulatorSettings(dataDir, sim.url);
-    const file = join(dataDir, 'board.json');
-    writeFileSync(file, JSON.stringify(BOARD));
-    expect((await cli(dataDir, 'storyboard', 'create', 'Tall', '--file', file)).code).toBe(0);
-    const { host, url } = await serve(dataDir);
+    const { host, url } = await simulatedHost(100, { name: 'Tall', storyboard: BOARD });
     try {
-      const page = await browser().newPage({ viewport: { width: 1280, height: 900 } });
-      const errors: string[] = [];
-      page.on('pageerror', (e) => errors.push(e.message));
-      await page.goto(url);
+      const { page, errors } = await openPage(browser(), url, { width: 1280, height: 900 });
       await expect.poll(() => page.getByTestId('estimate-total').textContent()).toMatch(/New steps/);
       await page.getByTestId('generate').click();
 
@@ -52,7 +33,7 @@ describe.skipIf(!hasChromium)('players in the video\'s own shape, in Chromium th
       expect(clipBox.height).toBeGreaterThan(clipBox.width);
 
       await player.scrollIntoViewIfNeeded();
-      await page.screenshot({ path: `${SHOTS}/portrait-project.png` });
+      await shot(page, 'portrait-project');
 
       // The storyboard's shape, as the app shows it: the preset it is in, and how pictures fill the frame.
       const settings = page.getByRole('group', { name: 'Video size and frame rate' });
@@ -61,7 +42,7 @@ describe.skipIf(!hasChromium)('players in the video\'s own shape, in Chromium th
       await settings.getByLabel('Shape').selectOption('4:5');
       expect([await settings.getByLabel('Width').inputValue(), await settings.getByLabel('Height').inputValue()]).toEqual(['360', '450']);
       await settings.scrollIntoViewIfNeeded();
-      await page.screenshot({ path: `${SHOTS}/project-shape-settings.png` });
+      await shot(page, 'project-shape-settings');
       expect(errors).toEqual([]);
     } finally {
       host.child.kill('SIGTERM');

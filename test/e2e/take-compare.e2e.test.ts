@@ -1,15 +1,9 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type RunningSimulator } from '../../main/simulator/server.ts';
+import { describe, expect, it } from 'vitest';
 import { cli } from '../helpers/cli.ts';
-import { hasChromium, serve, storedStoryboard, useBrowser, quickSimulatorSettings } from '../helpers/browser.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { hasChromium, openPage, shot, simulatedHost, storedStoryboard, useBrowser } from '../helpers/browser.ts';
 
-const SHOTS = 'test-results/screenshots';
 const browser = useBrowser();
-beforeAll(() => mkdirSync(SHOTS, { recursive: true }));
 
 const BOARD = {
   width: 640,
@@ -25,21 +19,9 @@ const take = (page: Page, n: number): Locator => page.getByTestId(`take-dawn-${n
 const ready = async (page: Page, n: number) => expect.poll(() => take(page, n).getAttribute('data-state'), { timeout: 30_000, interval: 250 }).toBe('ready');
 
 describe.skipIf(!hasChromium)('steering takes in Chromium, through the loopback host', () => {
-  let sim: RunningSimulator;
-  afterAll(async () => sim?.close());
-
   it('two variations of the clip only buy two clips and no still; compared side by side, "Use this take" picks one and buys nothing', async () => {
-    sim = await startSimulator({ jobMs: 300 });
-    const dataDir = tempDir();
-    quickSimulatorSettings(dataDir, sim.url);
-    const file = join(dataDir, 'board.json');
-    writeFileSync(file, JSON.stringify(BOARD));
-    expect((await cli(dataDir, 'storyboard', 'create', 'Fox', '--file', file)).code).toBe(0);
-    const { host, url } = await serve(dataDir);
-    const page = await browser().newPage({ viewport: { width: 1400, height: 900 } });
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(url);
+    const { sim, dataDir, host, url } = await simulatedHost(300, { name: 'Fox', storyboard: BOARD });
+    const { page, errors } = await openPage(browser(), url, { width: 1400, height: 900 });
 
     // The scene's seed, set in the editor, is the one its Generate sends.
     await page.getByLabel('Seed of dawn').fill('7');
@@ -79,7 +61,7 @@ describe.skipIf(!hasChromium)('steering takes in Chromium, through the loopback 
     expect(box.width).toBeGreaterThan(380);
     expect(box.width / box.height).toBeCloseTo(16 / 9, 1);
     await page.waitForFunction(() => [...document.querySelectorAll('.compare-card video')].every((v) => (v as HTMLVideoElement).currentTime > 0));
-    await compare.screenshot({ path: `${SHOTS}/takes-side-by-side.png` });
+    await shot(compare, 'takes-side-by-side');
 
     const before = sim.charges.length;
     await compare.getByRole('button', { name: 'Use take 3 of dawn' }).click();

@@ -1,16 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ffmpegPath } from '../../main/media/binaries.ts';
-import { startSimulator, type RunningSimulator } from '../../main/simulator/server.ts';
-import { hasChromium, quickSimulatorSettings, serve, storedStoryboard, useBrowser } from '../helpers/browser.ts';
+import { hasChromium, openPage, serve, shot, simulatedFolder, storedStoryboard, useBrowser } from '../helpers/browser.ts';
 import { cli, storyboardRevision } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
-const SHOTS = 'test-results/screenshots';
 const browser = useBrowser();
-beforeAll(() => mkdirSync(SHOTS, { recursive: true }));
 
 const SCENES = [
   { id: 'dawn', imagePrompt: 'a red fox asleep in snow', motionPrompt: 'push in', duration: 1 },
@@ -24,16 +21,9 @@ async function made(dataDir: string, ...args: string[]) {
 }
 
 describe.skipIf(!hasChromium)('the takes of a scene with your own picture, in Chromium', () => {
-  let sim: RunningSimulator;
-  afterAll(async () => sim?.close());
-
   it('the strip says your picture is used, marks no take, offers a new clip only; "Pick" puts take 1 back, buying nothing', async () => {
-    sim = await startSimulator({ jobMs: 50 });
-    const dataDir = tempDir();
-    quickSimulatorSettings(dataDir, sim.url);
+    const { sim, dataDir } = await simulatedFolder(50, { name: 'Fox', storyboard: { width: 320, height: 180, fps: 12, scenes: SCENES } });
     const file = join(dataDir, 'board.json');
-    writeFileSync(file, JSON.stringify({ width: 320, height: 180, fps: 12, scenes: SCENES }));
-    expect((await cli(dataDir, 'storyboard', 'create', 'Fox', '--file', file)).code).toBe(0);
     await made(dataDir, 'generate', 'Fox');
     // The creator's own picture replaces the still bought for dawn, and a Generate makes its clip from it.
     const png = join(tempDir(), 'mine.png');
@@ -43,10 +33,7 @@ describe.skipIf(!hasChromium)('the takes of a scene with your own picture, in Ch
     await made(dataDir, 'generate', 'Fox');
 
     const { host, url } = await serve(dataDir);
-    const page = await browser().newPage({ viewport: { width: 1280, height: 800 } });
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(url);
+    const { page, errors } = await openPage(browser(), url, { width: 1280, height: 800 });
 
     const strip = page.getByTestId('takes-dawn');
     await expect.poll(() => page.getByTestId('takes-yours-dawn').textContent(), { timeout: 15_000 }).toMatch(/^Your own picture \(mine\.png\) is used in the render, not a take\./);
@@ -58,7 +45,7 @@ describe.skipIf(!hasChromium)('the takes of a scene with your own picture, in Ch
     // Clips made from your own still are no takes to compare, so no variations are offered for it.
     expect(await strip.getByRole('spinbutton', { name: 'Variations of a new take of dawn' }).count()).toBe(0);
     await strip.scrollIntoViewIfNeeded();
-    await page.screenshot({ path: `${SHOTS}/takes-own-picture.png` });
+    await shot(page, 'takes-own-picture');
 
     const charges = sim.charges.length;
     await strip.getByRole('button', { name: 'Pick take 1 of dawn' }).click();
@@ -72,7 +59,7 @@ describe.skipIf(!hasChromium)('the takes of a scene with your own picture, in Ch
     const dawn = (JSON.parse(storedStoryboard(dataDir, 'Fox')) as { scenes: { id: string; image?: unknown; take: number }[] }).scenes[0]!;
     expect(dawn).toMatchObject({ id: 'dawn', take: 1 });
     expect(dawn.image).toBeUndefined();
-    await page.screenshot({ path: `${SHOTS}/takes-own-picture-picked.png` });
+    await shot(page, 'takes-own-picture-picked');
     expect(sim.charges).toHaveLength(charges);
     expect(errors).toEqual([]);
     host.child.kill('SIGTERM');

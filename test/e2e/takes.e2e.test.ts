@@ -1,16 +1,10 @@
 import Database from 'better-sqlite3';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type RunningSimulator } from '../../main/simulator/server.ts';
-import { cli } from '../helpers/cli.ts';
-import { hasChromium, serve, useBrowser, quickSimulatorSettings } from '../helpers/browser.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { describe, expect, it } from 'vitest';
+import { hasChromium, openPage, shot, simulatedHost, useBrowser } from '../helpers/browser.ts';
 
-const SHOTS = 'test-results/screenshots';
 const browser = useBrowser();
-beforeAll(() => mkdirSync(SHOTS, { recursive: true }));
 
 const BOARD = {
   width: 320,
@@ -51,21 +45,9 @@ async function newTake(page: Page, scene: string, n: number) {
 }
 
 describe.skipIf(!hasChromium)('takes in Chromium, through the loopback host', () => {
-  let sim: RunningSimulator;
-  afterAll(async () => sim?.close());
-
   it('a second take made in the UI keeps the first; picking the first buys nothing and the render uses it', async () => {
-    sim = await startSimulator({ jobMs: 300 });
-    const dataDir = tempDir();
-    quickSimulatorSettings(dataDir, sim.url);
-    const file = join(dataDir, 'board.json');
-    writeFileSync(file, JSON.stringify(BOARD));
-    expect((await cli(dataDir, 'storyboard', 'create', 'Fox', '--file', file)).code).toBe(0);
-    const { host, url } = await serve(dataDir);
-    const page = await browser().newPage({ viewport: { width: 1280, height: 800 } });
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(url);
+    const { sim, dataDir, host, url } = await simulatedHost(300, { name: 'Fox', storyboard: BOARD });
+    const { page, errors } = await openPage(browser(), url, { width: 1280, height: 800 });
 
     await expect.poll(() => page.getByTestId('estimate-total').textContent()).toMatch(/New steps: 0\.\d\d USD/);
     await page.getByTestId('generate').click();
@@ -81,7 +63,7 @@ describe.skipIf(!hasChromium)('takes in Chromium, through the loopback host', ()
     // And one of home, so that dawn's take 1 with it is a render not made before.
     await newTake(page, 'home', 2);
     await page.getByTestId('takes-dawn').scrollIntoViewIfNeeded();
-    await page.screenshot({ path: `${SHOTS}/takes.png` });
+    await shot(page, 'takes');
 
     const bought = sim.charges.length;
     await page.getByRole('button', { name: 'Pick take 1 of dawn' }).click();

@@ -25,8 +25,12 @@ function storyboard(scenes: number, answer: DraftAnswer): string {
  * with `background: true` answers the Response while `queued`; GET /v1/responses/{id} answers it `in_progress`, then
  * ended, with `output[].content[]` (output_text or refusal), `usage` and `incomplete_details`. Every POST is a charge.
  */
-export async function startResponsesStandIn(answer: DraftAnswer = 'good'): Promise<FakeServer & { charged: string[]; cancelled: string[]; polls: () => number; answer: (next: DraftAnswer) => void }> {
+export async function startResponsesStandIn(
+  answer: DraftAnswer = 'good',
+): Promise<FakeServer & { charged: string[]; cancelled: string[]; polls: () => number; answer: (next: DraftAnswer) => void; finishAnyway: () => void }> {
   const charged: string[] = [];
+  // A response answered `cancelled` that completes all the same, as one has been seen to (OpenAI promises neither).
+  let finishesAnyway = false;
   const cancelled: string[] = [];
   const asked = new Map<string, { scenes: number; polls: number }>();
   let polls = 0;
@@ -51,9 +55,9 @@ export async function startResponsesStandIn(answer: DraftAnswer = 'good'): Promi
       polls++;
       const job = asked.get(get[1]!);
       if (!job) return send(res, 404, { error: { message: 'No response found', type: 'invalid_request_error' } });
-      if (cancelled.includes(get[1]!)) return send(res, 200, { id: get[1], object: 'response', status: 'cancelled', output: [], usage: null });
+      if (cancelled.includes(get[1]!) && !finishesAnyway) return send(res, 200, { id: get[1], object: 'response', status: 'cancelled', output: [], usage: null });
       if (answer === 'queued') return send(res, 200, { id: get[1], object: 'response', status: 'queued', output: [] });
-      if (job.polls++ === 0) return send(res, 200, { id: get[1], object: 'response', status: 'in_progress', output: [] });
+      if (job.polls++ === 0 && !finishesAnyway) return send(res, 200, { id: get[1], object: 'response', status: 'in_progress', output: [] });
       const content =
         answer === 'refusal' ? [{ type: 'refusal', refusal: "I can't help with that." }] : [{ type: 'output_text', text: storyboard(job.scenes, answer), annotations: [] }];
       return send(res, 200, {
@@ -66,5 +70,5 @@ export async function startResponsesStandIn(answer: DraftAnswer = 'good'): Promi
       });
     }
   });
-  return Object.assign(fake, { charged, cancelled, polls: () => polls, answer: (next: DraftAnswer) => void (answer = next) });
+  return Object.assign(fake, { charged, cancelled, polls: () => polls, answer: (next: DraftAnswer) => void (answer = next), finishAnyway: () => void (finishesAnyway = true) });
 }

@@ -1,9 +1,13 @@
 import Database from 'better-sqlite3';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll } from 'vitest';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { afterAll, beforeAll, expect } from 'vitest';
+import type { RunningSimulator } from '../../main/simulator/server.ts';
+import { cli } from './cli.ts';
 import { startStudio, writeSettings, type StudioProcess } from './processes.ts';
+import { simulatorForTest } from './running.ts';
+import { tempDir } from './tmp.ts';
 
 /** Debian's Chromium; the UI is driven in a real browser through the loopback host. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -51,4 +55,44 @@ export function quickSimulatorSettings(dataDir: string, simulatorUrl: string): v
     providers: { simulator: { baseUrl: simulatorUrl } },
     ui: { confirmAbove: 100 },
   });
+}
+
+/**
+ * A data folder for a page test on a simulator of its own (stopped when the test ends), with quick settings and,
+ * when `board` is given, that storyboard made as project `name`.
+ */
+export async function simulatedFolder(jobMs: number, board?: { name: string; storyboard: object }): Promise<{ sim: RunningSimulator; dataDir: string }> {
+  const sim = await simulatorForTest({ jobMs });
+  const dataDir = tempDir();
+  quickSimulatorSettings(dataDir, sim.url);
+  if (board) {
+    const file = join(dataDir, 'board.json');
+    writeFileSync(file, JSON.stringify(board.storyboard));
+    expect((await cli(dataDir, 'storyboard', 'create', board.name, '--file', file)).code).toBe(0);
+  }
+  return { sim, dataDir };
+}
+
+/** `simulatedFolder`, served by `studio serve`. */
+export async function simulatedHost(jobMs: number, board?: { name: string; storyboard: object }) {
+  const folder = await simulatedFolder(jobMs, board);
+  return { ...folder, ...(await serve(folder.dataDir)) };
+}
+
+/** A new page of `browser` at `url`, the errors it throws kept in `errors`. */
+export async function openPage(browser: Browser, url: string, viewport: { width: number; height: number }): Promise<{ page: Page; errors: string[] }> {
+  const page = await browser.newPage({ viewport });
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(url);
+  return { page, errors };
+}
+
+export const SHOTS = 'test-results/screenshots';
+
+/** A photograph of a page or part of one, kept as SHOTS/`name`.png for a person to look at. */
+export async function shot(target: Page | Locator, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
+  mkdirSync(SHOTS, { recursive: true });
+  const path = join(SHOTS, `${name}.png`);
+  await ('goto' in target ? target.screenshot({ path, ...options }) : target.screenshot({ path }));
 }

@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { onTestFinished } from 'vitest';
 import { databasePath } from '../../main/config/paths.ts';
 import { openDatabase, type Db } from '../../main/db/database.ts';
@@ -9,4 +10,14 @@ export function sqlOf(dataDir: string): Db {
     db.close();
   });
   return db;
+}
+
+/** The rows of a query on a data folder's database, read through a read-only connection of its own. */
+export function rowsOf(dataDir: string, sql: string): Record<string, any>[] {
+  const db = new Database(databasePath(dataDir), { readonly: true });
+  try {
+    return db.prepare(sql).all() as Record<string, any>[];
+  } finally {
+    db.close();
+  }
 }

@@ -1,4 +1,5 @@
 import type { LaunchedHost } from '../../main/host/launch.ts';
+import { hostForTest } from './running.ts';
 
 export interface ApiAnswer<T> {
   status: number;
@@ -17,4 +18,10 @@ export function apiCaller(current: () => LaunchedHost | undefined) {
     });
     return { status: res.status, ...((await res.json()) as { result: T; error?: string }) };
   };
+}
+
+/** A host on `dataDir` for this test (stopped when it ends), and a caller of its API. */
+export async function apiForTest(dataDir: string) {
+  const host = await hostForTest(dataDir);
+  return apiCaller(() => host);
 }

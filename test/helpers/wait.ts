@@ -6,3 +6,12 @@ export async function until(predicate: () => boolean | Promise<boolean>, timeout
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/** Resolves once every task listed has succeeded, checking every 100 ms; after `timeoutMs`, throws with where each one is. */
+export async function untilAllSucceeded(tasks: { list(): Promise<{ kind: string; status: string; error: unknown }[]> }, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await tasks.list()).every((t) => t.status === 'SUCCEEDED')) {
+    if (Date.now() > deadline) throw new Error(`not done: ${JSON.stringify((await tasks.list()).map((t) => [t.kind, t.status, t.error]))}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

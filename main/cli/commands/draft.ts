@@ -13,7 +13,7 @@ import { money } from '../output.ts';
 
 const USAGE = 'studio draft PROJECT "idea..." [--scenes N] [--with simulator|openai] [--estimate] [--replace] [--again] | studio draft PROJECT --show-answer TASK';
 /** The draft goes on at the provider (a signal, or still queued past the poll deadline): collected by a later run. */
-export const DRAFT_GOES_ON = 3;
+const DRAFT_GOES_ON = 3;
 const ENDED = new Set(['SUCCEEDED', 'FAILED', 'OUTCOME_UNKNOWN', 'CANCELLED']);
 
 function costWords(e: DraftEstimate): string {

@@ -99,9 +99,9 @@ export async function spend(argv: string[], ctx: CliContext) {
   const { values } = parse(argv, { json: { type: 'boolean' }, project: { type: 'string' } });
   await withStudio(ctx, async (studio) => {
     const only = await projectId(studio, values.project);
-    const days = await studio.tasks.spendByDayAll();
+    const byProvider = await studio.tasks.spendByProvider();
     // Real money and the simulator's made-up money are shown apart, never summed into one figure.
-    const rows = (await studio.tasks.spend(only ?? null)).map((r) => ({ ...r, ...splitSimulated(days.filter((d) => d.project === r.project)) }));
+    const rows = (await studio.tasks.spend(only ?? null)).map((r) => ({ ...r, ...splitSimulated(byProvider.filter((d) => d.project === r.project)) }));
     const json = rows.map((r) => ({
       project: r.project,
       currency: r.currency,

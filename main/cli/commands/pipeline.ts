@@ -63,13 +63,13 @@ async function withPipeline<T>(ctx: CliContext, fn: (pipeline: Pipeline, studio:
   }
 }
 
-/** `lostNote` says what happens to a step whose paid result was lost. */
 /** A step's cost, marked when it is the simulator's made-up money or waits for a key. */
 function costWords(s: StepEstimate): string {
   const cost = s.cost === null ? 'price unknown' : `${money(s.cost, s.currency)}${s.simulated && s.action !== 'reuse' ? ' (simulated)' : ''}`;
   return s.keyMissing ? `${cost}, no key yet` : cost;
 }
 
+/** `lostNote` says what happens to a step whose paid result was lost. */
 function printEstimate(ctx: CliContext, e: GenerateEstimate, lostNote: string): void {
   const c = e.project.currency;
   ctx.out(

@@ -8,7 +8,7 @@ import { SIMULATOR } from '../../domain/simulated.ts';
  * Real money and the simulator's made-up money are each held against a project's budget apart: simulated spend
  * never uses up a budget meant for money that is charged, and a budget can still be tried with the simulator.
  */
-export const SAME_MONEY = `(s.provider = '${SIMULATOR}') = (tasks.provider = '${SIMULATOR}')`;
+const SAME_MONEY = `(s.provider = '${SIMULATOR}') = (tasks.provider = '${SIMULATOR}')`;
 
 /**
  * What a project has spent or may have spent: billed, else estimated, for accepted and unknown requests; of the same

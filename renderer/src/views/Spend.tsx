@@ -58,7 +58,6 @@ function ProviderChart({ rows }: { rows: SpendOverview['byProvider'] }) {
   );
 }
 
-/** Every project against its budget, and spend per provider and per model over all of them. */
 /** Per provider and model: what was billed against what the same requests had been estimated at. */
 function ModelTable({ rows, testId }: { rows: (ModelSpendView & { currency: string })[]; testId: string }) {
   return (
@@ -97,6 +96,7 @@ function ModelTable({ rows, testId }: { rows: (ModelSpendView & { currency: stri
   );
 }
 
+/** Every project against its budget, and spend per provider and per model over all of them. */
 function Overview({ version }: { version: number }) {
   const overview = useLoad(() => studio.spendOverview(), [version]);
   const exporting = useAction();
