@@ -1,4 +1,5 @@
 import { API_METHODS, type StudioApi } from '../main/api/contract.ts';
+import { PRESETS } from '../main/domain/presets.ts';
 import { isAppUrl } from './window.ts';
 
 export class IpcRefused extends Error {}
@@ -59,6 +60,8 @@ const CHECKS: Record<(typeof API_METHODS)[number], Check> = {
   scenePlan: ([p]) => str(p),
   takes: ([p, scene]) => str(p) && (scene === undefined || str(scene)),
   pickTake: ([p, scene, take]) => str(p) && str(scene) && Number.isInteger(take) && (take as number) >= 1,
+  exportFilm: ([p, preset]) => str(p) && (PRESETS as readonly unknown[]).includes(preset),
+  filmRenders: ([p]) => str(p),
 };
 
 /**
@@ -95,5 +98,13 @@ export function checkOwnPictureCall(args: unknown, sender: { url: string; isMain
   if (!sender || !sender.isMainFrame || !isAppUrl(sender.url)) throw new IpcRefused('refused: the call did not come from the studio window');
   if (!Array.isArray(args) || args.length !== 3 || !str(args[0]) || !str(args[1]) || typeof args[2] !== 'string' || args[2].length > 4_096) {
     throw new IpcRefused('refused: useOwnPicture takes a project, a scene and a file');
+  }
+}
+
+/** The desktop's own-music call (main/api/ownPictureFile.ts useOwnMusic): from the app's page, a project and the path found for the file. */
+export function checkOwnMusicCall(args: unknown, sender: { url: string; isMainFrame: boolean } | null): asserts args is [string, string] {
+  if (!sender || !sender.isMainFrame || !isAppUrl(sender.url)) throw new IpcRefused('refused: the call did not come from the studio window');
+  if (!Array.isArray(args) || args.length !== 2 || !str(args[0]) || typeof args[1] !== 'string' || args[1].length > 4_096) {
+    throw new IpcRefused('refused: useOwnMusic takes a project and a file');
   }
 }

@@ -5,7 +5,6 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ownPicturePath } from '../main/api/ownUpload.ts';
 import { ApiError } from '../main/api/studioService.ts';
 import { useNativeBinding } from '../main/db/nativeBinding.ts';
-import { coalesced } from '../main/engine/coalesced.ts';
 import { RENDERER_DIR, watchChanges } from '../main/host/server.ts';
 import { startRuntime, type Runtime } from '../main/runtime.ts';
 import { APP_ID } from './identity.ts';
@@ -85,7 +84,7 @@ async function start(dataDir: string): Promise<void> {
     if (!task?.outputPath || task.status !== 'SUCCEEDED') return null;
     const project = (await runtime.studio.projects.list()).find((p) => p.id === task.projectId)?.name ?? 'video';
     const path = runtime.studio.media.resolve(task.outputPath);
-    return { path, name: fileName(project, task.kind, id, path) };
+    return { path, name: fileName(project, task.kind, id, path, (task.input as { preset?: string }).preset) };
   };
   wireOwnPictures(ipcMain, runtime.studio, log);
   ipcMain.handle('studio:file', async (event, action: unknown, args: unknown) => {
@@ -116,18 +115,8 @@ async function start(dataDir: string): Promise<void> {
   });
 
   let lastUnknown = 0;
-  let lastRenders = await runtime.studio.tasks.finishedRenders();
+  // A finished film is announced by the page itself (renderer/src/filmReady.ts), with its project's name.
   const notify = (title: string, body: string) => Notification.isSupported() && new Notification({ title, body }).show();
-  // One count at a time, each against the one before it, so a render is announced once.
-  const newRenders = coalesced(async () => {
-    try {
-      const renders = await runtime.studio.tasks.finishedRenders();
-      if (renders > lastRenders) notify('Your video is ready', 'A render has finished. Open the studio to watch it.');
-      lastRenders = renders;
-    } catch (err) {
-      log(`finished renders could not be counted; trying again at the next change: ${(err as Error).message}`);
-    }
-  });
   const power = wirePower(powerMonitor, powerSaveBlocker, runtime.supervisor, () => runtime.studio.settings.ui.keepAwake);
   const stopWatching = watchChanges(
     runtime.studio.store.watch(),
@@ -136,7 +125,6 @@ async function start(dataDir: string): Promise<void> {
       power.update();
       if (change.needsDecision > lastUnknown) notify('Take Studio needs your decision', 'A paid request has an outcome nobody can know. Open the studio to decide.');
       lastUnknown = change.needsDecision;
-      void newRenders();
     },
     log,
   );

@@ -21,10 +21,11 @@ export interface OutputFileDeps<W> {
 
 export class OutputFileRefused extends Error {}
 
-/** A name a file system takes anywhere: no separators, no characters Windows refuses, not empty. */
-export function fileName(project: string, kind: string, taskId: number, path: string): string {
+/** A name a file system takes anywhere: no separators, no characters Windows refuses, not empty. An export names its preset too. */
+export function fileName(project: string, kind: string, taskId: number, path: string, preset?: string): string {
   const base = project.replace(/[\\/:*?"<>|\u0000-\u001f]+/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 80) || 'video';
-  return `${kind === 'render' ? base : `${base} ${kind} ${taskId}`}${extname(path)}`;
+  const film = preset ? `${base} - ${preset}` : base;
+  return `${kind === 'render' ? film : `${base} ${kind} ${taskId}`}${extname(path)}`;
 }
 
 function outputOf<W>(deps: OutputFileDeps<W>, taskId: number): { path: string; name: string } {

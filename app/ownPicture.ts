@@ -1,25 +1,39 @@
 import type { IpcMainInvokeEvent } from 'electron';
-import { useOwnPicture } from '../main/api/ownPictureFile.ts';
+import { useOwnMusic, useOwnPicture } from '../main/api/ownPictureFile.ts';
 import { ApiError } from '../main/api/studioService.ts';
 import type { Studio } from '../main/studio.ts';
-import { checkOwnPictureCall, IpcRefused } from './ipcValidation.ts';
+import { checkOwnMusicCall, checkOwnPictureCall, IpcRefused } from './ipcValidation.ts';
 
 type Sender = Pick<IpcMainInvokeEvent, 'senderFrame' | 'sender'>;
 
 /**
  * The desktop's "Use your own picture": the preload sends the path of the file dropped or picked (the page never
- * sees it) on `studio:own`, and the picture is checked and copied into the project as an upload would be.
+ * sees it) on `studio:own`, and the picture is checked and copied into the project as an upload would be. Music for
+ * the storyboard's music bed comes the same way on `studio:own-music`.
  */
 export function wireOwnPictures(ipc: { handle(channel: string, listener: (event: Sender, ...args: unknown[]) => unknown): void }, studio: Studio, log: (m: string) => void): void {
-  ipc.handle('studio:own', async (event, args: unknown) => {
+  const answer = (what: string, take: (event: Sender, args: unknown) => Promise<unknown>) => async (event: Sender, args: unknown) => {
     try {
-      checkOwnPictureCall(args, event.senderFrame ? { url: event.senderFrame.url, isMainFrame: event.senderFrame === event.sender.mainFrame } : null);
-      const [project, scene, path] = args;
-      return { result: await useOwnPicture(studio, project, scene, path) };
+      return { result: await take(event, args) };
     } catch (err) {
       if (err instanceof ApiError || err instanceof IpcRefused) return { error: err.message };
-      log(`own picture: ${(err as Error).stack}`);
+      log(`${what}: ${(err as Error).stack}`);
       return { error: 'the studio hit an internal error; it was logged' };
     }
-  });
+  };
+  const from = (event: Sender) => (event.senderFrame ? { url: event.senderFrame.url, isMainFrame: event.senderFrame === event.sender.mainFrame } : null);
+  ipc.handle(
+    'studio:own',
+    answer('own picture', async (event, args) => {
+      checkOwnPictureCall(args, from(event));
+      return useOwnPicture(studio, ...args);
+    }),
+  );
+  ipc.handle(
+    'studio:own-music',
+    answer('own music', async (event, args) => {
+      checkOwnMusicCall(args, from(event));
+      return useOwnMusic(studio, ...args);
+    }),
+  );
 }

@@ -1,10 +1,13 @@
 import { isAppUrl } from './window.ts';
 
 /**
- * The one permission the app's own pages get: 'fullscreen', which the <video> full-screen button asks for
+ * What the app's own pages get: 'fullscreen', which the <video> full-screen button asks for
  * (WebContents::EnterFullscreenModeForTab routes it through the permission handler, and a denied request
- * never settles: electron/electron#37719). Everything else, and any other origin, is denied.
+ * never settles: electron/electron#37719), and 'notifications', for the page's "your film is ready" (the web
+ * Notification API, which Electron shows as the system's own). Everything else, and any other origin, is denied.
  */
+const ALLOWED = new Set(['fullscreen', 'notifications']);
+
 export function allowPermission(permission: string, requestingUrl: string | undefined): boolean {
-  return permission === 'fullscreen' && requestingUrl !== undefined && isAppUrl(requestingUrl);
+  return ALLOWED.has(permission) && requestingUrl !== undefined && isAppUrl(requestingUrl);
 }

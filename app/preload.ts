@@ -34,4 +34,11 @@ api.useOwnPicture = async (project: string, scene: string, file: File) => {
   return answer.result;
 };
 
+// Desktop only: a music file picked for the storyboard's music bed, by its path as a picture is (app/ownPicture.ts).
+api.useOwnMusic = async (project: string, file: File) => {
+  const answer = (await ipcRenderer.invoke('studio:own-music', [project, webUtils.getPathForFile(file)])) as { result?: unknown; error?: string };
+  if (answer.error !== undefined) throw new Error(answer.error);
+  return answer.result;
+};
+
 contextBridge.exposeInMainWorld('studio', api);

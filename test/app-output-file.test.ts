@@ -71,6 +71,8 @@ describe('Save as… and Show in folder', () => {
     expect(fileName('Fox: the "return"/home', 'render', 9, '/m/render-9.mp4')).toBe('Fox the return home.mp4');
     expect(fileName('Fox', 'image', 3, '/m/x.png')).toBe('Fox image 3.png');
     expect(fileName('///', 'render', 3, '/m/x.mp4')).toBe('video.mp4');
+    expect(fileName('Fox film', 'render', 7, '/m/render-7/Fox film - vertical.mp4', 'vertical')).toBe('Fox film - vertical.mp4');
+    expect(fileName('Fox film', 'render', 8, '/m/render-8/Fox film - gif-preview.gif', 'gif-preview')).toBe('Fox film - gif-preview.gif');
   });
 
   it('takes file calls only from the studio window, for a known action and one task id', () => {

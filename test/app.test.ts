@@ -59,6 +59,8 @@ describe('IPC', () => {
   it('takes well-formed calls from the app page', () => {
     expect(() => checkCall('listTasks', ['Fox', 0, 100], page)).not.toThrow();
     expect(() => checkCall('resolve', [3, { adopt: 'req-1' }], page)).not.toThrow();
+    expect(() => checkCall('exportFilm', ['Fox', 'vertical'], page)).not.toThrow();
+    expect(() => checkCall('filmRenders', ['Fox'], page)).not.toThrow();
   });
 
   it.each([
@@ -70,6 +72,7 @@ describe('IPC', () => {
     ['a huge page', 'listTasks', ['Fox', 0, 1e9], page, /wrong shape/],
     ['a malformed decision', 'resolve', [3, { adopt: 42 }], page, /wrong shape/],
     ['a negative budget', 'setBudget', ['Fox', -5], page, /wrong shape/],
+    ['an export in no preset', 'exportFilm', ['Fox', 'mkv'], page, /wrong shape/],
   ] as const)('refuses %s', (_name, method, args, sender, message) => {
     expect(() => checkCall(method, [...args], sender)).toThrow(IpcRefused);
     expect(() => checkCall(method, [...args], sender)).toThrow(message);

@@ -168,7 +168,8 @@ function filesUnder(dir: string): string[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : [join(dir, e.name)]));
 }
-const MEDIA_FILE = /\.(png|mp4|wav)$/;
+/** A result's file; not a piece of a film, kept beside the renders (segments/) to be joined again. */
+const MEDIA_FILE = /^(?!.*[\\/]segments[\\/]).*\.(png|mp4|wav)$/;
 
 /** The studio's storyboard in `data`, with the simulator as its provider; nothing generated yet. */
 async function boardOnly(data: string) {

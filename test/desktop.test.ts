@@ -213,7 +213,14 @@ describe('permissions', () => {
     expect(allowPermission('fullscreen', 'https://example.com/')).toBe(false);
     expect(allowPermission('fullscreen', 'app://evil/index.html')).toBe(false);
     expect(allowPermission('fullscreen', undefined)).toBe(false);
-    for (const other of ['media', 'notifications', 'geolocation', 'clipboard-read', 'openExternal']) expect(allowPermission(other, 'app://studio/index.html')).toBe(false);
+    for (const other of ['media', 'geolocation', 'clipboard-read', 'openExternal']) expect(allowPermission(other, 'app://studio/index.html')).toBe(false);
+  });
+
+  it("lets the app page say a film is ready, and no other origin", () => {
+    expect(allowPermission('notifications', 'app://studio/index.html')).toBe(true);
+    expect(allowPermission('notifications', 'https://example.com/')).toBe(false);
+    expect(allowPermission('notifications', 'app://evil/index.html')).toBe(false);
+    expect(allowPermission('notifications', undefined)).toBe(false);
   });
 });
 

@@ -4,7 +4,6 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ffmpegPath } from '../main/media/binaries.ts';
 import { probe } from '../main/media/probe.ts';
-import { runRender } from '../main/media/renderer.ts';
 import { Pipeline } from '../main/pipeline/generate.ts';
 import { sizeFor } from '../main/providers/frameSizes.ts';
 import { parseStoryboard } from '../main/providers/storyboards.ts';
@@ -15,6 +14,7 @@ import type { Fit } from '../main/domain/frameShape.ts';
 import { inputHash } from '../main/domain/tasks/inputHash.ts';
 import { writeSettings } from './helpers/processes.ts';
 import { sqlOf } from './helpers/sql.ts';
+import { renderScenes } from './helpers/film.ts';
 import { tempDir } from './helpers/tmp.ts';
 import { untilAllSucceeded } from './helpers/wait.ts';
 
@@ -80,8 +80,7 @@ describe('the project\'s shape', () => {
 
   it.each<[Fit, boolean]>([['crop', false], ['blur', false], ['pad', true]])('renders a landscape clip into a 1080x1920 frame with fit %s (bars: %s)', async (fit, bars) => {
     const dir = tempDir();
-    const output = join(dir, 'out.mp4');
-    await runRender({ scenes: [{ clip: await landscapeClip(dir), narration: null, duration: 1 }], width: 1080, height: 1920, fit, fps: 24, output }, ffmpegPath(), () => undefined).done;
+    const { output } = await renderScenes(dir, [{ clip: await landscapeClip(dir), seconds: 1 }], { width: 1080, height: 1920, fit, fps: 24 });
     const { width, height, rows } = await rowLuma(output, 0.5);
     expect([width, height]).toEqual([1080, 1920]);
     // 640x360 fitted whole into 1080 wide is 608 high, leaving 656 black rows above and below.

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { ffmpegPath, outsideAsar } from '../main/media/binaries.ts';
 import { escapeFilterValue } from '../main/media/filterEscape.ts';
 import { probe } from '../main/media/probe.ts';
-import { FONT, still } from '../main/simulator/media.ts';
+import { FONT } from '../main/media/fonts.ts';
+import { still } from '../main/simulator/media.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 describe('outsideAsar: paths a child process can open', () => {

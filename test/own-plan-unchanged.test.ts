@@ -29,15 +29,20 @@ describe('own clips in the plan', () => {
       ['render', ['dawn:clip', 'dawn:speech', 'dusk:clip'], []],
     ]);
     expect(steps[1]!.input).toEqual({ width: 320, height: 240, prompt: 'a fox', image_url: { $step: 'dawn:image' }, duration: 2, seed: 7 });
+    // The render also carries how the film is finished (its words for subtitles, its cuts, its loudness): a render
+    // is made on this machine at no charge, so a new field only renders the film again.
+    const cut = { type: 'cut', duration: 0 };
     expect(steps.at(-1)!.input).toEqual({
       width: 320,
       height: 240,
       fit: 'crop',
       fps: 24,
       scenes: [
-        { id: 'dawn', duration: 2, fit: 'narration', clip: { $step: 'dawn:clip' }, narration: { $step: 'dawn:speech' } },
-        { id: 'dusk', duration: 1, fit: 'narration', clip: { $step: 'dusk:clip' }, narration: null },
+        { id: 'dawn', duration: 2, fit: 'narration', clip: { $step: 'dawn:clip' }, narration: { $step: 'dawn:speech' }, text: 'The fox wakes.', transition: cut },
+        { id: 'dusk', duration: 1, fit: 'narration', clip: { $step: 'dusk:clip' }, narration: null, text: null, transition: cut },
       ],
+      subtitles: { burn: false },
+      loudness: -14,
     });
   });
 

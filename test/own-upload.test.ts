@@ -1,12 +1,12 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ffmpegPath } from '../main/media/binaries.ts';
-import { NO_PROVIDER, serve, storedStoryboard } from './helpers/browser.ts';
-import { cli } from './helpers/cli.ts';
+import { storedStoryboard } from './helpers/browser.ts';
+import { refusedWhileStreaming, uploadStudio } from './helpers/uploads.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 /** A real PNG made by ffmpeg. */
@@ -15,41 +15,7 @@ function png(path: string): Buffer {
   return readFileSync(path);
 }
 
-async function studio() {
-  const dir = tempDir();
-  const file = join(dir, 'board.json');
-  writeFileSync(file, JSON.stringify({ width: 320, height: 240, scenes: [{ id: 'dawn', imagePrompt: 'a fox' }] }));
-  expect((await cli(dir, 'storyboard', 'create', 'Fox', '--file', file)).code).toBe(0);
-  const { url } = await serve(dir, NO_PROVIDER);
-  const base = new URL(url);
-  const token = new URLSearchParams(base.hash.slice(1)).get('token')!;
-  const upload = (name: string, body: BodyInit, headers: Record<string, string> = {}) =>
-    fetch(`${base.origin}/upload/picture?project=Fox&scene=dawn&name=${encodeURIComponent(name)}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, ...headers },
-      body,
-      duplex: 'half',
-    } as RequestInit);
-  /** A send that announces `length` bytes and gives only the first 64 KB: what the host answers before reading on. */
-  const announce = (name: string, length: number) =>
-    new Promise<{ status: number; body: string }>((resolve) => {
-      const req = request(`${base.origin}/upload/picture?project=Fox&scene=dawn&name=${name}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-length': String(length) },
-      });
-      req.on('error', () => undefined);
-      req.on('response', (res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => (body += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode!, body }));
-      });
-      req.write(new Uint8Array(64 * 1024));
-    });
-  const media = join(dir, 'projects', '1', 'media');
-  /** What the data folder keeps of uploads: the temporary files, and the copies in the project. */
-  const kept = () => [...(existsSync(join(dir, 'uploads')) ? readdirSync(join(dir, 'uploads')) : []), ...(existsSync(media) ? readdirSync(media) : [])];
-  return { dir, base, token, upload, announce, kept };
-}
+const studio = () => uploadStudio('/upload/picture?project=Fox&scene=dawn');
 
 describe('a picture sent from the app', () => {
   it('is checked and copied into the project under its checksum, and shown from there', async () => {
@@ -81,21 +47,7 @@ describe('a picture sent from the app', () => {
     expect(announced.status).toBe(413);
     expect(JSON.parse(announced.body).error).toBe('scene "dawn": huge.png is more than the 50 MB a still may be; save it smaller');
     // Sent in pieces with no length given: refused as it streams, once past the limit.
-    let sent = 0;
-    const piece = new Uint8Array(1024 * 1024);
-    const endless = new ReadableStream<Uint8Array>({
-      pull(c) {
-        sent += piece.length;
-        if (sent > 200 * 1024 * 1024) c.close();
-        else c.enqueue(piece);
-      },
-    });
-    const streamed = await upload('endless.png', endless).catch((err: Error) => err);
-    if (streamed instanceof Response) {
-      expect(streamed.status).toBe(413);
-      expect(((await streamed.json()) as { error: string }).error).toContain('endless.png is more than the 50 MB a still may be');
-    }
-    expect(sent).toBeLessThan(200 * 1024 * 1024);
+    await refusedWhileStreaming(upload, 'endless.png', 200, 'endless.png is more than the 50 MB a still may be');
     expect(kept()).toEqual([]);
     expect(storedStoryboard(dir, 'Fox')).toBe(before);
   }, 60_000);

@@ -70,7 +70,8 @@ describe('from storyboard to finished clip', () => {
     const decoded = await run(ffmpegPath(), ['-v', 'error', '-i', file, '-f', 'null', '-']);
     expect(decoded.stderr).toBe('');
     const streams = await run(ffprobePath(), ['-v', 'error', '-show_entries', 'stream=codec_type', '-of', 'csv=p=0', file]);
-    expect(streams.stdout.trim().split('\n')).toEqual(['video', 'audio']);
+    // The picture, the sound, the narration's subtitles as a track to turn on, and the scenes' chapter list.
+    expect(streams.stdout.trim().split('\n')).toEqual(['video', 'audio', 'subtitle', 'data']);
     expect(sim.charges).toHaveLength(8);
   });
 

@@ -61,26 +61,30 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs = 20_000
   }
 }
 
-function ffmpegsWriting(dir: string): string[] {
+/** Every ffmpeg at work on the project's folder: a piece, the sound or the film. */
+function ffmpegsWriting(project: string): string[] {
   try {
-    return execFileSync('pgrep', ['-af', `${dir}.*part.mp4`], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+    return execFileSync('pgrep', ['-af', `ffmpeg.*${project}`], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
   } catch {
     return [];
   }
 }
 
-const leftovers = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((f) => f.includes('.part') || f.endsWith('.pid')) : []);
+/** What a render leaves while it works, in its renders folder and among the project's pieces. */
+const leftovers = (project: string) =>
+  ['renders', 'segments'].flatMap((d) => (existsSync(join(project, d)) ? readdirSync(join(project, d)).filter((f) => f.includes('.part') || f.endsWith('.pid') || f.endsWith('.work')) : []));
 
 describe('the render', () => {
   it('killed with SIGKILL mid-render, runs again on restart, stops the orphaned ffmpeg and leaves no partial file', async () => {
     const { dataDir, env } = await scenesMade();
-    const renders = join(dataDir, 'projects', '1', 'renders');
+    const renders = join(dataDir, 'projects', '1');
     const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
     await until(async () => ((await renderTask(dataDir)).progress ?? 0) > 0);
     worker.child.kill('SIGKILL');
     await worker.exited;
     expect((await renderTask(dataDir)).status).toBe('RUNNING');
     expect(leftovers(renders).some((f) => f.endsWith('.part.mp4'))).toBe(true);
+    expect(ffmpegsWriting(renders).length).toBeLessThanOrEqual(1);
 
     const again = await runStudio(dataDir, ['worker', '--until-idle'], env);
     expect(again.code, again.stderr).toBe(0);
@@ -94,14 +98,15 @@ describe('the render', () => {
 
   it('cancelled mid-render, ends the ffmpeg process and leaves no partial file', async () => {
     const { dataDir } = await scenesMade();
-    const renders = join(dataDir, 'projects', '1', 'renders');
+    const renders = join(dataDir, 'projects', '1');
     const studio = await openStudio(dataDir);
     const providers = await openProviders(studio.settings, dataDir);
     const supervisor = createSupervisor(studio, providers.get);
     supervisor.start();
     try {
       await until(async () => ((await studio.tasks.list()).find((t) => t.kind === 'render')!.progress ?? 0) > 0);
-      expect(ffmpegsWriting(renders)).toHaveLength(1);
+      // One ffmpeg at a time, each piece its own: between two of them there is a moment with none.
+      await until(() => ffmpegsWriting(renders).length === 1, 10_000);
       const id = (await studio.tasks.list()).find((t) => t.kind === 'render')!.id;
       await cancelTask(studio.tasks, undefined, id, Date.now());
       await until(() => ffmpegsWriting(renders).length === 0 && leftovers(renders).length === 0, 5_000);

@@ -26,6 +26,8 @@ import type { TakeView } from './takeTypes.ts';
 export type { TakeView };
 import type { LibraryItem, LibraryPage, LibraryQuery, OutputFileView, TaskDetail } from './libraryTypes.ts';
 export type { LibraryItem, LibraryPage, LibraryQuery, OutputFileView, TaskDetail };
+import type { FilmExportView, FilmRendersView, Preset, PresetChoice } from './exportTypes.ts';
+export type { FilmExportView, FilmRendersView, Preset, PresetChoice };
 
 /** What changed, pushed to the page so it refreshes what it shows. */
 export interface ChangeEvent {
@@ -84,6 +86,10 @@ export interface StudioApi {
   takes(project: string, scene?: string): Promise<TakeView[]>;
   /** Makes a take the one its scene renders; buys nothing. Refused for a take whose result is lost. */
   pickTake(project: string, scene: string, take: number): Promise<TakeView>;
+  /** Exports the film in a preset's shape or format, as a render of its own; buys nothing. Refused while a scene is not made. */
+  exportFilm(project: string, preset: Preset): Promise<TaskView>;
+  /** The presets for the project's film, its exports, and every render of it by id and status. */
+  filmRenders(project: string): Promise<FilmRendersView>;
 }
 
 export interface EngineStatus {
@@ -121,6 +127,8 @@ export const API_METHODS = [
   'scenePlan',
   'takes',
   'pickTake',
+  'exportFilm',
+  'filmRenders',
 ] as const satisfies readonly (keyof StudioApi)[];
 
 /** An error a person can act on, carried across IPC and HTTP as its message. */

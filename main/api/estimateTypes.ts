@@ -91,4 +91,6 @@ export interface EstimateView {
   narration: { scene: string; predictedSec: number; sceneSec: number; cutSec: number; heldSec: number; text: string }[];
   /** Each model to be used that cannot make the project's exact shape, and the nearest it makes, in one plain line. */
   shape: string[];
+  /** The finished film foreseen: its length with the transitions' overlaps, and how it is finished, in plain words. */
+  film: { seconds: number; scenesSec: number; overlapSec: number; text: string } | null;
 }

@@ -26,6 +26,7 @@ function estimateView(e: GenerateEstimate): EstimateView {
     overBy: money(e.overBy)!,
     narration: e.narration.map((n) => ({ scene: n.scene, predictedSec: n.predictedSec, sceneSec: n.sceneSec, cutSec: n.cutSec, heldSec: n.heldSec, text: narrationWords(n) })),
     shape: e.shape,
+    film: e.film && { seconds: e.film.seconds, scenesSec: e.film.scenesSec, overlapSec: e.film.overlapSec, text: `The film: ${e.film.words}` },
   };
 }
 

@@ -5,8 +5,10 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { diskFullWords } from '../media/checkedCopy.ts';
 import { partTail, sweepStaleParts } from '../media/staleParts.ts';
-import { diskWasFull, OwnMediaRefused, ownFile, ownFolder } from '../pipeline/ownFiles.ts';
+import type { Project } from '../domain/project.ts';
+import { diskWasFull, OwnMediaRefused, ownFile, ownFolder, type OwnFileKind } from '../pipeline/ownFiles.ts';
 import { ownKindByName } from '../pipeline/ownClips.ts';
+import { isMusicName, MUSIC, MUSIC_WORDS } from '../pipeline/ownMusic.ts';
 import type { Studio } from '../studio.ts';
 import { ApiError } from './studioService.ts';
 
@@ -18,10 +20,16 @@ export interface UploadedPicture {
   name: string;
 }
 
-/** A picture larger than a still may be: refused as it streams, before the rest is read. */
+/** A music file sent for the storyboard's music bed, checked and copied into the project: what its `music` is set to. */
+export interface UploadedMusic {
+  music: { file: string; sha256: string; name: string };
+  name: string;
+}
+
+/** A file larger than its kind may be (a still, a clip, music): refused as it streams, before the rest is read. */
 export class UploadTooLarge extends ApiError {}
 
-/** The disk filled while a picture was received or copied: nothing of it was kept (HTTP 507). */
+/** The disk filled while a file was received or copied: nothing of it was kept (HTTP 507). */
 export class UploadDiskFull extends ApiError {}
 
 const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
@@ -34,16 +42,49 @@ const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
  * saves it with the scene's image set, carrying the revision it was made from.
  */
 export async function receivePicture(studio: Studio, projectName: string, scene: string, name: string, body: AsyncIterable<Uint8Array>, announced: number | null): Promise<UploadedPicture> {
-  const project = await studio.projects.byName(projectName);
-  if (!project) throw new ApiError(`there is no project "${projectName}"`);
-  const where = `scene "${scene}"`;
+  const project = await projectNamed(studio, projectName);
   const board = await studio.storyboards.get(project.id);
   if (!board?.scenes.some((s) => s.id === scene)) {
     const have = board?.scenes.length ? `its scenes are ${board.scenes.map((s) => `"${s.id}"`).join(', ')}` : 'it has no saved storyboard';
     throw new ApiError(`there is no scene "${scene}" in the saved storyboard of "${projectName}" (${have}); save the storyboard with that scene first, then send the picture`);
   }
   const kind = ownKindByName(name);
-  const tooLarge = () => new UploadTooLarge(`${where}: ${name} is more than the ${megabytes(kind.maxBytes)} a ${kind.task === 'clip' ? 'clip' : 'still'} may be; save it smaller`);
+  const copied = await receiveOwn(studio, project, kind, { where: `scene "${scene}"`, name, a: kind.task === 'clip' ? 'clip' : 'still', what: 'picture' }, body, announced);
+  return { [kind.task]: { ...copied, name }, name };
+}
+
+/**
+ * A music file sent from the app for the storyboard's music bed (its `music`), received, checked and copied into the
+ * project as a picture is; the app then sets the storyboard's music to the copy and saves it.
+ */
+export async function receiveMusic(studio: Studio, projectName: string, name: string, body: AsyncIterable<Uint8Array>, announced: number | null): Promise<UploadedMusic> {
+  const project = await projectNamed(studio, projectName);
+  if (!isMusicName(name)) throw new ApiError(`music: ${name} is not a music file the studio takes; give ${MUSIC_WORDS}`);
+  const copied = await receiveOwn(studio, project, MUSIC, { where: 'music', name, a: 'music file', what: 'music' }, body, announced);
+  return { music: { ...copied, name }, name };
+}
+
+async function projectNamed(studio: Studio, projectName: string): Promise<Project> {
+  const project = await studio.projects.byName(projectName);
+  if (!project) throw new ApiError(`there is no project "${projectName}"`);
+  return project;
+}
+
+/**
+ * Streams a sent file to a temporary file in the data folder (refused past `kind`'s size as it streams), then checks
+ * and copies it into the project under its checksum. The temporary file is always removed. `said` words the
+ * refusals: where it was sent for, its name, what one of its kind is called ("a still") and what to send again.
+ */
+async function receiveOwn(
+  studio: Studio,
+  project: Project,
+  kind: OwnFileKind,
+  said: { where: string; name: string; a: string; what: string },
+  body: AsyncIterable<Uint8Array>,
+  announced: number | null,
+): Promise<{ file: string; sha256: string }> {
+  const { where, name } = said;
+  const tooLarge = () => new UploadTooLarge(`${where}: ${name} is more than the ${megabytes(kind.maxBytes)} a ${said.a} may be; save it smaller`);
   if (announced !== null && announced > kind.maxBytes) throw tooLarge();
   const dir = join(studio.dataDir, 'uploads');
   await mkdir(dir, { recursive: true });
@@ -62,9 +103,9 @@ export async function receivePicture(studio: Studio, projectName: string, scene:
       },
       createWriteStream(part),
     );
-    if (size === 0) throw new ApiError(`${where}: ${name} arrived empty; send the picture again`);
+    if (size === 0) throw new ApiError(`${where}: ${name} arrived empty; send the ${said.what} again`);
     const { ref, sha256 } = await ownFile({ file: part }, kind, project, studio.media, where, true, name);
-    return { [kind.task]: { file: studio.media.resolve(ref.$file), sha256, name }, name };
+    return { file: studio.media.resolve(ref.$file), sha256 };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOSPC') throw new UploadDiskFull(`${where}: ${diskFullWords(`${name}, received and then copied,`, Math.max(size, announced ?? 0) * 2)}`);
     if (diskWasFull(err)) throw new UploadDiskFull((err as Error).message);

@@ -7,6 +7,7 @@ import * as spending from './spendCalls.ts';
 import * as library from './libraryCalls.ts';
 import * as making from './takeCalls.ts';
 import * as settings from './settingsCalls.ts';
+import * as exporting from './exportCalls.ts';
 import type { Task } from '../domain/tasks/model.ts';
 import type { DraftEstimateView, DraftInput, DraftView } from './draftTypes.ts';
 import type {
@@ -20,9 +21,11 @@ import type {
   DecisionInput,
   EngineStatus,
   EstimateView,
+  FilmRendersView,
   GenerateOptions,
   NewTakeOptions,
   ModelCatalogueView,
+  Preset,
   ProjectSummary,
   ScenePlanView,
   SettingsPatch,
@@ -150,6 +153,14 @@ export class StudioService implements StudioApi {
 
   async pickTake(project: string, scene: string, take: number): Promise<TakeView> {
     return making.pickTake(this.ctx, project, scene, take);
+  }
+
+  async exportFilm(project: string, preset: Preset): Promise<TaskView> {
+    return exporting.exportFilm(this.ctx, project, preset);
+  }
+
+  async filmRenders(project: string): Promise<FilmRendersView> {
+    return exporting.filmRenders(this.ctx, project);
   }
 
   async listModels(): Promise<ModelCatalogueView> {

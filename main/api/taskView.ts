@@ -1,5 +1,6 @@
 import { learnDurations, type LearnedDurations } from '../engine/durations.ts';
 import { etaWords, stepEta, type StepEta } from '../engine/eta.ts';
+import { renderEta } from '../engine/renderEta.ts';
 import { fromMicros, type Task, type TaskEvent } from '../domain/tasks/model.ts';
 import { isSimulated } from '../domain/simulated.ts';
 import { RENDER_PROVIDER } from '../pipeline/planner.ts';
@@ -70,7 +71,8 @@ export async function etas(ctx: ServiceContext, tasks: readonly Task[], learned 
     if (t.status !== 'RUNNING') return null;
     if (t.provider !== RENDER_PROVIDER) return stepEta(learned.get(t.provider, t.model), 0); // still being sent
     const since = claimed.get(t.id);
-    return since === undefined ? null : stepEta(learned.get(t.provider, t.model), now - since);
+    // Its own pace once it has one; before that, how long renders took here.
+    return since === undefined ? null : (renderEta(t.progress, now - since) ?? stepEta(learned.get(t.provider, t.model), now - since));
   };
   return { now, of };
 }

@@ -10,10 +10,13 @@ export const SCENE_FITS: readonly SceneFit[] = ['narration', 'scene'];
 /** Seconds of picture after the last word, so a scene does not cut away mid-breath. */
 const NARRATION_TAIL_SEC = 0.5;
 
-/** The seconds a scene fills: its own length, or, fitted to its narration, long enough for all of it and the tail. */
-export function sceneLength(duration: number, narrationSec: number | null, fit: SceneFit): number {
+/**
+ * The seconds a scene fills: its own length, or, fitted to its narration, long enough for all of it and the tail,
+ * and for `margin`: the seconds its transitions take, which the narration keeps clear of.
+ */
+export function sceneLength(duration: number, narrationSec: number | null, fit: SceneFit, margin = 0): number {
   if (fit === 'scene' || narrationSec === null) return duration;
-  return Math.max(duration, round3(narrationSec + NARRATION_TAIL_SEC));
+  return Math.max(duration, round3(narrationSec + NARRATION_TAIL_SEC + margin));
 }
 
 /** Seconds of narration a scene of this fit would cut, or 0. */
@@ -45,9 +48,9 @@ const round3 = (n: number) => Math.round(n * 1000) / 1000;
  * The seconds a scene with the creator's own clip fills: all of the clip (they chose its length), or with fit
  * "narration" longer still to hold its narration and the tail; with fit "scene", the length written for it.
  */
-export function ownClipSceneLength(duration: number, clipSec: number, narrationSec: number | null, fit: SceneFit): number {
+export function ownClipSceneLength(duration: number, clipSec: number, narrationSec: number | null, fit: SceneFit, margin = 0): number {
   if (fit === 'scene') return duration;
-  return Math.max(round3(clipSec), narrationSec === null ? 0 : round3(narrationSec + NARRATION_TAIL_SEC));
+  return Math.max(round3(clipSec), narrationSec === null ? 0 : round3(narrationSec + NARRATION_TAIL_SEC + margin));
 }
 
 /** Seconds at the end of the creator's own clip a scene of this fit cuts, or 0. */

@@ -3,6 +3,7 @@ import { closest } from './closest.ts';
 import { SCENE_FITS, type SceneFit } from './sceneLength.ts';
 import { readFrameShape, type Fit } from './frameShape.ts';
 import { isAbsoluteAnywhere } from './storedPaths.ts';
+import { FINISHING_FIELDS, readFinishing, readMotion, readTransition, readTrim, type Motion, type Music, type Subtitles, type Transition, type Trim } from './finishing.ts';
 
 /** Which provider and model make one kind of step, with any provider-specific input (a voice id, say). */
 export interface StepChoice {
@@ -41,6 +42,12 @@ export interface Scene {
   image?: OwnImage;
   /** The creator's own clip: nothing is bought for the scene's image or clip; the render uses this one. */
   clip?: OwnClip;
+  /** The cut from this scene to the next; absent, the storyboard's. */
+  transition?: Transition;
+  /** The scene shows its still with this move, and no clip is bought for it. */
+  motion?: Motion;
+  /** The part of the scene's clip it shows. */
+  trim?: Trim;
 }
 
 export interface Storyboard {
@@ -51,6 +58,11 @@ export interface Storyboard {
   fps: number;
   steps: Partial<Record<StepKind, StepChoice>>;
   scenes: Scene[];
+  /** The finishing (see finishing.ts), each absent when it is the default: a plain cut, no burned subtitles, no music, -14 LUFS. */
+  transition?: Transition;
+  subtitles?: Subtitles;
+  music?: Music;
+  loudness?: number;
 }
 
 export class StoryboardError extends Error {}
@@ -67,7 +79,7 @@ export interface StepCatalogue {
 }
 
 const STEP_KINDS: StepKind[] = ['image', 'clip', 'speech'];
-const SCENE_FIELDS = ['id', 'imagePrompt', 'motionPrompt', 'narration', 'duration', 'seed', 'take', 'imageSeed', 'clipSeed', 'steps', 'fit', 'image', 'clip'];
+const SCENE_FIELDS = ['id', 'imagePrompt', 'motionPrompt', 'narration', 'duration', 'seed', 'take', 'imageSeed', 'clipSeed', 'steps', 'fit', 'image', 'clip', 'transition', 'motion', 'trim'];
 
 function fail(where: string, what: string): never {
   throw new StoryboardError(`${where}: ${what}`);
@@ -175,7 +187,7 @@ function seedOf(id: string): number {
 export function readStoryboard(value: unknown, catalogue?: StepCatalogue): Storyboard {
   if (!value || typeof value !== 'object' || Array.isArray(value)) throw new StoryboardError('a storyboard must be a JSON object with "scenes"');
   const v = value as Record<string, unknown>;
-  onlyKnown(v, ['width', 'height', 'aspect', 'resolution', 'fit', 'fps', 'steps', 'scenes'], 'the storyboard');
+  onlyKnown(v, ['width', 'height', 'aspect', 'resolution', 'fit', 'fps', 'steps', 'scenes', ...FINISHING_FIELDS], 'the storyboard');
   if (!Array.isArray(v.scenes) || v.scenes.length === 0) throw new StoryboardError('"scenes" must be a list with at least one scene');
   if (v.scenes.length > MAX_SCENES) throw new StoryboardError(`a storyboard has at most ${MAX_SCENES} scenes; this one has ${v.scenes.length}`);
   const ids = new Set<string>();
@@ -187,6 +199,8 @@ export function readStoryboard(value: unknown, catalogue?: StepCatalogue): Story
     onlyKnown(s, SCENE_FIELDS, where);
     if (ids.has(id)) fail(where, 'has the same id as an earlier scene; ids must differ');
     if (s.image !== undefined && s.clip !== undefined) fail(where, 'has both its own image and its own clip; a scene with its own clip needs no image, so remove "image"');
+    if (s.motion !== undefined && s.clip !== undefined) fail(`${where} motion`, 'is how a still moves, and this scene has its own clip; remove "motion" or "clip"');
+    if (s.motion !== undefined && s.trim !== undefined) fail(`${where} trim`, 'cuts a clip, and this scene shows its still ("motion"); remove "trim" or "motion"');
     ids.add(id);
     return {
       id,
@@ -203,6 +217,9 @@ export function readStoryboard(value: unknown, catalogue?: StepCatalogue): Story
       fit: sceneFit(s.fit, `${where} fit`),
       ...(s.image === undefined ? {} : { image: ownMedia(s.image, `${where} image`, 'image') }),
       ...(s.clip === undefined ? {} : { clip: ownMedia(s.clip, `${where} clip`, 'clip') }),
+      ...(s.transition === undefined ? {} : { transition: readTransition(s.transition, `${where} transition`, fail) }),
+      ...(s.motion === undefined ? {} : { motion: readMotion(s.motion, `${where} motion`, fail) }),
+      ...(s.trim === undefined ? {} : { trim: readTrim(s.trim, `${where} trim`, fail) }),
     };
   });
   return {
@@ -210,6 +227,7 @@ export function readStoryboard(value: unknown, catalogue?: StepCatalogue): Story
     fps: num(v.fps, 'fps', 1, 60, 24, true),
     steps: steps(v.steps, 'steps', catalogue),
     scenes,
+    ...readFinishing(v, fail),
   };
 }
 

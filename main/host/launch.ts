@@ -1,4 +1,4 @@
-import { ownPicturePath, receivePicture, sweepUploads } from '../api/ownUpload.ts';
+import { ownPicturePath, receiveMusic, receivePicture, sweepUploads } from '../api/ownUpload.ts';
 import { openRuntime } from '../runtime.ts';
 import { readHostIdentity, writeHostIdentity } from './identity.ts';
 import { startHost, type RunningHost } from './server.ts';
@@ -31,6 +31,7 @@ export async function launchHost(dataDir: string, options: { port?: number; log?
       output: (id, index) => runtime.studio.files.file(id, index, `task ${id}'s result`),
       own: {
         receive: (project, scene, name, body, announced) => receivePicture(runtime.studio, project, scene, name, body, announced),
+        receiveMusic: (project, name, body, announced) => receiveMusic(runtime.studio, project, name, body, announced),
         path: (project, sha256) => ownPicturePath(runtime.studio, project, sha256),
       },
     });

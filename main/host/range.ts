@@ -40,7 +40,7 @@ export function rangeAnswer(header: string | undefined | null, size: number, con
   };
 }
 
-const TYPES: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', webp: 'image/webp', mp4: 'video/mp4', m4v: 'video/mp4', mov: 'video/quicktime', webm: 'video/webm', mp3: 'audio/mpeg', wav: 'audio/wav' };
+const TYPES: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif', mp4: 'video/mp4', m4v: 'video/mp4', mov: 'video/quicktime', webm: 'video/webm', mp3: 'audio/mpeg', wav: 'audio/wav', m4a: 'audio/mp4', aac: 'audio/aac', flac: 'audio/flac', ogg: 'audio/ogg', opus: 'audio/ogg', vtt: 'text/vtt; charset=utf-8', srt: 'application/x-subrip' };
 
 export function mediaType(path: string): string {
   return TYPES[path.split('.').pop()?.toLowerCase() ?? ''] ?? 'application/octet-stream';

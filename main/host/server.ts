@@ -11,6 +11,7 @@ import { MAX_JSON_BYTES, parseJsonInput } from '../input/json.ts';
 import type { Located } from '../engine/outputLocator.ts';
 import type { ChangeProbe } from '../store/port.ts';
 import { mediaType, rangeAnswer } from './range.ts';
+import { SUBTITLES_PATH, subtitlesBeside } from '../media/filmFiles.ts';
 import { checkRequest, type Gate } from './security.ts';
 import { ownPictureRoutes, type OwnPictures } from './uploads.ts';
 
@@ -231,11 +232,13 @@ export async function startHost(api: StudioApi, options: HostOptions): Promise<R
     }
     if (req.method === 'GET' && url.pathname.startsWith('/media/')) {
       const [id, index = '0', ...rest] = url.pathname.slice('/media/'.length).split('/');
-      const found = rest.length === 0 && /^\d+$/.test(id!) && /^\d+$/.test(index) ? await options.output(Number(id), Number(index)) : null;
+      // A film's subtitles are asked for after its address, and read from beside its file.
+      const subtitles = index === SUBTITLES_PATH;
+      const found = rest.length === 0 && /^\d+$/.test(id!) && (subtitles || /^\d+$/.test(index)) ? await options.output(Number(id), subtitles ? 0 : Number(index)) : null;
       if (!found) return send(res, 404, { error: 'no such result' });
       // Saved, but not readable here: which machine has it, or that it is not the file that was saved.
       if (found.state !== 'here') return send(res, found.state === 'missing' ? 404 : 409, { error: found.words });
-      const { path } = found;
+      const path = subtitles ? subtitlesBeside(found.path).vtt : found.path;
       const size = fileSize(path);
       if (size === null) return send(res, 404, { error: 'no such result' });
       const answer = rangeAnswer(req.headers.range, size, mediaType(path));

@@ -8,7 +8,8 @@ const run = promisify(execFile);
 export interface ProbeResult {
   durationSec: number | null;
   video: { codec: string; width: number; height: number; fps: number | null } | null;
-  audio: { codec: string; sampleRate: number } | null;
+  /** `durationSec`: the sound stream's own length, where the container gives one (MP4 and WAV do, WebM does not). */
+  audio: { codec: string; sampleRate: number; durationSec: number | null } | null;
 }
 
 function ratio(value: string | undefined): number | null {
@@ -20,7 +21,7 @@ function ratio(value: string | undefined): number | null {
 export async function probe(path: string, ffprobe = ffprobePath()): Promise<ProbeResult> {
   const { stdout } = await run(ffprobe, ['-v', 'error', '-print_format', 'json', '-show_streams', '-show_format', path]);
   const info = JSON.parse(stdout) as {
-    streams?: { codec_type: string; codec_name: string; width?: number; height?: number; avg_frame_rate?: string; sample_rate?: string }[];
+    streams?: { codec_type: string; codec_name: string; width?: number; height?: number; avg_frame_rate?: string; sample_rate?: string; duration?: string }[];
     format?: { duration?: string };
   };
   const v = info.streams?.find((s) => s.codec_type === 'video');
@@ -29,7 +30,7 @@ export async function probe(path: string, ffprobe = ffprobePath()): Promise<Prob
   return {
     durationSec: Number.isFinite(duration) ? duration : null,
     video: v ? { codec: v.codec_name, width: v.width ?? 0, height: v.height ?? 0, fps: ratio(v.avg_frame_rate) } : null,
-    audio: a ? { codec: a.codec_name, sampleRate: Number(a.sample_rate ?? 0) } : null,
+    audio: a ? { codec: a.codec_name, sampleRate: Number(a.sample_rate ?? 0), durationSec: Number.isFinite(Number(a.duration)) ? Number(a.duration) : null } : null,
   };
 }
 

@@ -38,17 +38,19 @@ export async function decide(deps: PipelineDeps, project: Project, board: Storyb
     return verdict;
   };
   const picked = await pickedTakes(stores, project.id);
-  const alone = new Map(options.renderOnly ? [...picked].filter(([scene]) => board.scenes.some((s) => s.id === scene) && !own.clips.has(scene)) : []);
+  const exported = options.preset ? { preset: options.preset, project: project.name } : undefined;
+  // A scene shown as its still renders its still, not a take's clip.
+  const alone = new Map(options.renderOnly ? [...picked].filter(([scene]) => board.scenes.some((s) => s.id === scene && s.motion === undefined) && !own.clips.has(scene)) : []);
   const clips = refsOf(own.clips);
   const plan = (b: Storyboard, skip = new Set<string>()) => planScenes(b, deps.defaults, skip, refsOf(own.stills), clips);
   const scenes = plan(board, new Set(alone.keys()));
   const extra = variationSteps(variationScenes(board, options.newTakes ?? [], options.take ?? {}), scenes, (s) => plan({ ...board, scenes: [s] }));
-  const decided = await decidePlan([...scenes, ...extra, planRender(board, await sources(deps, stores, alone), clips)], judge);
+  const decided = await decidePlan([...scenes, ...extra, planRender(board, await sources(deps, stores, alone), clips, own.music?.ref, refsOf(own.stills), exported)], judge);
   const kept = options.renderOnly ? new Map<string, TakeRecord>() : await keptTakes(stores, project.id, board, decided, picked);
   // A new take asked for that an earlier take is becomes the picked one (sameTakes.ts): rendered, not kept out.
   for (const scene of options.newTakes ?? []) kept.delete(scene);
   if (kept.size === 0) return decided;
-  const render = planRender(board, await sources(deps, stores, kept), clips);
+  const render = planRender(board, await sources(deps, stores, kept), clips, own.music?.ref, refsOf(own.stills), exported);
   const ids = new Map(decided.flatMap(({ step, verdict }) => (verdict.action === 'reuse' ? [[step.key, verdict.task.id] as const] : [])));
   const input = bindStepRefs(render.input, ids);
   return [...decided.slice(0, -1), { step: render, verdict: input === undefined ? { action: 'new' } : await judge(render, input) }];

@@ -3,6 +3,7 @@ import type { Project } from '../domain/project.ts';
 import type { MissingKeyNote } from './missingKeys.ts';
 import type { PlannedStep } from './planner.ts';
 import type { NarrationNote } from './narrationLengths.ts';
+import type { FilmNote } from './filmNote.ts';
 
 /** An earlier purchase of a step whose result is lost, or kept only by another machine. */
 export interface LostResult {
@@ -74,6 +75,8 @@ export interface GenerateEstimate {
   narration: NarrationNote[];
   /** Each model to be used that cannot make the project's exact shape, and the nearest it makes. */
   shape: string[];
+  /** The finished film foreseen: its length with the transitions' overlaps, its subtitles, music and loudness. */
+  film: FilmNote | null;
   /**
    * The takes this Generate added, one per scene it made anew; each is now the one its scene renders. `already`: a
    * new take asked for that an earlier take is (the same steps, seeds included), picked again, with its seeds.

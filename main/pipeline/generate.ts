@@ -1,3 +1,4 @@
+import type { Preset } from '../domain/presets.ts';
 import { movedWords, ProjectMoved } from '../domain/projectMoved.ts';
 import type { Project } from '../domain/project.ts';
 import type { Storyboard } from '../domain/storyboard.ts';
@@ -65,11 +66,12 @@ export class Pipeline {
 
   /**
    * Renders each scene's picked take again, even when an identical render exists; buys nothing. A scene with no
-   * take yet is rendered from the storyboard only if all of its steps are made.
+   * take yet is rendered from the storyboard only if all of its steps are made. With a preset, the film is exported
+   * in that shape or format instead (presets.ts).
    */
-  async render(projectName: string): Promise<GenerateEstimate> {
+  async render(projectName: string, preset?: Preset): Promise<GenerateEstimate> {
     const { project, board } = await this.storyboardOf(projectName);
-    const options: GenerateOptions = { freshRender: true, renderOnly: true };
+    const options: GenerateOptions = { freshRender: true, renderOnly: true, ...(preset ? { preset } : {}) };
     const own = await this.own(project, board, false);
     const missing = (await decide(this.deps, project, board, options, this.deps.studio, own)).filter((d) => d.step.kind !== 'render' && d.verdict.action !== 'reuse');
     if (missing.length > 0) throw new GenerateRefused(`${missing.map((d) => d.step.key).join(', ')} not made yet: generate them first`);

@@ -1,4 +1,5 @@
 /** What the pipeline is built with, and what a person may ask of one Generate. */
+import type { Preset } from '../domain/presets.ts';
 import type { OwnPrices } from '../engine/estimator.ts';
 import type { ProviderAdapter } from '../providers/port.ts';
 import type { StepChoice, StepKind } from '../domain/storyboard.ts';
@@ -26,4 +27,6 @@ export interface GenerateOptions {
   confirmUnpriced?: boolean;
   /** Only a render, of each scene's picked take; a scene with no take yet is made from the storyboard, if all of it exists. */
   renderOnly?: boolean;
+  /** With renderOnly: the film exported in another shape or format (see presets.ts). */
+  preset?: Preset;
 }

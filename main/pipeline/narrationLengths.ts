@@ -1,6 +1,8 @@
 import { narrationCut, predictNarrationSec, sceneLength, VOICE_WPM, type SceneFit } from '../domain/sceneLength.ts';
 import type { Scene, StepChoice, StepKind, Storyboard } from '../domain/storyboard.ts';
 import { stepChoice } from './stepChoice.ts';
+import { cutsOf, narrationMargins } from '../domain/filmTimeline.ts';
+import { CUT } from '../domain/finishing.ts';
 
 /** A scene's narration as the estimate foresees it, before anything is bought. */
 export interface NarrationNote {
@@ -22,6 +24,8 @@ export interface NarrationNote {
   clipFormer: boolean;
   /** Seconds of the scene the clip does not reach: its last frame is held still for them. */
   heldSec: number;
+  /** Seconds of the scene its transitions take, which its narration keeps clear of. */
+  transitionSec: number;
 }
 
 /** The speed asked of the voice: OpenAI's `speed`, or ElevenLabs' `voice_settings.speed`; 1 when none is set. */
@@ -47,11 +51,14 @@ export function predictedNarration(board: Storyboard, defaults: Record<StepKind,
  * its clip (`clips`, by scene: see sceneClips.ts) leaves the picture held still.
  */
 export function narrationNotes(board: Storyboard, defaults: Record<StepKind, StepChoice>, clips: ReadonlyMap<string, { seconds: number; former: boolean }> = new Map()): NarrationNote[] {
-  return board.scenes.flatMap((scene) => {
+  const cuts = cutsOf(board.scenes, board.transition ?? CUT);
+  return board.scenes.flatMap((scene, i) => {
     const predicted = predictedNarration(board, defaults, scene);
     if (!predicted) return [];
     const { seconds: predictedSec, source } = predicted;
-    const sceneSec = sceneLength(scene.duration, predictedSec, scene.fit);
+    // The narration keeps clear of the transitions into and out of its scene (see renderExecutor.ts).
+    const { before, after } = narrationMargins(cuts, i);
+    const sceneSec = sceneLength(scene.duration, predictedSec, scene.fit, before + after);
     const clip = clips.get(scene.id);
     return [{
       scene: scene.id,
@@ -64,6 +71,7 @@ export function narrationNotes(board: Storyboard, defaults: Record<StepKind, Ste
       clipSec: clip?.seconds ?? null,
       clipFormer: clip?.former ?? false,
       heldSec: clip ? Math.max(0, Math.round((sceneSec - clip.seconds) * 10) / 10) : 0,
+      transitionSec: before + after,
     }];
   });
 }
@@ -73,7 +81,12 @@ function clipWords(n: NarrationNote): string {
   if (n.clipSec === null || (n.heldSec === 0 && !n.clipFormer && n.sceneSec <= n.duration)) return '';
   const held = n.heldSec > 0 ? `, so the picture holds still for the last ${n.heldSec.toFixed(1)} s` : '';
   if (n.clipFormer) return `; its clip, made before at ${n.clipSec} s, is reused${held} (a new take of the scene makes one as long as the narration)`;
-  return n.heldSec > 0 ? `; its clip is asked for ${n.clipSec} s, the longest the model makes${held}` : `, its clip asked for ${n.clipSec} s`;
+  if (n.heldSec === 0) return `, its clip asked for ${n.clipSec} s`;
+  // A clip is asked for its narration's length, not its transitions': adding a transition buys no clip again.
+  const underTransitions = n.clipSec! >= n.sceneSec - n.transitionSec - 0.05;
+  return underTransitions
+    ? `; its clip is asked for ${n.clipSec} s, the narration's length${held}, under its transitions`
+    : `; its clip is asked for ${n.clipSec} s, the longest the model makes${held}`;
 }
 
 /** The estimate's line for one narrated scene, in plain words. */

@@ -37,7 +37,7 @@ export const diskWasFull = (err: unknown) => err instanceof OwnMediaRefused && e
 /** What a file must be to be taken in as a still or a clip. */
 export interface OwnFileKind {
   /** The task kind a library result must be of. */
-  task: 'image' | 'clip';
+  task: 'image' | 'clip' | 'speech';
   noun: string;
   maxBytes: number;
   /** The extension the copy gets, or a refusal in words (what the file is not, and what to give instead). */
@@ -121,7 +121,7 @@ export async function ownFile(
   }
   if (!original) throw new OwnMediaRefused(`${where}: there is no file at ${own.file}; put the ${kind.noun} there or change the path`);
   if (original.size > kind.maxBytes) {
-    throw new OwnMediaRefused(`${where}: ${named} is ${megabytes(original.size)}, more than the ${megabytes(kind.maxBytes)} a ${kind.task === 'image' ? 'still' : 'clip'} may be; save it smaller`);
+    throw new OwnMediaRefused(`${where}: ${named} is ${megabytes(original.size)}, more than the ${megabytes(kind.maxBytes)} a ${kind.task === 'image' ? 'still' : kind.noun} may be; save it smaller`);
   }
   const found = await probe(own.file).catch(() => null);
   // By the name it was sent under: an upload's part file has none of its own.
@@ -151,7 +151,7 @@ export async function ownFile(
 }
 
 /** A finished task of the studio, or what a take made, as a scene's own still or clip; refused when its file is gone. */
-async function ownResult(own: Exclude<OwnMedia, { file: string }>, scene: string, kind: OwnFileKind, deps: OwnDeps, where: string): Promise<OwnFound> {
+export async function ownResult(own: Exclude<OwnMedia, { file: string }>, scene: string, kind: OwnFileKind, deps: OwnDeps, where: string): Promise<OwnFound> {
   if ('task' in own) {
     const task = await finished(own.task, kind, deps, where);
     // The library lists every project's results and "Use in scene…" may take any of them: allowed, and said.

@@ -4,11 +4,14 @@ import type { Studio } from '../studio.ts';
 import { ownClips } from './ownClips.ts';
 import type { OwnFound, OwnRef } from './ownFiles.ts';
 import { ownStills } from './ownImages.ts';
+import { ownMusic } from './ownMusic.ts';
 
-/** What the creator brought for the storyboard's scenes: own stills and own clips, by scene id. */
+/** What the creator brought for the storyboard: own stills and own clips, by scene id, and music. */
 export interface OwnScenes {
   stills: ReadonlyMap<string, OwnFound>;
   clips: ReadonlyMap<string, OwnFound>;
+  /** The storyboard's music bed, when it has one. */
+  music?: OwnFound;
 }
 
 /** Each found one as the steps name it. */
@@ -27,6 +30,7 @@ export async function ownScenes(studio: Studio, project: Project, board: Storybo
     projectName: async (id: number) => (await studio.projects.list()).find((p) => p.id === id)?.name,
   };
   const { stills, board: withStills } = await ownStills(project, board, deps, copy);
-  const { clips, board: filled } = await ownClips(project, withStills, deps, copy);
-  return { stills, clips, board: filled };
+  const { clips, board: withClips } = await ownClips(project, withStills, deps, copy);
+  const { music, board: filled } = await ownMusic(project, withClips, deps, copy);
+  return { stills, clips, ...(music ? { music } : {}), board: filled };
 }

@@ -5,6 +5,9 @@ import { sizeFor } from '../providers/frameSizes.ts';
 import { stepSeed } from './newTakes.ts';
 import { clipSeconds } from './clipLength.ts';
 import { longerClipSeconds } from '../providers/clipDurations.ts';
+import { CUT, DEFAULT_LOUDNESS_LUFS } from '../domain/finishing.ts';
+import { cutsOf } from '../domain/filmTimeline.ts';
+import { presetFrame, type Preset } from '../domain/presets.ts';
 
 /** One step of the graph a Generate makes. `{"$step": key}` in its input names another step's output. */
 export interface PlannedStep {
@@ -42,6 +45,12 @@ export const RENDER_MODEL = 'ffmpeg';
 
 const ref = (key: string) => ({ $step: key });
 /** The task a scene's own still or clip is the output of, if it is one. */
+/** The step whose result a scene shows: its clip, or for a scene shown as its still, its image; none when it is the creator's own. */
+function pictureStep(s: Scene, clips: ReadonlyMap<string, unknown>, stills: ReadonlyMap<string, unknown>): string[] {
+  if (s.motion !== undefined) return stills.has(s.id) ? [] : [`${s.id}:image`];
+  return clips.has(s.id) ? [] : [`${s.id}:clip`];
+}
+
 const taskOf = (mine: { $file: string } | { $output: number } | undefined) => (mine && '$output' in mine ? [mine.$output] : []);
 
 /**
@@ -97,7 +106,8 @@ export function planScenes(
     const clipStep = sized(sizeFor(clip.provider, clip.model, 'clip', board.width, board.height).input, clipInput, seconds === scene.duration ? clipInput : { ...clipInput, duration: scene.duration });
     // A scene whose length follows its narration: a longer clip bought for a longer wording still covers it.
     const longer = scene.fit === 'narration' && scene.narration ? longerClipSeconds(clip.provider, clip.model, seconds) : [];
-    if (!mineClip) steps.push({
+    // A scene shown as its still (with a move) needs no clip: the render moves over the still.
+    if (!mineClip && scene.motion === undefined) steps.push({
       key: `${scene.id}:clip`,
       kind: 'clip',
       scene: scene.id,
@@ -150,10 +160,20 @@ export function inputOrigin(board: Storyboard, defaults: Record<StepKind, StepCh
  * The render of every scene: a scene in `made` by the tasks of that earlier take, one in `own` by the creator's own
  * clip (the project's copy, or a task's), any other by its planned steps.
  */
-export function planRender(board: Storyboard, made: ReadonlyMap<string, TakeSource>, own: ReadonlyMap<string, { $file: string } | { $output: number }> = new Map()): PlannedStep {
+export function planRender(
+  board: Storyboard,
+  made: ReadonlyMap<string, TakeSource>,
+  own: ReadonlyMap<string, { $file: string } | { $output: number }> = new Map(),
+  music?: { $file: string } | { $output: number },
+  stills: ReadonlyMap<string, { $file: string } | { $output: number }> = new Map(),
+  /** An export in another shape or format (presets.ts), named after the project. */
+  exported?: { preset: Preset; project: string },
+): PlannedStep {
+  const frame = exported ? presetFrame(exported.preset, board) : null;
+  const cuts = cutsOf(board.scenes, board.transition ?? CUT);
   const output = (id: number) => ({ $output: id });
   const planned = board.scenes.filter((s) => !made.has(s.id));
-  const clipOf = (s: Scene) => own.get(s.id) ?? ref(`${s.id}:clip`);
+  const shown = (s: Scene) => (s.motion === undefined ? own.get(s.id) ?? ref(`${s.id}:clip`) : stills.get(s.id) ?? ref(`${s.id}:image`));
   return {
     key: 'render',
     kind: 'render',
@@ -161,22 +181,29 @@ export function planRender(board: Storyboard, made: ReadonlyMap<string, TakeSour
     provider: RENDER_PROVIDER,
     model: RENDER_MODEL,
     input: {
-      width: board.width,
-      height: board.height,
+      width: frame?.width ?? board.width,
+      height: frame?.height ?? board.height,
       fit: board.fit,
-      fps: board.fps,
-      scenes: board.scenes.map((s) => {
+      fps: frame?.fps ?? board.fps,
+      ...(exported && frame ? { preset: exported.preset, title: exported.project, container: frame.container, ...(frame.seconds ? { seconds: frame.seconds } : {}) } : {}),
+      scenes: board.scenes.map((s, i) => {
         const take = made.get(s.id);
         // The render measures each narration and, with fit "narration", lengthens the scene to hold all of it.
-        if (take) return { id: s.id, duration: take.duration, fit: s.fit, clip: output(take.clip), narration: take.narration === null ? null : output(take.narration) };
+        const finish = { text: s.narration, transition: cuts[i]!, ...(s.trim ? { trim: s.trim } : {}) };
+        if (take) return { id: s.id, duration: take.duration, fit: s.fit, clip: output(take.clip), narration: take.narration === null ? null : output(take.narration), ...finish };
         // The creator's own clip is rendered whole with its sound (see renderExecutor.ts); a bought clip as before.
-        return { id: s.id, duration: s.duration, fit: s.fit, clip: clipOf(s), narration: s.narration ? ref(`${s.id}:speech`) : null, ...(own.has(s.id) ? { ownClip: true } : {}) };
+        const still = s.motion === undefined ? {} : { still: s.motion };
+        return { id: s.id, duration: s.duration, fit: s.fit, clip: shown(s), narration: s.narration ? ref(`${s.id}:speech`) : null, ...(own.has(s.id) ? { ownClip: true } : {}), ...still, ...finish };
       }),
+      subtitles: board.subtitles ?? { burn: false },
+      ...(music && board.music ? { music: { sound: music, volume: board.music.volume } } : {}),
+      loudness: board.loudness ?? DEFAULT_LOUDNESS_LUFS,
     },
-    dependsOn: planned.flatMap((s) => [...(own.has(s.id) ? [] : [`${s.id}:clip`]), ...(s.narration ? [`${s.id}:speech`] : [])]),
+    dependsOn: planned.flatMap((s) => [...pictureStep(s, own, stills), ...(s.narration ? [`${s.id}:speech`] : [])]),
     dependsOnTasks: [
       ...[...made.values()].flatMap((t) => [t.clip, ...(t.narration === null ? [] : [t.narration])]),
-      ...planned.flatMap((s) => taskOf(own.get(s.id))),
+      ...planned.flatMap((s) => taskOf(s.motion === undefined ? own.get(s.id) : stills.get(s.id))),
+      ...taskOf(music),
     ],
   };
 }

@@ -15,6 +15,7 @@ import { reusedPrice, samePrice, stepEstimate, yoursEstimate, type Price } from 
 import type { GenerateOptions, PipelineDeps } from './generateOptions.ts';
 import { distinctKeys, missingKeyNote, type MissingKeyNote } from './missingKeys.ts';
 import { narrationNotes } from './narrationLengths.ts';
+import { filmNote } from './filmNote.ts';
 import { sceneClips } from './sceneClips.ts';
 import type { OwnScenes } from './ownScenes.ts';
 import { ownStillRefusal, ownStillShapeNotes } from './ownStillLimits.ts';
@@ -59,7 +60,8 @@ export async function walk(deps: PipelineDeps, project: Project, board: Storyboa
   }
   const narration = narrationNotes(board, deps.defaults, sceneClips(decided));
   const shape = [...shapeNotes(steps.filter((s) => s.action !== 'yours'), board), ...ownStillShapeNotes(clipSteps, own.stills, board), ...ownShapeCuts(board, own.stills, own.clips, decided.map((d) => d.step))];
-  return { ...(await summed(project, steps, deps.studio)), balances: await balances(deps, requests), narration, shape };
+  const film = filmNote(board, narration, own.music?.words ?? null);
+  return { ...(await summed(project, steps, deps.studio)), balances: await balances(deps, requests), narration, shape, film };
 }
 
 /** Sums the new steps and holds them, with what the project spent, against its budget. */
@@ -73,7 +75,7 @@ export async function summed(project: Project, steps: StepEstimate[], stores: St
   const kinds = [{ spent: spent - spend.simulated, added: total - simulatedTotal }, { spent: spend.simulated, added: simulatedTotal }] as const;
   const { left, overBy } = project.budget === null ? { left: null, overBy: 0 } : budgetCheck(project.budget, ...kinds);
   const missingKeys = distinctKeys(bought.map((s) => s.keyMissing));
-  return { project, steps, total, simulatedTotal, missingKeys, unpriced, spent, spentSimulated: spend.simulated, spentUnpriced: spend.unpriced, budget: project.budget, left, overBy, balances: [], takes: [], narration: [], shape: [] };
+  return { project, steps, total, simulatedTotal, missingKeys, unpriced, spent, spentSimulated: spend.simulated, spentUnpriced: spend.unpriced, budget: project.budget, left, overBy, balances: [], takes: [], narration: [], shape: [], film: null };
 }
 
 /**

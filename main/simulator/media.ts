@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { ffmpegPath, outsideAsar } from '../media/binaries.ts';
 import { escapeFilterValue } from '../media/filterEscape.ts';
+import { FONT } from '../media/fonts.ts';
 import { captionLayout } from './caption.ts';
 import { simulatedDraft } from './draft.ts';
 import type { Kind } from '../domain/tasks/model.ts';
@@ -14,8 +15,6 @@ import type { Kind } from '../domain/tasks/model.ts';
 const run = promisify(execFile);
 const require = createRequire(import.meta.url);
 
-/** A font that ships in an npm package, since a fresh machine may have none for drawtext. */
-export const FONT = join(dirname(require.resolve('dejavu-fonts-ttf/package.json')), 'ttf', 'DejaVuSans.ttf');
 
 /** The size made when the input asks for none, as the simulator always made. */
 const WIDTH = 640;

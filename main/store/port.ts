@@ -166,7 +166,6 @@ export interface TaskStore {
   recentDurations(provider: string, model: string, limit?: number): Promise<number[]>;
   recentRenderDurations(provider: string, model: string, limit?: number): Promise<number[]>;
   claimedAt(ids: readonly number[]): Promise<Map<number, number>>;
-  finishedRenders(): Promise<number>;
   counts(): Promise<{ projectId: number; status: Status; n: number }[]>;
   /**
    * Takes up to `limit` lookups due of unknown outcomes: each taken moves its task's next lookup `intervalMs` on, for

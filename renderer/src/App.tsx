@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import type { EngineStatus } from '../../main/api/contract.ts';
 import { onChange, studio } from './api.ts';
+import { useFilmReadyNotice } from './filmReady.ts';
 import { HostLinkBanner } from './HostLinkBanner.tsx';
 import { useLoad } from './useLoad.ts';
 import { ViewBoundary } from './ViewBoundary.tsx';
@@ -42,6 +43,11 @@ export function App() {
   const [decisionsOpen, setDecisionsOpen] = useState(false);
   const projects = useLoad(() => studio.listProjects(), [version]);
   const paused = useEnginePause();
+  // A film finished while the person works elsewhere is announced; its notification opens its storyboard.
+  useFilmReadyNotice(projects.data, (name) => {
+    setProject(name);
+    setTab('storyboard');
+  });
 
   useEffect(() => {
     // The first state this page hears of (version 0 is the host's placeholder before its first look) is its

@@ -11,6 +11,8 @@ declare global {
       showOutputInFolder(taskId: number): Promise<void>;
       /** A picture file dropped or picked for a scene, checked and copied into the project by its path (app/ownPicture.ts). */
       useOwnPicture(project: string, scene: string, file: File): Promise<SentPicture>;
+      /** A music file picked for the storyboard's music bed, checked and copied into the project by its path (app/ownPicture.ts). */
+      useOwnMusic(project: string, file: File): Promise<SentMusic>;
     };
   }
 }
@@ -170,7 +172,7 @@ export interface SentPicture {
 
 /** How long a picture may take to be received, checked and copied before the app says the studio did not answer. */
 const UPLOAD_WAIT_MS = 120_000;
-const UPLOAD_UNANSWERED = 'the studio did not answer within 2 minutes; check that it is still running and that its disk has space, then send the picture again';
+const uploadUnanswered = (what: string) => `the studio did not answer within 2 minutes; check that it is still running and that its disk has space, then send the ${what} again`;
 
 /**
  * Takes a picture from this computer for a scene: the desktop app hands the file to its own bridge, which copies it
@@ -179,16 +181,31 @@ const UPLOAD_UNANSWERED = 'the studio did not answer within 2 minutes; check tha
  */
 export async function sendPicture(project: string, scene: string, file: File): Promise<SentPicture> {
   if (window.studio) return window.studio.useOwnPicture(project, scene, file);
-  const query = new URLSearchParams({ project, scene, name: file.name });
+  return upload<SentPicture>('picture', new URLSearchParams({ project, scene, name: file.name }), file);
+}
+
+/** A music file the creator sent for the storyboard's music bed, checked and copied into the project: what its `music` becomes. */
+export interface SentMusic {
+  music: { file: string; sha256: string; name: string };
+  name: string;
+}
+
+/** Takes a music file from this computer for the music bed, as `sendPicture` takes a picture (main/host/uploads.ts). */
+export async function sendMusic(project: string, file: File): Promise<SentMusic> {
+  if (window.studio) return window.studio.useOwnMusic(project, file);
+  return upload<SentMusic>('music', new URLSearchParams({ project, name: file.name }), file);
+}
+
+async function upload<T>(what: 'picture' | 'music', query: URLSearchParams, file: File): Promise<T> {
   // A studio that never answers (stopped, or stuck) must not leave the scene "Sending…" for good.
   const signal = AbortSignal.timeout(UPLOAD_WAIT_MS);
   let res: Response;
   try {
-    res = await fetch(`/upload/picture?${query}`, { method: 'POST', headers: { authorization: `Bearer ${token()}` }, body: file, signal });
+    res = await fetch(`/upload/${what}?${query}`, { method: 'POST', headers: { authorization: `Bearer ${token()}` }, body: file, signal });
   } catch {
-    throw new Error(signal.aborted ? UPLOAD_UNANSWERED : NO_ANSWER);
+    throw new Error(signal.aborted ? uploadUnanswered(what) : NO_ANSWER);
   }
-  const body = (await res.json().catch(() => null)) as { result?: SentPicture; error?: string } | null;
+  const body = (await res.json().catch(() => null)) as { result?: T; error?: string } | null;
   if (!res.ok || !body?.result) throw new Error(body?.error ?? `the studio answered HTTP ${res.status}; try again`);
   return body.result;
 }

@@ -69,7 +69,9 @@ usage: studio [--data DIR] [--db URL] [--media DIR] <command> [options]
                             sends it with that seed; --variations N (1-8) makes N takes at once;
                             --rebuy-lost buys again a step whose paid result was lost;
                             --confirm-unpriced goes ahead, under a budget, with steps of unknown price
-  render PROJECT            render again, each scene from its picked take
+  render PROJECT [--preset P]
+                            render again, each scene from its picked take; --preset 1080p, 4k,
+                            vertical, square, webm or gif-preview exports it, named after the project
   takes PROJECT [SCENE] [--json]
                             every take of each scene: prompt, provider, seed, cost, and which is picked
   pick PROJECT SCENE TAKE   the take of a scene that goes into the render (buys nothing)

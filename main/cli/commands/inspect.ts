@@ -1,5 +1,7 @@
 import { fromMicros, STATUSES, type Status, type Task } from '../../domain/tasks/model.ts';
 import { isSimulated, splitSimulated } from '../../domain/simulated.ts';
+import { etaWords } from '../../engine/eta.ts';
+import { renderEta } from '../../engine/renderEta.ts';
 import { openStudio, type Studio } from '../../studio.ts';
 import { parse, taskId } from '../args.ts';
 import { UsageError } from '../errors.ts';
@@ -33,6 +35,20 @@ async function tasksJson(studio: Studio, names: ReadonlyMap<number, string>, lis
   return json;
 }
 
+/** Each running render's time left, in words, from its progress and its claim (renderEta.ts). */
+async function renderTimesLeft(studio: Studio, list: readonly Task[]): Promise<Map<number, string>> {
+  const running = list.filter((t) => t.kind === 'render' && t.status === 'RUNNING');
+  const claimed = await studio.tasks.claimedAt(running.map((t) => t.id));
+  const now = studio.clock.now();
+  const left = new Map<number, string>();
+  for (const t of running) {
+    const since = claimed.get(t.id);
+    const eta = since === undefined ? null : renderEta(t.progress, now - since);
+    if (eta) left.set(t.id, etaWords(eta));
+  }
+  return left;
+}
+
 export async function tasks(argv: string[], ctx: CliContext) {
   const { values } = parse(argv, { json: { type: 'boolean' }, project: { type: 'string' }, status: { type: 'string' } });
   const status = values.status?.toUpperCase();
@@ -46,6 +62,7 @@ export async function tasks(argv: string[], ctx: CliContext) {
       ctx.out(JSON.stringify(await tasksJson(studio, names, list), null, 2));
       return;
     }
+    const left = await renderTimesLeft(studio, list);
     ctx.out(
       table([
         ['ID', 'PROJECT', 'KIND', 'STATUS', 'PROVIDER', 'MODEL', 'COST', 'BASIS', 'NOTE'],
@@ -58,7 +75,7 @@ export async function tasks(argv: string[], ctx: CliContext) {
           t.model,
           taskCost(t),
           costBasis(t),
-          t.unknownReason ?? t.error ?? t.note ?? t.outputPath ?? (t.progress !== null ? `${Math.round(t.progress * 100)}%` : ''),
+          t.unknownReason ?? t.error ?? t.note ?? t.outputPath ?? (t.progress !== null ? `${Math.round(t.progress * 100)}%${left.has(t.id) ? ` · ${left.get(t.id)}` : ''}` : ''),
         ]),
       ]),
     );

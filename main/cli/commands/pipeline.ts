@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { lookedFor } from '../../media/outputWords.ts';
 import { missingKeysWords } from '../../pipeline/missingKeys.ts';
 import { narrationWords } from '../../pipeline/narrationLengths.ts';
+import { readPreset, type Preset } from '../../domain/presets.ts';
 import { GenerateRefused, Pipeline } from '../../pipeline/generate.ts';
 import type { GenerateEstimate, StepEstimate } from '../../pipeline/estimate.ts';
 import { describeLost, LostResultsRefused, UnpricedRefused } from '../../pipeline/refusals.ts';
@@ -90,6 +91,7 @@ function printEstimate(ctx: CliContext, e: GenerateEstimate, lostNote: string): 
   for (const b of e.balances) ctx.out(`${b.over ? 'Warning: ' : ''}${b.provider}: ${b.text}.`);
   for (const n of e.narration) ctx.out(`${n.cutSec > 0 ? 'Warning: ' : ''}${narrationWords(n)}.`);
   for (const s of e.shape) ctx.out(`Shape: ${s}.`);
+  if (e.film) ctx.out(`The film: ${e.film.words}.`);
   if (e.budget !== null) {
     ctx.out(
       e.overBy > 0
@@ -212,13 +214,19 @@ export async function generate(argv: string[], ctx: CliContext) {
   });
 }
 
-/** Renders again, each scene from its picked take, even when an identical render exists. */
+/** Renders again, each scene from its picked take, even when an identical render exists; with --preset, an export. */
 export async function render(argv: string[], ctx: CliContext) {
-  const { positionals } = parse(argv, {}, 1);
-  const name = projectArg(positionals, 'studio render PROJECT');
+  const { positionals, values } = parse(argv, { preset: { type: 'string' } }, 1);
+  const name = projectArg(positionals, 'studio render PROJECT [--preset 1080p|4k|vertical|square|webm|gif-preview]');
+  let preset: Preset | undefined;
+  try {
+    preset = values.preset === undefined ? undefined : readPreset(values.preset as string);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
   await withPipeline(ctx, async (pipeline) => {
-    const done = await pipeline.render(name);
-    ctx.out(`render enqueued as task ${done.steps.find((s) => s.kind === 'render')!.taskId}`);
+    const done = await pipeline.render(name, preset);
+    ctx.out(`render${preset ? ` (${preset})` : ''} enqueued as task ${done.steps.find((s) => s.kind === 'render')!.taskId}`);
   });
 }
 

@@ -295,10 +295,6 @@ export class PostgresTaskStore implements TaskStore {
     return views.claimedAt(this.table, ...args);
   }
 
-  finishedRenders(...args: Parameters<TaskStore['finishedRenders']>) {
-    return views.finishedRenders(this.table, ...args);
-  }
-
   counts(...args: Parameters<TaskStore['counts']>) {
     return views.counts(this.table, ...args);
   }

@@ -60,12 +60,6 @@ export async function claimedAt(table: TaskTable, ids: readonly number[]): Promi
   return new Map(rows.map((r) => [r.id, r.at]));
 }
 
-/** Renders finished so far, so the desktop app can say when a new one is ready. */
-export async function finishedRenders(table: TaskTable): Promise<number> {
-  const [row] = await table.run<{ n: number }>(table.sql, `SELECT count(*) AS n FROM tasks WHERE kind = 'render' AND status = 'SUCCEEDED'`);
-  return row!.n;
-}
-
 /** Tasks per status, per project. */
 export async function counts(table: TaskTable): Promise<{ projectId: number; status: Status; n: number }[]> {
   return table.run(table.sql, `SELECT project_id AS "projectId", status, count(*) AS n FROM tasks GROUP BY project_id, status`);

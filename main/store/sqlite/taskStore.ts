@@ -256,9 +256,6 @@ export class SqliteTaskStore implements TaskStore {
   claimedAt(...args: Parameters<TaskViews['claimedAt']>) {
     return this.views.claimedAt(...args);
   }
-  finishedRenders(...args: Parameters<TaskViews['finishedRenders']>) {
-    return this.views.finishedRenders(...args);
-  }
   counts(...args: Parameters<TaskViews['counts']>) {
     return this.views.counts(...args);
   }

@@ -51,11 +51,6 @@ export class TaskViews extends TaskTable {
     return new Map(rows.map((r) => [r.id, r.at]));
   }
 
-  /** Renders finished so far, so the desktop app can say when a new one is ready. */
-  async finishedRenders(): Promise<number> {
-    return this.stmt(`SELECT count(*) FROM tasks WHERE kind = 'render' AND status = 'SUCCEEDED'`).pluck().get() as number;
-  }
-
   /** Tasks per status, per project. */
   async counts(): Promise<{ projectId: number; status: Status; n: number }[]> {
     return this.stmt(`SELECT project_id AS projectId, status, count(*) AS n FROM tasks GROUP BY project_id, status`).all() as never;

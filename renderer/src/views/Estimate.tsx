@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import { money, studio } from '../api.ts';
 import { useAction, useLoad } from '../useLoad.ts';
+import { askToNotify } from '../filmReady.ts';
 import { LookedFor } from './LookedFor.tsx';
 
 /** Said after an amount: how much of it is the simulator's made-up money, which is never charged. */
@@ -35,7 +36,9 @@ export function EstimatePanel({ project, version, stale, savedAt, onSaved }: { p
   // Under a budget a step of unknown price is never counted as 0: the person says so explicitly first.
   const needsUnpricedConfirmation = unpriced > 0 && e?.budget !== null;
 
-  const go = () =>
+  const go = () => {
+    // Asked from this click, so the person can hear when the film is ready (filmReady.ts); never on opening.
+    askToNotify();
     void generate.run(async () => {
       setConfirming(false);
       setStarted(null);
@@ -52,6 +55,7 @@ export function EstimatePanel({ project, version, stale, savedAt, onSaved }: { p
       onSaved?.();
       estimate.reload();
     });
+  };
 
   return (
     <aside className="estimate" data-testid="estimate" aria-label="Estimate">
@@ -142,6 +146,11 @@ export function EstimatePanel({ project, version, stale, savedAt, onSaved }: { p
               {n.text}
             </p>
           ))}
+          {e.film && (
+            <p className="note film-note" data-testid="film-note">
+              {e.film.text}
+            </p>
+          )}
           <p>
             Budget: {e.budget === null ? 'none' : money(e.budget, e.currency)}
             {e.budget !== null && (e.overBy > 0 ? <strong className="error"> · {money(e.overBy, e.currency)} over</strong> : <> · {money(e.left!, e.currency)} left after this</>)}

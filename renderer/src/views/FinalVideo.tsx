@@ -1,66 +1,51 @@
 import { useRef, useState } from 'react';
 import type { EtaView, PlanStepView } from '../../../main/api/contract.ts';
 import { mediaSrc } from '../api.ts';
-import { useAction } from '../useLoad.ts';
+import { FileActions } from './FileActions.tsx';
+import { FilmExports } from './FilmExports.tsx';
+import { RenderProgress } from './RenderProgress.tsx';
 import { StepState } from './ScenePreview.tsx';
 import { useVideoShape } from './videoShape.tsx';
 
 /**
  * The finished video at a size worth watching, with the browser's own controls (play, pause, scrub, volume,
  * full screen). In the desktop app it can be saved elsewhere or shown in its folder; in a browser, downloaded.
+ * Its subtitles are a track shown from the start, unless they are burned into the picture (`burned`), where the
+ * track stays off so the words are not shown twice. Under it, its exports. While it renders: its progress, the
+ * time left and a Cancel.
  */
-export function FinalVideo({ project, render, ready = null }: { project: string; render: PlanStepView | null; ready?: EtaView | null }) {
+export function FinalVideo({ project, version, render, ready = null, burned = false }: { project: string; version: number; render: PlanStepView | null; ready?: EtaView | null; burned?: boolean }) {
   const video = useRef<HTMLVideoElement>(null);
-  const action = useAction();
-  const [saved, setSaved] = useState<string | null>(null);
   const shape = useVideoShape();
+  const [menu, setMenu] = useState(false);
   // Until a Generate starts it, there is nothing to show but an empty frame.
   if (!render || render.state === 'not generated') return null;
   const task = render.task;
   const url = render.state === 'ready' && task?.outputUrl ? mediaSrc(task.outputUrl) : null;
-  const desktop = window.studio;
+  const rendering = task && (render.state === 'sending' || render.state === 'queued');
   return (
     <section className="final-video" aria-label="The finished video" data-testid="final-video">
-      <h2>The finished video</h2>
+      <h2>{rendering ? 'Rendering the film' : 'The finished video'}</h2>
       {url && task ? (
         <>
-          <video ref={video} {...shape} src={url} controls preload="metadata" aria-label={`the finished video of ${project}`} data-testid="final-player" />
+          <video ref={video} {...shape} src={url} controls preload="metadata" aria-label={`the finished video of ${project}`} data-testid="final-player">
+            <track kind="subtitles" src={mediaSrc(`${task.outputUrl}/subtitles.vtt`)} srcLang="und" label="Narration" default={!burned} />
+          </video>
           <div className="row">
             <button onClick={() => void video.current?.requestFullscreen()}>Full screen</button>
-            {desktop ? (
-              <>
-                <button
-                  disabled={action.busy}
-                  onClick={() =>
-                    void action.run(async () => {
-                      const name = await desktop.saveOutputAs(task.id);
-                      setSaved(name && `Saved as ${name}`);
-                    })
-                  }
-                >
-                  Save as…
-                </button>
-                <button disabled={action.busy} onClick={() => void action.run(() => desktop.showOutputInFolder(task.id))}>
-                  Show in folder
-                </button>
-              </>
-            ) : (
-              <a className="button" href={url} download={`${project.replace(/[\\/:*?"<>|]+/g, ' ').trim() || 'video'}.mp4`}>
-                Download
-              </a>
-            )}
-            {saved && <span className="note">{saved}</span>}
+            <FileActions taskId={task.id} url={url} fileName={`${project.replace(/[\\/:*?"<>|]+/g, ' ').trim() || 'video'}.mp4`} />
+            <button aria-expanded={menu} onClick={() => setMenu(!menu)}>
+              Export as… <span aria-hidden="true">{menu ? '▴' : '▾'}</span>
+            </button>
           </div>
-          {action.error && (
-            <p className="error" role="alert">
-              {action.error}
-            </p>
-          )}
         </>
+      ) : rendering ? (
+        <RenderProgress task={task} what="the film" />
       ) : (
         <>
           <p data-testid="final-state">
             <StepState step={render} />
+            {render.state === 'cancelled' && <span className="dim"> · Generate renders it again; nothing is bought twice.</span>}
           </p>
           {ready && (
             <p className={`eta${ready.late ? ' late' : ''}`} data-testid="video-ready">
@@ -70,6 +55,7 @@ export function FinalVideo({ project, render, ready = null }: { project: string;
           )}
         </>
       )}
+      <FilmExports project={project} version={version} menu={url !== null && menu} onStarted={() => setMenu(false)} />
     </section>
   );
 }

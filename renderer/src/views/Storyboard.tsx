@@ -3,6 +3,8 @@ import { studio } from '../api.ts';
 import { useAction, useLoad } from '../useLoad.ts';
 import { EstimatePanel } from './Estimate.tsx';
 import { FinalVideo } from './FinalVideo.tsx';
+import { Finishing, SceneCut } from './Finishing.tsx';
+import { burnsSubtitles, type FinishingDraft } from './finishingDraft.ts';
 import { StepChoices, useModels, type StepsDraft } from './ModelPicker.tsx';
 import { OwnPicture, usePictureSend, type OwnMediaDraft } from './OwnPicture.tsx';
 import { ScenePreview, useScenePlan } from './ScenePreview.tsx';
@@ -154,6 +156,7 @@ export function StoryboardView({ project, version }: { project: string; version:
       // A failed read changes nothing: the reload below, and the next change, show the save.
       .catch(() => undefined)
       .finally(saved.reload);
+  const finish = (change: (d: FinishingDraft) => void) => edit((d) => change(d as FinishingDraft));
   const pictures = usePictureSend(project);
   // A picture sent for a scene becomes its image, and the storyboard is saved with it at once (with its revision).
   const takePicture = async (i: number, file: File) => {
@@ -196,6 +199,8 @@ export function StoryboardView({ project, version }: { project: string; version:
   }
   return (
     <div className="storyboard">
+      {/* The film first, above the fold, once there is one; its render's progress while it is made. */}
+      <FinalVideo project={project} version={version} render={plan.data?.render ?? null} ready={plan.data?.videoReady ?? null} burned={!!saved.data && burnsSubtitles(saved.data as FinishingDraft)} />
       <section className="scenes">
         <h2>Storyboard</h2>
         <StoryboardFile
@@ -242,7 +247,8 @@ export function StoryboardView({ project, version }: { project: string; version:
                 seed
                 <input className="scene-seed" aria-label={`Seed of ${scene.id}`} type="number" min={0} step={1} placeholder="auto" value={typeof scene.seed === 'number' ? scene.seed : ''} onChange={(e) => edit((d) => setSeed(d.scenes[i]!, e.target.value))} />
               </label>
-              <button disabled={i === 0} onClick={() => edit((d) => d.scenes.splice(i - 1, 0, d.scenes.splice(i, 1)[0]!))} title="Move up">↑</button>
+              <SceneCut board={draft as FinishingDraft} index={i} id={scene.id} onChange={finish} />
+              <button className="scene-move" disabled={i === 0} onClick={() => edit((d) => d.scenes.splice(i - 1, 0, d.scenes.splice(i, 1)[0]!))} title="Move up">↑</button>
               <button disabled={draft.scenes.length === 1} onClick={() => edit((d) => d.scenes.splice(i, 1))} title="Remove scene">✕</button>
             </div>
             <label className="field">
@@ -284,6 +290,9 @@ export function StoryboardView({ project, version }: { project: string; version:
         ))}
         <div className="row">
           <button onClick={() => edit((d) => d.scenes.push(blankScene(d.scenes.length + 1)))}>Add scene</button>
+        </div>
+        <Finishing project={project} board={draft as FinishingDraft} onChange={finish} />
+        <div className="row">
           <button
             className="primary"
             disabled={!dirty || save.busy}
@@ -328,7 +337,6 @@ export function StoryboardView({ project, version }: { project: string; version:
           </p>
         )}
       </section>
-      <FinalVideo project={project} render={plan.data?.render ?? null} ready={plan.data?.videoReady ?? null} />
       <EstimatePanel project={project} version={version} stale={dirty} savedAt={saved.data} onSaved={adopt} />
     </div>
   );
