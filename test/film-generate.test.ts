@@ -79,7 +79,7 @@ describe('a finished film from Generate', () => {
     expect(whiteBelow(join(dir, renders[1]!.outputPath!), 0.5)).toBeGreaterThan(whiteBelow(film, 0.5) + 30);
   }, 120_000);
 
-  it('a scene shown as its still buys no clip and moves over its still; a trimmed clip is the same purchase', async () => {
+  it('a scene shown as its still buys no clip and renders; another trim of a bought clip buys nothing', async () => {
     const { sim, dir } = await simulatedFolderForTest();
     const board = {
       width: 320,

@@ -2,32 +2,12 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { wireOwnPictures } from '../app/ownPicture.ts';
+import { describe, expect, it } from 'vitest';
 import { ffmpegPath } from '../main/media/binaries.ts';
-import { openStudio, type Studio } from '../main/studio.ts';
+import { desktopOwn } from './helpers/desktopOwn.ts';
 import { tempDir } from './helpers/tmp.ts';
 
-const page = { url: 'app://studio/index.html', isMainFrame: true };
-
-let open: Studio | undefined;
-afterEach(async () => {
-  await open?.close();
-  open = undefined;
-});
-
-/** The desktop's `studio:own-music` handler, wired to a stand-in for Electron's ipcMain, and a studio with project Fox. */
-async function desktop() {
-  const dir = tempDir();
-  open = await openStudio(dir);
-  await open.projects.ensure('Fox', Date.now());
-  const handlers = new Map<string, (event: unknown, ...args: unknown[]) => unknown>();
-  wireOwnPictures({ handle: (channel, listener) => handlers.set(channel, listener as never) }, open, () => undefined);
-  const mainFrame = {};
-  const call = async (args: unknown, url = page.url) =>
-    (await handlers.get('studio:own-music')!({ senderFrame: Object.assign(mainFrame, { url }), sender: { mainFrame } }, args)) as { result?: unknown; error?: string };
-  return { dir, call, media: join(dir, 'projects', '1', 'media') };
-}
+const desktop = () => desktopOwn('studio:own-music');
 
 describe('music picked in the desktop app, by the file\'s path', () => {
   it('is checked and copied into the project under its checksum, as an upload of music is', async () => {

@@ -2,13 +2,12 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { checkOwnPictureCall, IpcRefused } from '../app/ipcValidation.ts';
 import { mediaResponse } from '../app/mediaProtocol.ts';
-import { wireOwnPictures } from '../app/ownPicture.ts';
 import { ownPicturePath } from '../main/api/ownUpload.ts';
 import { ffmpegPath } from '../main/media/binaries.ts';
-import { openStudio, type Studio } from '../main/studio.ts';
+import { APP_PAGE, desktopOwn } from './helpers/desktopOwn.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 /** A real PNG made by ffmpeg. */
@@ -17,28 +16,7 @@ function png(path: string): string {
   return path;
 }
 
-const page = { url: 'app://studio/index.html', isMainFrame: true };
-
-let open: Studio | undefined;
-afterEach(async () => {
-  await open?.close();
-  open = undefined;
-});
-
-/** The desktop's `studio:own` handler, wired to a stand-in for Electron's ipcMain, and a studio with project Fox. */
-async function desktop() {
-  const dir = tempDir();
-  open = await openStudio(dir);
-  await open.projects.ensure('Fox', Date.now());
-  const handlers = new Map<string, (event: unknown, ...args: unknown[]) => unknown>();
-  const logged: string[] = [];
-  wireOwnPictures({ handle: (channel, listener) => handlers.set(channel, listener as never) }, open, (m) => logged.push(m));
-  const mainFrame = {};
-  /** What the page gets back for a call from `url` (the app's page unless said otherwise). */
-  const call = async (args: unknown, url = page.url, frame: object = mainFrame) =>
-    (await handlers.get('studio:own')!({ senderFrame: Object.assign(frame, { url }), sender: { mainFrame } }, args)) as { result?: unknown; error?: string };
-  return { dir, studio: open, call, logged, media: join(dir, 'projects', '1', 'media') };
-}
+const desktop = () => desktopOwn('studio:own');
 
 describe('"Use your own picture" in the desktop app, by the file\'s path', () => {
   it('checks and copies the picture into the project under its checksum, as an upload does, and shows it over studio-media://own', async () => {
@@ -88,12 +66,12 @@ describe('"Use your own picture" in the desktop app, by the file\'s path', () =>
     const { call } = await desktop();
     const file = png(join(tempDir(), 'fox.png'));
     expect(await call(['Fox', 'dawn', file], 'https://example.com/')).toEqual({ error: 'refused: the call did not come from the studio window' });
-    expect(await call(['Fox', 'dawn', file], page.url, { child: true })).toEqual({ error: 'refused: the call did not come from the studio window' });
+    expect(await call(['Fox', 'dawn', file], APP_PAGE.url, { child: true })).toEqual({ error: 'refused: the call did not come from the studio window' });
     for (const bad of [['Fox', 'dawn'], ['Fox', 'dawn', 7], ['', 'dawn', file], ['Fox', 'dawn', file, 'more'], 'Fox', ['Fox', 'dawn', 'x'.repeat(5_000)]]) {
-      expect(() => checkOwnPictureCall(bad, page)).toThrow(IpcRefused);
+      expect(() => checkOwnPictureCall(bad, APP_PAGE)).toThrow(IpcRefused);
       expect(await call(bad)).toEqual({ error: 'refused: useOwnPicture takes a project, a scene and a file' });
     }
-    expect(() => checkOwnPictureCall(['Fox', 'dawn', file], { ...page, isMainFrame: false })).toThrow('refused: the call did not come from the studio window');
-    expect(() => checkOwnPictureCall(['Fox', 'dawn', ''], page)).not.toThrow();
+    expect(() => checkOwnPictureCall(['Fox', 'dawn', file], { ...APP_PAGE, isMainFrame: false })).toThrow('refused: the call did not come from the studio window');
+    expect(() => checkOwnPictureCall(['Fox', 'dawn', ''], APP_PAGE)).not.toThrow();
   });
 });

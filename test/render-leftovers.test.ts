@@ -14,7 +14,7 @@ function folders() {
 }
 
 describe("a render's leftovers", () => {
-  it('a note of its ffmpeg cut short by a crash is no note: the render starts again instead of failing for good', async () => {
+  it('a note of its ffmpeg cut short by a crash is cleared with the rest of the attempt, not thrown on', async () => {
     const f = folders();
     for (const text of ['', '{"pid": 12', 'null']) {
       writeFileSync(join(f.renders, 'render-7.pid'), text);

@@ -212,24 +212,8 @@ async function rendered(job: FilmJob, hooks: FilmHooks, cache: SegmentCache): Pr
 
   const seconds = Math.min(timeline.frames / timeline.fps, job.seconds ?? Infinity);
   const used = new Set(planned.map((p) => p.key));
-  let sound: string | null = null;
-  let gain: number | null = null;
-  let soundMade = false;
-  if (job.container === 'webm') {
-    sound = join(job.work, 'mix.wav');
-    gain = await mixed(job, timeline, cache, run, sound);
-  } else if (job.container === 'mp4') {
-    const key = await soundKey(job, timeline, encoder);
-    used.add(key);
-    sound = await cache.whole(key, 'm4a');
-    if (!sound) {
-      const mix = join(job.work, 'mix.wav');
-      const part = cache.part(key, job.owner, 'm4a');
-      await run(soundArgs(mix, await mixed(job, timeline, cache, run, mix), part), part);
-      sound = await cache.keep(key, part, 'm4a');
-      soundMade = true;
-    }
-  }
+  const { sound, gain, key, made: soundMade } = await filmSound(job, timeline, cache, run, encoder);
+  if (key) used.add(key);
   const list = join(job.work, 'pieces.txt');
   await writeFile(list, planned.map((p) => listLine(found.get(p.key)!)).join('\n') + '\n');
   const chapters = join(job.work, 'chapters.txt');
@@ -239,6 +223,23 @@ async function rendered(job: FilmJob, hooks: FilmHooks, cache: SegmentCache): Pr
   await run(joinArgs({ container: job.container, list, sound, gain, chapters, srt, seconds, output: job.output }), job.output, timeline.frames / 8);
   await cache.prune(used, Date.now());
   return { timeline, cues, made, reused: planned.filter((p) => !made.includes(p.key)).map((p) => p.key), soundMade };
+}
+
+/**
+ * The film's sound as the join takes it. MP4: encoded once as AAC at its loudness and kept by what it is made of
+ * (soundKey), so a film whose sound did not change finds it; WebM: the mix as WAV with its gain, encoded at the join
+ * as Opus; GIF: none.
+ */
+async function filmSound(job: FilmJob, timeline: FilmTimeline, cache: SegmentCache, run: Run, encoder: string): Promise<{ sound: string | null; gain: number | null; key: string | null; made: boolean }> {
+  if (job.container === 'gif') return { sound: null, gain: null, key: null, made: false };
+  const mix = join(job.work, 'mix.wav');
+  if (job.container === 'webm') return { sound: mix, gain: await mixed(job, timeline, cache, run, mix), key: null, made: true };
+  const key = await soundKey(job, timeline, encoder);
+  const kept = await cache.whole(key, 'm4a');
+  if (kept) return { sound: kept, gain: null, key, made: false };
+  const part = cache.part(key, job.owner, 'm4a');
+  await run(soundArgs(mix, await mixed(job, timeline, cache, run, mix), part), part);
+  return { sound: await cache.keep(key, part, 'm4a'), gain: null, key, made: true };
 }
 
 /**

@@ -75,9 +75,10 @@ function sceneStream(index: number, scene: ScenePicture, frame: Frame, to: strin
       `[${to}fit]zoompan=z='${m.z}':x='${m.x}':y='${m.y}':d=${scene.frames}:s=${frame.width}x${frame.height}:fps=${frame.fps},setsar=1,${length}`,
     ];
   }
-  const cut = scene.trim ? `trim=start=${scene.trim.in}${scene.trim.out === undefined ? '' : `:end=${scene.trim.out}`},setpts=PTS-STARTPTS,` : '';
+  const trimmed = scene.trim ? [`[${index}:v]trim=start=${scene.trim.in}${scene.trim.out === undefined ? '' : `:end=${scene.trim.out}`},setpts=PTS-STARTPTS[${to}cut]`] : [];
   return [
-    ...fitFilters(`[${index}:v]`, `${to}fit`, frame.fit, frame.width, frame.height).map((f, i) => (i === 0 ? f.replace(`[${index}:v]`, `[${index}:v]${cut}`) : f)),
+    ...trimmed,
+    ...fitFilters(scene.trim ? `[${to}cut]` : `[${index}:v]`, `${to}fit`, frame.fit, frame.width, frame.height),
     `[${to}fit]fps=${frame.fps},tpad=stop_mode=clone:stop_duration=${held},${length}`,
   ];
 }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ffmpegPath } from '../../main/media/binaries.ts';
 import { CHROMIUM, hasChromium, openPage, shot, simulatedHost, storedStoryboard, useBrowser } from '../helpers/browser.ts';
+import { DAWN_DUSK } from '../helpers/boards.ts';
 import { cli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
@@ -12,14 +13,7 @@ if (!hasChromium) console.warn(`browser tests skipped: no Chromium at ${CHROMIUM
 
 const browser = useBrowser();
 
-const BOARD = {
-  width: 320,
-  height: 180,
-  scenes: [
-    { id: 'dawn', imagePrompt: 'a red fox asleep in snow', motionPrompt: 'push in', duration: 1 },
-    { id: 'dusk', imagePrompt: 'the fox walks home', motionPrompt: 'pan left', duration: 1 },
-  ],
-};
+const BOARD = DAWN_DUSK;
 
 const sceneOf = (saved: string, id: string) => (JSON.parse(saved) as { scenes: { id: string; image?: unknown; clip?: unknown }[] }).scenes.find((s) => s.id === id)!;
 

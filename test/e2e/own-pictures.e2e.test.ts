@@ -6,6 +6,7 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { ffmpegPath } from '../../main/media/binaries.ts';
 import { CHROMIUM, hasChromium, openPage, serve, shot, simulatedFolder, simulatedHost, storedStoryboard, useBrowser } from '../helpers/browser.ts';
+import { DAWN_DUSK } from '../helpers/boards.ts';
 import { cli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
@@ -13,14 +14,7 @@ if (!hasChromium) console.warn(`browser tests skipped: no Chromium at ${CHROMIUM
 
 const browser = useBrowser();
 
-const BOARD = {
-  width: 320,
-  height: 180,
-  scenes: [
-    { id: 'dawn', imagePrompt: 'a red fox asleep in snow', motionPrompt: 'push in', duration: 1 },
-    { id: 'dusk', imagePrompt: 'the fox walks home', motionPrompt: 'pan left', duration: 1 },
-  ],
-};
+const BOARD = DAWN_DUSK;
 
 /** A real picture made by ffmpeg, in a colour of its own. */
 function picture(path: string, colour: string): string {

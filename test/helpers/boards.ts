@@ -8,3 +8,13 @@ export const TWO_SCENES = {
     { id: 'home', imagePrompt: 'the fox going home', motionPrompt: 'track', duration: 1 },
   ],
 };
+
+/** Two silent one-second scenes at a tiny size, for the app's own-picture and own-clip flows. */
+export const DAWN_DUSK = {
+  width: 320,
+  height: 180,
+  scenes: [
+    { id: 'dawn', imagePrompt: 'a red fox asleep in snow', motionPrompt: 'push in', duration: 1 },
+    { id: 'dusk', imagePrompt: 'the fox walks home', motionPrompt: 'pan left', duration: 1 },
+  ],
+};
