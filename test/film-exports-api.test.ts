@@ -2,6 +2,10 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { FilmRendersView, TaskView } from '../main/api/contract.ts';
+import { Pipeline } from '../main/pipeline/generate.ts';
+import { parseStoryboard } from '../main/providers/storyboards.ts';
+import { openProviders } from '../main/providers/registry.ts';
+import { openStudio } from '../main/studio.ts';
 import { TWO_SCENES } from './helpers/boards.ts';
 import { cli } from './helpers/cli.ts';
 import { writeSettings } from './helpers/processes.ts';
@@ -53,4 +57,24 @@ describe('exports of the film over the StudioApi', () => {
     // An export is made on this machine: nothing more was bought for it.
     expect(sim.charges.length).toBe(charges);
   }, 60_000);
+});
+
+describe('a render or export whose storyboard changed after it was asked for', () => {
+  it('is refused at the enqueue, buying none of the new storyboard\'s steps', async () => {
+    const dataDir = tempDir();
+    writeSettings(dataDir, {});
+    const studio = await openStudio(dataDir);
+    const providers = await openProviders(studio.settings, dataDir, {});
+    try {
+      const project = await studio.projects.ensure('Fox', Date.now());
+      // Saved between render()'s own check and its Generate: nothing of it is made, and a render must buy none of it.
+      await studio.storyboards.save(project.id, parseStoryboard({ width: 320, height: 180, scenes: [{ id: 'dawn', imagePrompt: 'a fox', narration: 'Hi.' }] }), Date.now());
+      const pipeline = new Pipeline({ studio, provider: providers.get, defaults: studio.settings.defaults });
+      await expect(pipeline.generate('Fox', { freshRender: true, renderOnly: true, preset: 'webm' })).rejects.toThrow('dawn:image, dawn:clip, dawn:speech not made yet: generate them first; nothing was enqueued');
+      expect(await studio.tasks.list()).toEqual([]);
+    } finally {
+      await providers.close();
+      await studio.close();
+    }
+  });
 });

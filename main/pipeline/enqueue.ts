@@ -1,4 +1,5 @@
 /** The enqueue transaction of a Generate: judges every step again, checks keys, lost results and budget, then enqueues. */
+import type { Decided } from './reuse.ts';
 import { movedWords, ProjectMoved } from '../domain/projectMoved.ts';
 import type { Project } from '../domain/project.ts';
 import type { Storyboard } from '../domain/storyboard.ts';
@@ -35,11 +36,17 @@ export interface PricedGenerate {
  * Run inside one write transaction holding the project: a Generate priced meanwhile by another is seen here, so
  * the second reuses what the first enqueued, and is judged against what it spent.
  */
+/** The steps a render would have to buy first: every one not already in the project. */
+export const notMade = (decided: readonly Decided[]): string[] => decided.filter((d) => d.step.kind !== 'render' && d.verdict.action !== 'reuse').map((d) => d.step.key);
+
 export async function enqueuePriced(deps: PipelineDeps, tx: Stores, { projectName, named, saved, revision, board, own, priced, options, now }: PricedGenerate): Promise<GenerateEstimate> {
   const project = await tx.projects.lock(named.id);
   if (!project) throw new GenerateRefused(`there is no project "${projectName}"`);
   if (project.moved) throw new ProjectMoved(movedWords(project.moved));
   const decided = await decide(deps, project, board, options, tx, own);
+  // A render buys nothing, whatever was saved since it was asked for: here, where steps are enqueued, not before.
+  const unmade = options.renderOnly ? notMade(decided) : [];
+  if (unmade.length > 0) throw new GenerateRefused(`${unmade.join(', ')} not made yet: generate them first; nothing was enqueued`);
   const mineRows = priced.steps.filter((s) => s.action === 'yours');
   const steps = decided.map(({ step, verdict }) => {
     const before = priced.steps.find((s) => s.key === step.key)!;

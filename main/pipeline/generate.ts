@@ -3,7 +3,7 @@ import { movedWords, ProjectMoved } from '../domain/projectMoved.ts';
 import type { Project } from '../domain/project.ts';
 import type { Storyboard } from '../domain/storyboard.ts';
 import { decide } from './decide.ts';
-import { enqueuePriced } from './enqueue.ts';
+import { enqueuePriced, notMade } from './enqueue.ts';
 import type { GenerateEstimate } from './estimate.ts';
 import type { GenerateOptions, PipelineDeps } from './generateOptions.ts';
 import { withNewTakes, type TakeChoice } from './newTakes.ts';
@@ -73,8 +73,9 @@ export class Pipeline {
     const { project, board } = await this.storyboardOf(projectName);
     const options: GenerateOptions = { freshRender: true, renderOnly: true, ...(preset ? { preset } : {}) };
     const own = await this.own(project, board, false);
-    const missing = (await decide(this.deps, project, board, options, this.deps.studio, own)).filter((d) => d.step.kind !== 'render' && d.verdict.action !== 'reuse');
-    if (missing.length > 0) throw new GenerateRefused(`${missing.map((d) => d.step.key).join(', ')} not made yet: generate them first`);
+    // Refused early, before any pricing; enqueuePriced refuses again at the enqueue, for a storyboard saved meanwhile.
+    const missing = notMade(await decide(this.deps, project, board, options, this.deps.studio, own));
+    if (missing.length > 0) throw new GenerateRefused(`${missing.join(', ')} not made yet: generate them first`);
     return this.generate(projectName, options);
   }
 
