@@ -59,6 +59,8 @@ const CHECKS: Record<(typeof API_METHODS)[number], Check> = {
   listModels: (a) => a.length === 0,
   scenePlan: ([p]) => str(p),
   takes: ([p, scene]) => str(p) && (scene === undefined || str(scene)),
+  moveToCheapest: ([p, change]) =>
+    str(p) && obj(change) && Number.isSafeInteger((change as { revision?: unknown }).revision) && ((change as { scene?: unknown }).scene === undefined || str((change as { scene?: unknown }).scene)),
   pickTake: ([p, scene, take]) => str(p) && str(scene) && Number.isInteger(take) && (take as number) >= 1,
   exportFilm: ([p, preset]) => str(p) && (PRESETS as readonly unknown[]).includes(preset),
   filmRenders: ([p]) => str(p),

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApiError, type KeyStore } from '../main/api/studioService.ts';
+import { FAL_ADMIN_KEY_NAME } from '../main/api/serviceContext.ts';
 import type { KeySource } from '../main/api/contract.ts';
 import type { Settings } from '../main/config/settings.ts';
 import { keySource } from '../main/providers/registry.ts';
@@ -63,6 +64,8 @@ export function safeKeyStore(dataDir: string, crypto: Encryptor, settings: () =>
   return {
     encrypted,
     get,
+    // An admin key written in settings.json by hand still counts; one entered in the app is encrypted here.
+    secret: (name) => get(name) ?? (name === FAL_ADMIN_KEY_NAME ? settings().providers.fal?.adminKey : undefined),
     source: (provider): KeySource => (open(provider) === null ? 'unreadable' : keySource(provider, settings(), env, get)),
     set: (provider, value) => {
       const all = read();

@@ -48,8 +48,8 @@ describe('listModels', () => {
 
     const flux = model(providers, 'fal', 'fal-ai/flux/dev');
     expect(flux).toMatchObject({ kind: 'image', title: 'FLUX.1 [dev]', price: '0.025 USD per megapixel' });
-    // The catalogue marks fal's FLUX figure as third-party, and fal is asked for a quote as well.
-    expect(flux.priceSource).toMatch(/third-party figure\), read 2026-11-30; fal is asked for a quote/);
+    // The catalogue's FLUX figure is from fal's own page, and fal is asked for a quote as well.
+    expect(flux.priceSource).toMatch(/fal\.ai\/docs\/model-api-reference\/image-generation-api\/flux-dev, read 2026-12-02; fal is asked for a quote/);
     expect(flux.options.map((o) => o.name)).toEqual(['image_size', 'num_images', 'output_format', 'acceleration', 'enable_safety_checker']);
     const size = flux.options.find((o) => o.name === 'image_size')!.shape;
     expect(size.type === 'either' && size.of.map((s) => s.type)).toEqual(['string', 'object']);
@@ -72,7 +72,7 @@ describe('listModels', () => {
     const eleven = model(providers, 'elevenlabs', 'eleven_multilingual_v2');
     expect(eleven.options).toEqual([{ name: 'voice_id', required: true, hint: 'an ElevenLabs voice id', shape: { type: 'string' } }]);
     expect(eleven.price).toBe('0.3 USD per 1,000 characters (1 credit a character at 0.0003 USD a credit)');
-    expect(eleven.priceSource).toMatch(/the default price per credit/);
+    expect(eleven.priceSource).toMatch(/no plan set in settings, so the Creator plan's .*; pick your plan in settings/);
   });
 
   it('says "price unknown" and why for a model the catalogue cannot price', async () => {

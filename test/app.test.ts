@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkCall, IpcRefused } from '../app/ipcValidation.ts';
 import { safeKeyStore, type Encryptor } from '../app/keys.ts';
+import { FAL_ADMIN_KEY_NAME } from '../main/api/serviceContext.ts';
 import { mediaResponse } from '../app/mediaProtocol.ts';
 import { wirePower } from '../app/power.ts';
 import { APP_CSP, isAppUrl, windowOptions } from '../app/window.ts';
@@ -126,6 +127,19 @@ describe('keys', () => {
     expect(keys.encrypted).toBe(true);
     keys.set('fal', null);
     expect(keys.get('fal')).toBeUndefined();
+  });
+
+  it("keeps fal's admin key encrypted beside the request keys, never in settings.json, and still reads one written there by hand", () => {
+    const dir = tempDir();
+    const keys = safeKeyStore(dir, fake('gnome_libsecret'), () => loadSettings(dir), {});
+    keys.set(FAL_ADMIN_KEY_NAME, 'fal-admin-secret-123456');
+    expect(readFileSync(join(dir, 'keys.json'), 'utf8')).not.toContain('fal-admin-secret-123456');
+    expect(existsSync(join(dir, 'settings.json')) ? readFileSync(join(dir, 'settings.json'), 'utf8') : '').not.toContain('fal-admin-secret');
+    expect(keys.secret(FAL_ADMIN_KEY_NAME)).toBe('fal-admin-secret-123456');
+    keys.set(FAL_ADMIN_KEY_NAME, null);
+    expect(keys.secret(FAL_ADMIN_KEY_NAME)).toBeUndefined();
+    writeFileSync(join(dir, 'settings.json'), JSON.stringify({ providers: { fal: { adminKey: 'typed-in-settings' } } }));
+    expect(keys.secret(FAL_ADMIN_KEY_NAME)).toBe('typed-in-settings');
   });
 
   it('starts with a damaged keys.json, refuses to save a key over it, and leaves it as it is', () => {

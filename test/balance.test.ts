@@ -35,7 +35,7 @@ describe('the balance beside the estimate', () => {
     const dir = tempDir();
     const needed = await project(dir, account.url);
     const estimate = await cli(dir, 'estimate', 'Film');
-    expect(estimate.out).toContain(`elevenlabs: 1200 of 10000 characters used this period, counted afresh on 2026-01-01; these steps need about ${needed}.`);
+    expect(estimate.out).toContain(`elevenlabs: 1200 of 10000 credits used this period, counted afresh on 2026-01-01; these steps need about ${needed}.`);
     expect(estimate.out).not.toContain('Warning');
     expect(account.count('POST', /./)).toBe(0);
   });
@@ -45,7 +45,7 @@ describe('the balance beside the estimate', () => {
     const dir = tempDir();
     const needed = await project(dir, account.url);
     const estimate = await cli(dir, 'estimate', 'Film');
-    expect(estimate.out).toContain(`Warning: elevenlabs: 9990 of 10000 characters used this period, counted afresh on 2026-01-01; these steps need about ${needed}, ${9_990 + needed - 10_000} more than is left.`);
+    expect(estimate.out).toContain(`Warning: elevenlabs: 9990 of 10000 credits used this period, counted afresh on 2026-01-01; these steps need about ${needed}, ${9_990 + needed - 10_000} more than is left.`);
   });
 
   it('says where a provider tells an API key nothing of its balance', async () => {

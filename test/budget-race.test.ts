@@ -84,7 +84,7 @@ describe.skipIf(!postgresAvailable)('two machines Generate at once with a budget
         const accepted = codes.indexOf(0);
         expect(codes.slice().sort(), held.generates.map((g) => g.stderr()).join('\n')).toEqual([0, 2]);
         const refused = held.generates[1 - accepted]!;
-        expect(refused.stderr()).toMatch(/over the budget of \d+\.\d\d USD.*nothing was enqueued/);
+        expect(refused.stderr()).toMatch(/over the budget of \d+\.\d+ USD.*nothing was enqueued/);
         expect(held.generates[accepted]!.stdout()).toContain('Enqueued 3 step(s)');
         rounds.push({ accepted: accepted === 0 ? 'machine-a' : 'machine-b', bothHeld: held.both, refusal: refused.stderr().trim() });
 

@@ -91,7 +91,7 @@ describe('studio CLI', () => {
     const dir = tempDir();
     await cli(dir, ...ENQUEUE, '--input', '{"prompt":"x"}');
     expect(JSON.parse((await cli(dir, 'spend', '--json')).out)).toEqual([
-      { project: 'Film', currency: 'USD', actual: 0, estimated: 0, possiblyCharged: 0, total: 0, budget: null, simulated: { actual: 0, estimated: 0, possiblyCharged: 0 } },
+      { project: 'Film', currency: 'USD', actual: 0, billed: 0, countedFromUsage: 0, estimated: 0, possiblyCharged: 0, total: 0, budget: null, simulated: { actual: 0, billed: 0, countedFromUsage: 0, estimated: 0, possiblyCharged: 0 }, otherCurrencies: [] },
     ]);
   });
 
@@ -128,10 +128,10 @@ describe('studio CLI', () => {
     unlinkSync(join(dir, made.find((t) => t.kind === 'render')!.outputPath!));
 
     const estimate = await cli(dir, 'estimate', 'Fox');
-    expect(estimate.out).toMatch(new RegExp(`dawn:clip: paid, result lost: task ${clip.id} cost \\d+\\.\\d\\d USD \\(its output file is gone\\), looked for at ${join(dir, clip.outputPath!)}; buying it again needs "studio generate Fox --rebuy-lost"`));
+    expect(estimate.out).toMatch(new RegExp(`dawn:clip: paid, result lost: task ${clip.id} cost \\d+\\.\\d{2,6} USD \\(its output file is gone\\), looked for at ${join(dir, clip.outputPath!)}; buying it again needs "studio generate Fox --rebuy-lost"`));
     const refused = await cli(dir, 'generate', 'Fox');
     expect(refused.code).toBe(2);
-    expect(refused.err).toMatch(new RegExp(`^studio: paid for before, result lost: dawn:clip \\(task ${clip.id}, \\d+\\.\\d\\d USD\\), looked for at ${join(dir, clip.outputPath!)}; nothing was enqueued\\. To buy again, run "studio generate Fox --rebuy-lost"\\.$`));
+    expect(refused.err).toMatch(new RegExp(`^studio: paid for before, result lost: dawn:clip \\(task ${clip.id}, \\d+\\.\\d{2,6} USD\\), looked for at ${join(dir, clip.outputPath!)}; nothing was enqueued\\. To buy again, run "studio generate Fox --rebuy-lost"\\.$`));
     expect(await tasksOf(dir)).toHaveLength(3);
     expect(sim!.charges).toHaveLength(2);
 

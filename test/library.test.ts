@@ -296,11 +296,11 @@ describe('task detail, cancel preview and spend across projects', () => {
     expect(o.byProvider[0]!.billed).toBeCloseTo(fox.billed + o.projects[1]!.billed, 9);
 
     const csv = (await call<string>('spendCsv', null)).trim().split('\n');
-    expect(csv[0]).toBe('project,day,provider,billed,estimated,possibly_charged,currency,simulated');
+    expect(csv[0]).toBe('project,day,provider,billed,counted_from_usage,estimated,possibly_charged,currency,simulated');
     // One row per project, day and provider that charged: the renders, made here, charge nothing.
     expect(csv.slice(1).map((l) => l.split(',').slice(0, 3).join(','))).toEqual(['Fox', 'Owl'].map((p) => `${p},${new Date().toISOString().slice(0, 10)},simulator`));
     expect(sum(csv.slice(1).map((l) => Number(l.split(',')[3])))).toBeCloseTo(fox.billed + o.projects[1]!.billed, 6);
-    expect((await call<string>('spendCsv', 'Fox')).split('\n')[0]).toBe('day,provider,billed,estimated,possibly_charged,currency,simulated');
+    expect((await call<string>('spendCsv', 'Fox')).split('\n')[0]).toBe('day,provider,billed,counted_from_usage,estimated,possibly_charged,currency,simulated');
   }, 60_000);
 });
 

@@ -45,11 +45,11 @@ describe('a price before a key', () => {
 
     const shown = await cli(dir, 'estimate', 'Fox');
     expect(shown.code).toBe(0);
-    expect(shown.out).toMatch(/dawn:image\s+new\s+fal\s+fal-ai\/flux\/schnell\s+0\.00 USD, no key yet\s+catalogue:/);
-    expect(shown.out).toMatch(/dawn:speech\s+new\s+openai\s+tts-1\s+0\.00 USD, no key yet\s+catalogue:/);
+    expect(shown.out).toMatch(/dawn:image\s+new\s+fal\s+fal-ai\/flux\/schnell\s+0\.003 USD, no key yet\s+catalogue:/);
+    expect(shown.out).toMatch(/dawn:speech\s+new\s+openai\s+tts-1\s+0\.000345 USD, no key yet\s+catalogue:/);
     expect(shown.out).toContain('Missing keys: fal (Settings, or FAL_KEY), OpenAI (Settings, or OPENAI_API_KEY).');
-    expect(shown.out).toMatch(/dawn:clip\s+new\s+simulator\s+sim-clip-1\s+0\.\d\d USD \(simulated\)/);
-    expect(shown.out).toMatch(/Of the new steps, 0\.\d\d USD is simulated \(the simulator's made-up prices, never charged\) and 0\.00 USD is real money\./);
+    expect(shown.out).toMatch(/dawn:clip\s+new\s+simulator\s+sim-clip-1\s+0\.\d{2,6} USD \(simulated\)/);
+    expect(shown.out).toMatch(/Of the new steps, 0\.\d{2,6} USD is simulated \(the simulator's made-up prices, never charged\) and 0\.003345 USD is real money\./);
 
     const json = JSON.parse((await cli(dir, 'estimate', 'Fox', '--json')).out);
     expect(json.missingKeys).toEqual([
@@ -118,7 +118,7 @@ describe('simulated money looks simulated', () => {
 
     const shown = await cli(dir, 'spend', '--project', 'Fox');
     expect(shown.out).toMatch(/^Fox\s+0\.0\d USD/m);
-    expect(shown.out).toMatch(/^Fox, simulated\s+0\.\d\d USD \(simulated\)/m);
+    expect(shown.out).toMatch(/^Fox, simulated\s+0\.\d+ USD \(simulated\)/m);
     expect(shown.out).toContain('Rows marked "simulated" are the simulator\'s made-up prices: never charged, and not in the other rows.');
     expect(shown.out).toMatch(/simulator sim-clip-1 \(simulated\)/);
     const [json] = JSON.parse((await cli(dir, 'spend', '--project', 'Fox', '--json')).out);
@@ -140,13 +140,13 @@ describe('simulated money looks simulated', () => {
     expect(report.byModel.every((m) => m.simulated === (m.provider === 'simulator'))).toBe(true);
 
     const csv = (await call<string>('spendCsv', 'Fox')).result.trim().split('\n');
-    expect(csv[0]).toBe('day,provider,billed,estimated,possibly_charged,currency,simulated');
+    expect(csv[0]).toBe('day,provider,billed,counted_from_usage,estimated,possibly_charged,currency,simulated');
     expect(csv.slice(1).map((l) => l.split(',').slice(1, 2).concat(l.split(',').slice(-1)))).toEqual([
       ['fal', 'no'],
       ['simulator', 'yes'],
     ]);
     const all = (await call<string>('spendCsv', null)).result.trim().split('\n');
-    expect(all[0]).toBe('project,day,provider,billed,estimated,possibly_charged,currency,simulated');
+    expect(all[0]).toBe('project,day,provider,billed,counted_from_usage,estimated,possibly_charged,currency,simulated');
 
     const overview = (await call<SpendOverview>('spendOverview')).result;
     expect(overview.projects[0]!.simulated.actual).toBeCloseTo(simulatedCharges, 6);

@@ -5,19 +5,30 @@ import { moneyWords } from '../main/domain/money.ts';
 import { money, OverBudgetRefused } from '../main/pipeline/refusals.ts';
 
 describe('money as it is shown', () => {
-  it('rounds half a cent up, the same in a refusal, on the command line and in the app', () => {
-    // A float's own rounding made these "0.30" and "0.03": a refusal and `studio spend` disagreed on one sum.
+  it('is exact to the micro-unit, the same in a refusal, on the command line and in the app', () => {
+    // Rounded to cents, a FLUX schnell image (0.003 USD) read "0.00 USD" and rows did not add up to their total.
     for (const show of [(m: number) => money(m, 'USD'), (m: number) => cliMoney(m, 'USD'), (m: number) => amountWords(m / 1e6, 'USD')]) {
-      expect([305_000, 25_000, 1_005_000, 4_999, 5_000, 0, 12_345_678].map(show)).toEqual(['0.31 USD', '0.03 USD', '1.01 USD', '0.00 USD', '0.01 USD', '0.00 USD', '12.35 USD']);
+      expect([305_000, 25_000, 1_005_000, 4_999, 5_000, 0, 12_345_678, 3_000, 25_500, 2_500_000, 703].map(show)).toEqual([
+        '0.305 USD', '0.025 USD', '1.005 USD', '0.004999 USD', '0.005 USD', '0.00 USD', '12.345678 USD', '0.003 USD', '0.0255 USD', '2.50 USD', '0.000703 USD',
+      ]);
     }
-    expect(moneyWords(-5_000, 'EUR')).toBe('-0.01 EUR');
+    expect(moneyWords(-5_000, 'EUR')).toBe('-0.005 EUR');
+    expect(moneyWords(-10_000, 'EUR')).toBe('-0.01 EUR');
     expect(amountWords(0.1 + 0.2)).toBe('0.30');
+    expect(amountWords(0.003 * 3)).toBe('0.009');
+  });
+
+  it('three rows of half a cent show a total that is their sum at the digits shown', () => {
+    const rows = [5_000, 5_000, 5_000];
+    const shown = rows.map((m) => Number(moneyWords(m, 'USD').split(' ')[0]));
+    expect(moneyWords(rows.reduce((a, b) => a + b, 0), 'USD')).toBe('0.015 USD');
+    expect(shown.reduce((a, b) => a + b, 0).toFixed(3)).toBe('0.015');
   });
 
   it('a budget refusal says the same figures `studio spend` does', () => {
     const refused = new OverBudgetRefused(1_000_000, { spent: 305_000, added: 700_000 }, { spent: 0, added: 0 }, 'USD');
-    expect(cliMoney(305_000, 'USD')).toBe('0.31 USD');
-    expect(refused.message).toBe('this Generate would cost about 0.70 USD; with 0.31 USD already spent, possibly charged or enqueued, that is 0.01 USD over the budget of 1.00 USD. Raise the budget or change the storyboard; nothing was enqueued.');
+    expect(cliMoney(305_000, 'USD')).toBe('0.305 USD');
+    expect(refused.message).toBe('this Generate would cost about 0.70 USD; with 0.305 USD already spent, possibly charged or enqueued, that is 0.005 USD over the budget of 1.00 USD. Raise the budget or change the storyboard; nothing was enqueued.');
   });
 });
 

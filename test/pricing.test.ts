@@ -35,11 +35,11 @@ const V = '21m00Tcm4TlvDq8ikWAM';
  * "derived" rows are arithmetic on the documented rule; [3p] rows rest on third-party figures only.
  */
 const ROWS: [string, Kind, string, Record<string, unknown>, number | null, string][] = [
-  ['fal', 'image', 'fal-ai/flux/dev', { prompt: 'x' }, 0.025, '[3p] workflowlab.dev/cost/flux-dev-fal: "1024x768 = 1 MP" at $0.025/MP (landscape_4_3, the default)'],
+  ['fal', 'image', 'fal-ai/flux/dev', { prompt: 'x' }, 0.025, 'fal.ai/docs flux-dev: "$0.025 per megapixel", rounded up; landscape_4_3 (the default) is 1 MP'],
   ['fal', 'image', 'fal-ai/flux/dev', { prompt: 'x', image_size: 'landscape_4_3', num_images: 4 }, 0.1, 'derived: 4 images of 1 MP at $0.025'],
-  ['fal', 'image', 'fal-ai/flux/dev', { prompt: 'x', image_size: 'square_hd' }, 0.05, 'derived: 1024x1024 = 1,048,576 px, rounded up to 2 MP of 10^6 px (fal does not define its megapixel)'],
-  ['fal', 'image', 'fal-ai/flux/dev', { prompt: 'x', image_size: { width: 1920, height: 1080 } }, 0.075, 'derived: 2,073,600 px rounded up to 3 MP'],
-  ['fal', 'image', 'fal-ai/flux/schnell', { prompt: 'x', image_size: 'square' }, 0.003, '[3p] oauth.openai-hk.com/docs/en/lab/fal-ai.html: $0.003/MP'],
+  ['fal', 'image', 'fal-ai/flux/dev', { prompt: 'x', image_size: 'square_hd' }, 0.025, 'derived: 1024x1024 is 1 MP of 1024x1024 px (fal.ai/models/fal-ai/flux-2-flex/llms.txt: "a 1024x1024 image will cost $0.05" at $0.05/MP)'],
+  ['fal', 'image', 'fal-ai/flux/dev', { prompt: 'x', image_size: { width: 1920, height: 1080 } }, 0.05, 'derived: 2,073,600 px is 2 MP (flux-2-flex llms.txt: "a 1920x1080 image will cost $0.10 (... × 2 megapixels)")'],
+  ['fal', 'image', 'fal-ai/flux/schnell', { prompt: 'x', image_size: 'square' }, 0.003, 'fal.ai/docs flux-schnell: "$0.003 per megapixel", rounded up'],
   ['fal', 'clip', 'fal-ai/kling-video/v2.1/standard/image-to-video', { prompt: 'x', image_url: 'https://x/a.png', duration: 5 }, 0.28, 'fal llms.txt: "For 5s video your request will cost $0.28"'],
   ['fal', 'clip', 'fal-ai/kling-video/v2.1/standard/image-to-video', { prompt: 'x', image_url: 'https://x/a.png', duration: 7 }, 0.56, 'derived: 7 s is sent as "10": $0.28 + 5 x $0.056'],
   ['fal', 'clip', 'fal-ai/kling-video/v2.1/standard/image-to-video', { prompt: 'x', image_url: 'https://x/a.png' }, 0.28, 'fal llms.txt: duration defaults to "5"'],
@@ -75,10 +75,11 @@ describe('estimates follow each model\'s documented price', () => {
   });
 
   it('says how it priced a step and where the figure comes from, third-party figures marked', () => {
-    const request = adapters.fal!.prepare({ kind: 'image', model: 'fal-ai/flux/dev', input: { prompt: 'x', image_size: 'square_hd' } });
+    const request = adapters.fal!.prepare({ kind: 'image', model: 'fal-ai/flux/dev', input: { prompt: 'x', image_size: { width: 2048, height: 2048 } } });
     expect(estimateFromCatalogue('fal', request.model, request.kind, request.input)?.source).toBe(
-      'catalogue: 2 megapixels (each image rounded up to whole megapixels of 1,000,000 pixels) at 0.025 USD per megapixel; https://www.workflowlab.dev/cost/flux-dev-fal (a third-party figure), read 2026-11-30',
+      'catalogue: 4 megapixels (each image rounded up to whole megapixels of 1024×1024 pixels) at 0.025 USD per megapixel; https://fal.ai/docs/model-api-reference/image-generation-api/flux-dev, read 2026-12-02',
     );
+    expect(estimateFromCatalogue('replicate', 'black-forest-labs/flux-dev', 'image', { prompt: 'x' })?.source).toContain('(a third-party figure)');
   });
 });
 

@@ -1,3 +1,4 @@
+import { moneyWords } from '../main/domain/money.ts';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it as base } from 'vitest';
@@ -84,7 +85,7 @@ describe('simulated money in a Generate under a budget, and in the listings', ()
     const refused = await cli(dir, 'generate', 'Fox', '--new-take', 'dawn');
     expect(refused.code).toBe(2);
     // Each kind said apart with its own sum, so the figures add up: never one total that mixes the two.
-    const m = (micros: number) => `${(micros / 1e6).toFixed(2)} USD`;
+    const m = (micros: number) => moneyWords(micros, 'USD');
     const realSpent = before.spent - before.spentSimulated;
     expect(refused.err).toContain(`over the budget of ${m(fits - 1)}, which holds real money and simulated money each on its own: `);
     expect(refused.err).toContain(`real money, about ${m(realNeeds - realSpent)} new with ${m(realSpent)} already spent, possibly charged or enqueued, comes to ${m(realNeeds)}`);
@@ -95,7 +96,7 @@ describe('simulated money in a Generate under a budget, and in the listings', ()
 
     expect((await cli(dir, 'budget', 'Fox', String(fits / 1e6))).code).toBe(0);
     const shown = await cli(dir, 'estimate', 'Fox', '--new-take', 'dawn');
-    expect(shown.out).toMatch(/Already spent or possibly charged: 0\.0\d USD, and 0\.\d\d USD simulated \(never charged\)\./);
+    expect(shown.out).toMatch(/Already spent or possibly charged: 0\.0\d+ USD, and 0\.\d+ USD simulated \(never charged\)\./);
     expect(shown.out).toContain('Budget ');
     expect(shown.out).toMatch(/: 0\.00 USD would be left\./);
     expect(shown.out).toContain('Simulated money is held against the budget apart from real money: it never uses up what is there for real spending.');

@@ -36,6 +36,7 @@ interface TakeJson {
   steps: { kind: string; taskId: number; provider: string; model: string; reused: boolean }[];
   costEstimated: number | null;
   costBilled: number | null;
+  costBilledBasis: string | null;
 }
 interface TaskJson {
   id: number;
@@ -95,13 +96,15 @@ describe('takes', () => {
     expect(two!.costBilled).toBeCloseTo(sum(two!, 'costActual'), 6);
     expect(two!.costEstimated).toBeCloseTo(sum(two!, 'costEstimated'), 6);
     expect(two!.costBilled).toBeGreaterThan(0);
+    // The simulator reports money: a bill, not a count the studio priced.
+    expect(two!.costBilledBasis).toBe('billed');
     expect(await takesOf(dir, 'dawn')).toHaveLength(2);
 
     const table = await cli(dir, 'takes', 'Fox');
     expect(table.code).toBe(0);
     const lines = table.out.split('\n');
     expect(lines[0]).toMatch(/^SCENE +TAKE +PICKED +PROMPT +PROVIDER\/MODEL +SEED +COST +WHEN +STATUS$/);
-    expect(lines[1]).toMatch(new RegExp(`^dawn +1 +a fox asleep in snow +simulator: sim-image-1, sim-clip-1, sim-speech-1 +${one!.seed} +\\d+\\.\\d\\d USD billed \\(simulated\\) +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d +ready$`));
+    expect(lines[1]).toMatch(new RegExp(`^dawn +1 +a fox asleep in snow +simulator: sim-image-1, sim-clip-1, sim-speech-1 +${one!.seed} +\\d+\\.\\d{2,6} USD billed \\(simulated\\) +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d +ready$`));
     expect(lines[2]).toMatch(/^dawn +2 +picked +a fox asleep in snow/);
 
     const bought = sim!.charges.length;

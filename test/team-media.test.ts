@@ -210,8 +210,8 @@ describe.skipIf(!postgresAvailable)('a Generate on a machine that does not see t
     expect(refused.err).toMatch(
       new RegExp(
         `^studio: paid for before, result not on this machine: ` +
-          `dawn:image \\(task ${saved.get('image')!.id}, \\d+\\.\\d\\d USD\\): ${esc(words('image'))}; ` +
-          `dawn:clip \\(task ${saved.get('clip')!.id}, \\d+\\.\\d\\d USD\\): ${esc(words('clip'))}; ` +
+          `dawn:image \\(task ${saved.get('image')!.id}, \\d+\\.\\d{2,6} USD\\): ${esc(words('image'))}; ` +
+          `dawn:clip \\(task ${saved.get('clip')!.id}, \\d+\\.\\d{2,6} USD\\): ${esc(words('clip'))}; ` +
           `nothing was enqueued\\. To buy again, run "studio generate Fox --rebuy-lost"\\.$`,
       ),
     );

@@ -49,7 +49,7 @@ describe('a step whose price is unknown', () => {
     const estimate = await cli(dir, 'estimate', 'Film');
     expect(estimate.code).toBe(0);
     expect(estimate.out).toMatch(/speech\S*\s+new\s+openai\s+gpt-4o-mini-tts\s+price unknown/);
-    expect(estimate.out).toMatch(/New steps: about \d+\.\d\d USD, plus 2 step\(s\) of unknown price, not counted\./);
+    expect(estimate.out).toMatch(/New steps: about \d+\.\d{2,6} USD, plus 2 step\(s\) of unknown price, not counted\./);
     expect(estimate.out).toContain('need "--confirm-unpriced"');
 
     const before = digest();
@@ -65,7 +65,7 @@ describe('a step whose price is unknown', () => {
     expect(confirmed.code).toBe(0);
     expect(unpricedTasks()).toEqual([{ cost_estimated: null }, { cost_estimated: null }]);
     // The next estimate says that what the project has spent leaves those two out.
-    expect((await cli(dir, 'estimate', 'Film')).out).toMatch(/Already spent or possibly charged: \d+\.\d\d USD \(and 2 earlier step\(s\) of unknown price, not in that figure\)(, and \d+\.\d\d USD simulated \(never charged\))?\./);
+    expect((await cli(dir, 'estimate', 'Film')).out).toMatch(/Already spent or possibly charged: \d+\.\d{2,6} USD \(and 2 earlier step\(s\) of unknown price, not in that figure\)(, and \d+\.\d{2,6} USD simulated \(never charged\))?\./);
   });
 
   it('takes the price the person sets for the model, and says so', async () => {

@@ -5,19 +5,20 @@
  */
 
 // The one way money is shown, by every UI as by the command line (see domain/money.ts).
-export { amountWords } from '../domain/money.ts';
+export { amountWords, POSSIBLY_CHARGED_WORDS } from '../domain/money.ts';
+export { BASIS_WORDS } from '../domain/costBasis.ts';
 import type { DraftEstimateView, DraftInput, DraftView } from './draftTypes.ts';
 export type { DraftEstimateView, DraftInput, DraftView };
 import type { CancelPreview, CandidateView, DecisionInput, EtaView, Kind, Status, TaskEventView, TaskPage, TaskRefView, TaskView, UnknownTask } from './taskTypes.ts';
 export type { CancelPreview, CandidateView, DecisionInput, EtaView, Kind, Status, TaskEventView, TaskPage, TaskRefView, TaskView, UnknownTask };
 import type { ProjectSummary } from './projectTypes.ts';
 export type { ProjectSummary };
-import type { EstimateStep, EstimateView, GenerateOptions, LostResultView, MissingKeyView, NewTakeOptions } from './estimateTypes.ts';
-export type { EstimateStep, EstimateView, GenerateOptions, LostResultView, MissingKeyView, NewTakeOptions };
+import type { CheapestView, EstimateStep, EstimateView, GenerateOptions, LostResultView, MissingKeyView, NewTakeOptions, ProviderOfferView } from './estimateTypes.ts';
+export type { CheapestView, EstimateStep, EstimateView, GenerateOptions, LostResultView, MissingKeyView, NewTakeOptions, ProviderOfferView };
 import type { ModelSpendView, ProjectSpendView, ProviderSpendView, SpendOverview, SpendReport, SpendRowView, SpendTotals } from './spendTypes.ts';
 export type { ModelSpendView, ProjectSpendView, ProviderSpendView, SpendOverview, SpendReport, SpendRowView, SpendTotals };
-import type { KeySource, SettingsPatch, SettingsView, TeamChange, TeamView } from './settingsTypes.ts';
-export type { KeySource, SettingsPatch, SettingsView, TeamChange, TeamView };
+import type { CreditPlanChange, CreditPlanChoice, CreditPlanView, KeySource, SettingsPatch, SettingsView, TeamChange, TeamView } from './settingsTypes.ts';
+export type { CreditPlanChange, CreditPlanChoice, CreditPlanView, KeySource, SettingsPatch, SettingsView, TeamChange, TeamView };
 import type { FieldShape, ModelCatalogueView, ModelView, OptionView, ProviderView, StepKindView } from './modelTypes.ts';
 export type { FieldShape, ModelCatalogueView, ModelView, OptionView, ProviderView, StepKindView };
 import type { PlanStepView, ScenePlanView, StepState } from './planTypes.ts';
@@ -54,6 +55,11 @@ export interface StudioApi {
   setBudget(project: string, amount: number | null): Promise<void>;
   estimate(project: string, newTakes?: string[], options?: NewTakeOptions): Promise<EstimateView>;
   generate(project: string, newTakes?: string[], options?: GenerateOptions): Promise<EstimateView>;
+  /**
+   * Moves one scene (or every scene) to the provider that makes the same model for less; buys nothing. `revision` is
+   * the storyboard's the estimate was of: one saved since is refused (HTTP 409), never overwritten.
+   */
+  moveToCheapest(project: string, change: { scene?: string; revision: number }): Promise<CheapestView>;
   listTasks(project: string, offset: number, limit: number): Promise<TaskPage>;
   unknownTasks(): Promise<UnknownTask[]>;
   reconcile(taskId: number): Promise<CandidateView[]>;
@@ -107,6 +113,7 @@ export const API_METHODS = [
   'setBudget',
   'estimate',
   'generate',
+  'moveToCheapest',
   'listTasks',
   'unknownTasks',
   'reconcile',

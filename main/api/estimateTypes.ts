@@ -30,11 +30,40 @@ export interface EstimateStep {
   cost: number | null;
   currency: string;
   source: string;
+  /** A provider that bills in credits (ElevenLabs): the credits the step takes, and in words at the plan's price. */
+  credits?: { count: number; words: string };
   lost: LostResultView | null;
   /** The simulator's made-up price: never charged (also in EstimateView.simulatedTotal). */
   simulated: boolean;
   /** Its provider has no key yet: priced all the same; Generate asks for the key first. */
   keyMissing: MissingKeyView | null;
+  /** Once the model has 5 billed runs: what its bills say this estimate comes to, and "usually bills 20 % over (5 billed runs)". */
+  forecast?: { cost: number; runs: number; percent: number; words: string };
+  /** The same model at each other provider the person has a key for, priced for this step. */
+  offers?: ProviderOfferView[];
+}
+
+/** The same model at another provider, priced for one step, and whether the step can be moved there. */
+export interface ProviderOfferView {
+  provider: string;
+  model: string;
+  /** The model's name at every provider ("FLUX.1 [dev]"). */
+  family: string;
+  /** null: no price is known, or the step cannot be written for this provider. */
+  cost: number | null;
+  currency: string;
+  /** Where the price comes from (the provider's quote, or the catalogue). */
+  source: string;
+  /** The provider's own page saying it is this model. */
+  sameSource: string;
+  /** null: the scene can be moved here; else why not. */
+  notOffered: string | null;
+}
+
+/** What moving to the cheaper provider changed: the storyboard's new revision and each step moved, with its price before and after. */
+export interface CheapestView {
+  revision: number;
+  moves: { scene: string; kind: Kind; from: { provider: string; model: string }; to: { provider: string; model: string }; before: number; after: number; currency: string }[];
 }
 
 /** A provider a Generate needs a key for: its name, and the variable the key can be set in besides Settings. */
@@ -68,12 +97,16 @@ export interface EstimateView {
   total: number;
   /** The part of `total` that is the simulator's made-up money, never charged. */
   simulatedTotal: number;
+  /** New steps priced in a currency other than the project's, per currency: never added to `total`. */
+  otherCurrencies: { currency: string; total: number }[];
   /** Providers the new steps need with no key yet; Generate refuses, naming them, until they are added. */
   missingKeys: MissingKeyView[];
   /** How many new steps have no known price, left out of `total`. */
   unpriced: number;
   /** Earlier steps of the project, spent or enqueued, whose price is unknown: not in `spent`. */
   spentUnpriced: number;
+  /** The budget held the new steps at their forecasts from past bills, above their estimates (settings "budgetUsesForecast"). */
+  budgetByForecast: boolean;
   /** Per provider of the new steps: what its account has left (where it tells an API key), and whether this Generate would pass it. */
   balances: { provider: string; text: string; over: boolean }[];
   /** Spent, possibly charged or enqueued; `spentSimulated` of it is the simulator's made-up money. */

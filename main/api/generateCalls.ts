@@ -6,18 +6,31 @@ import { narrationWords } from '../pipeline/narrationLengths.ts';
 import { refusals } from './apiErrors.ts';
 import type { ServiceContext } from './serviceContext.ts';
 import { money } from './taskView.ts';
-import type { EstimateView, GenerateOptions, NewTakeOptions } from './contract.ts';
+import type { EstimateStep, EstimateView, GenerateOptions, NewTakeOptions } from './contract.ts';
+
+function stepView(s: GenerateEstimate['steps'][number]): EstimateStep {
+  const { offers, forecast, ...row } = s;
+  return {
+    ...row,
+    cost: money(s.cost),
+    lost: s.lost && { ...s.lost, cost: money(s.lost.cost)! },
+    ...(forecast ? { forecast: { ...forecast, cost: money(forecast.cost)! } } : {}),
+    ...(offers ? { offers: offers.map(({ choice: _, ...o }) => ({ ...o, cost: money(o.cost) })) } : {}),
+  };
+}
 
 function estimateView(e: GenerateEstimate): EstimateView {
   return {
     project: e.project.name,
     currency: e.project.currency,
-    steps: e.steps.map((s) => ({ ...s, cost: money(s.cost), lost: s.lost && { ...s.lost, cost: money(s.lost.cost)! } })),
+    steps: e.steps.map(stepView),
     total: money(e.total)!,
     simulatedTotal: money(e.simulatedTotal)!,
+    otherCurrencies: e.otherCurrencies.map((c) => ({ currency: c.currency, total: money(c.total)! })),
     missingKeys: e.missingKeys,
     unpriced: e.unpriced.length,
     spentUnpriced: e.spentUnpriced,
+    budgetByForecast: e.held.byForecast,
     balances: e.balances,
     spent: money(e.spent)!,
     spentSimulated: money(e.spentSimulated)!,

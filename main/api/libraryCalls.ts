@@ -2,7 +2,9 @@
 
 import { rmSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
-import { fromMicros, isKind, type Task } from '../domain/tasks/model.ts';
+import { costBasis } from '../domain/costBasis.ts';
+import { isKind, type Task } from '../domain/tasks/model.ts';
+import { moneyWords } from '../domain/money.ts';
 import { ApiError } from './apiErrors.ts';
 import { named, type ServiceContext } from './serviceContext.ts';
 import { eventView, iso, ref, taskView } from './taskView.ts';
@@ -78,7 +80,7 @@ export async function deleteOutput(ctx: ServiceContext, taskId: number): Promise
   const folders = [resolve(ctx.studio.dataDir) + sep, resolve(ctx.studio.media.base) + sep];
   // The studio removes only files it saved itself: in its own data folder, or its database's in the media folder.
   const own = paths.filter((p) => folders.some((f) => resolve(p).startsWith(f)));
-  const paid = task.charged === 'no' ? 'it cost nothing' : `it cost ${fromMicros(task.costActual ?? task.costEstimated ?? 0)} ${task.currency} (${task.costActual !== null ? 'billed' : task.charged === 'yes' ? 'estimated' : 'possibly charged'}), not refunded`;
+  const paid = task.charged === 'no' ? 'it cost nothing' : `it cost ${moneyWords(task.costActual ?? task.costEstimated ?? 0, task.currency)} (${costBasis(task)}), not refunded`;
   const forgotten = await ctx.studio.tasks.forgetOutputs(taskId, `deleted by the person in the library; ${paid}`, own, ctx.studio.clock.now());
   if (!forgotten) throw new ApiError(`task ${taskId} has no saved result to delete`);
   const left: string[] = [];

@@ -1,5 +1,6 @@
 import type { StepChoice, StepKind } from '../domain/storyboard.ts';
-import { citation, creditPriceOf, entryFor, type CatalogueEntry, type PlanPrices } from '../pricing/catalogue.ts';
+import { citation, entryFor, type CatalogueEntry, type PlanPrices } from '../pricing/catalogue.ts';
+import { creditPriceOf } from '../pricing/creditPlans.ts';
 import type { ModelSpec } from '../providers/models.ts';
 import type { ProviderAdapter } from '../providers/port.ts';
 import { modelsOf, STEP_PROVIDER_IDS, titleOf } from '../providers/registry.ts';

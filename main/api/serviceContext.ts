@@ -12,7 +12,12 @@ export interface KeyStore {
   source(provider: string): KeySource;
   set(provider: string, value: string | null): void;
   encrypted: boolean;
+  /** A key that is no provider's request key (fal's admin key, FAL_ADMIN_KEY_NAME), kept where the request keys are. */
+  secret(name: string): string | undefined;
 }
+
+/** fal's ADMIN-scope key, read only for fal's usage records: kept in the key store beside the request keys, never in a request. */
+export const FAL_ADMIN_KEY_NAME = 'fal-admin';
 
 export interface ServiceDeps {
   studio: Studio;

@@ -3,10 +3,11 @@
 import { updateSettings } from '../config/settings.ts';
 import { isProviderId, STEP_PROVIDER_IDS } from '../providers/registry.ts';
 import { checkSettingsPatch } from './settingsPatch.ts';
+import { applyCreditPlan, creditPlanView } from './creditPlanSettings.ts';
 import { checkTeamChange, saveTeam as saveTeamSettings, teamView } from './teamSettings.ts';
 import { modelCatalogue } from './models.ts';
 import { ApiError, refusals } from './apiErrors.ts';
-import type { ServiceContext } from './serviceContext.ts';
+import { FAL_ADMIN_KEY_NAME, type ServiceContext } from './serviceContext.ts';
 import { iso } from './taskView.ts';
 import type { EngineStatus, ModelCatalogueView, SettingsPatch, SettingsView, TeamChange } from './contract.ts';
 
@@ -33,9 +34,12 @@ export async function getSettings(ctx: ServiceContext): Promise<SettingsView> {
     ffmpegPath: s.media.ffmpegPath ?? null,
     keys: Object.fromEntries(STEP_PROVIDER_IDS.filter((id) => id !== 'simulator').map((id) => [id, ctx.deps.keys.source(id)])),
     keysEncrypted: ctx.deps.keys.encrypted,
+    falAdminKey: Boolean(ctx.deps.keys.secret(FAL_ADMIN_KEY_NAME)),
     confirmAbove: s.ui.confirmAbove,
     keepAwake: s.ui.keepAwake,
+    budgetUsesForecast: s.budgetUsesForecast,
     team: teamView(ctx.studio),
+    elevenlabsPlan: creditPlanView(s.providers.elevenlabs),
   };
 }
 
@@ -60,6 +64,7 @@ export async function saveSettings(ctx: ServiceContext, patch: SettingsPatch): P
       if (!isProviderId(patch.key.provider) || patch.key.provider === 'simulator') throw new ApiError(`there is no provider "${patch.key.provider}" that takes a key`);
       ctx.deps.keys.set(patch.key.provider, patch.key.value);
     }
+    if (patch.falAdminKey !== undefined) ctx.deps.keys.set(FAL_ADMIN_KEY_NAME, patch.falAdminKey);
     ctx.studio.settings = updateSettings(ctx.studio.dataDir, (raw) => {
       raw.engine ??= {};
       if (patch.concurrency) raw.engine.concurrency = { ...raw.engine.concurrency, ...patch.concurrency };
@@ -68,8 +73,11 @@ export async function saveSettings(ctx: ServiceContext, patch: SettingsPatch): P
       raw.ui ??= {};
       if (patch.confirmAbove !== undefined) raw.ui.confirmAbove = patch.confirmAbove;
       if (patch.keepAwake !== undefined) raw.ui.keepAwake = patch.keepAwake;
+      if (patch.budgetUsesForecast !== undefined) raw.budgetUsesForecast = patch.budgetUsesForecast;
+      if (patch.elevenlabsPlan !== undefined) applyCreditPlan(raw, patch.elevenlabsPlan);
     });
-    if (patch.key) await ctx.deps.providers.reload(ctx.studio.settings);
+    // A key, and the plan credits are priced at, are used at once.
+    if (patch.key || patch.elevenlabsPlan !== undefined) await ctx.deps.providers.reload(ctx.studio.settings);
     return getSettings(ctx);
   });
 }

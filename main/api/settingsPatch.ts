@@ -1,11 +1,12 @@
 import { MAX_BUDGET } from '../domain/project.ts';
 import { KINDS } from '../domain/tasks/model.ts';
 import type { SettingsPatch } from './contract.ts';
+import { CREDIT_PLANS, isCreditPlan } from '../pricing/creditPlans.ts';
 
 /** A settings change the API cannot take, with the field and what it takes. */
 export class PatchRefused extends Error {}
 
-const FIELDS = ['concurrency', 'leaseMs', 'pollDeadlineMs', 'confirmAbove', 'keepAwake', 'key'];
+const FIELDS = ['concurrency', 'leaseMs', 'pollDeadlineMs', 'confirmAbove', 'keepAwake', 'budgetUsesForecast', 'key', 'falAdminKey', 'elevenlabsPlan'];
 
 function whole(value: unknown, where: string, min: number, max: number): void {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
@@ -38,6 +39,8 @@ export function checkSettingsPatch(value: unknown): SettingsPatch {
     if (typeof n !== 'number' || !Number.isFinite(n) || n < 0 || n > MAX_BUDGET) throw new PatchRefused(`confirmAbove must be an amount from 0 to ${MAX_BUDGET}, or null`);
   }
   if (patch.keepAwake !== undefined && typeof patch.keepAwake !== 'boolean') throw new PatchRefused('keepAwake must be true or false');
+  if (patch.budgetUsesForecast !== undefined && typeof patch.budgetUsesForecast !== 'boolean') throw new PatchRefused('budgetUsesForecast must be true or false');
+  if (patch.elevenlabsPlan !== undefined) checkPlanChange(patch.elevenlabsPlan);
   if (patch.key !== undefined) {
     const k = patch.key as Record<string, unknown> | null;
     if (!k || typeof k !== 'object' || typeof k.provider !== 'string') throw new PatchRefused('key must be {"provider": "fal", "value": "..."}');
@@ -45,5 +48,18 @@ export function checkSettingsPatch(value: unknown): SettingsPatch {
       throw new PatchRefused('key.value must be the key as the provider shows it (no spaces, at most 500 characters), or null to remove it');
     }
   }
+  const admin = patch.falAdminKey;
+  if (admin !== undefined && admin !== null && (typeof admin !== 'string' || !admin.trim() || admin.length > 500 || /\s/.test(admin))) {
+    throw new PatchRefused("falAdminKey must be fal's admin key as fal shows it (no spaces, at most 500 characters), or null to remove it");
+  }
   return patch as SettingsPatch;
+}
+
+/** A plan among ElevenLabs' plans, or an own price per credit above 0 and at most 1 USD, or null. */
+function checkPlanChange(value: unknown): void {
+  if (value === null) return;
+  const v = value as Record<string, unknown>;
+  if (v && typeof v === 'object' && 'plan' in v && isCreditPlan(v.plan)) return;
+  if (v && typeof v === 'object' && 'ownPrice' in v && typeof v.ownPrice === 'number' && Number.isFinite(v.ownPrice) && v.ownPrice > 0 && v.ownPrice <= 1) return;
+  throw new PatchRefused(`elevenlabsPlan must be {"plan": one of ${CREDIT_PLANS.join(', ')}}, {"ownPrice": your price per credit in USD, above 0 and at most 1}, or null`);
 }

@@ -1,6 +1,7 @@
 /** The settings views of the StudioApi (contract.ts): keys, engine values and team mode; types only, as the renderer reads them. */
 
 import type { Kind } from './taskTypes.ts';
+import type { CreditPlan } from '../pricing/creditPlans.ts';
 
 /** Where a provider's key comes from; 'unreadable': kept encrypted here, but this machine's keyring cannot decrypt it. */
 export type KeySource = 'settings' | 'environment' | 'keychain' | 'unreadable' | null;
@@ -14,12 +15,42 @@ export interface SettingsView {
   keys: Record<string, KeySource>;
   /** False where keys can only be kept as plain text (Linux without a keyring). */
   keysEncrypted: boolean;
+  /** Whether an admin key for fal is set (never the key): with one, fal's bills are read from its usage records. */
+  falAdminKey: boolean;
   /** Ask before a Generate that costs more than this (currency units), or never when null. */
   confirmAbove: number | null;
   keepAwake: boolean;
+  /** The budget check counts a step at its forecast from past bills where that is higher than its estimate. */
+  budgetUsesForecast: boolean;
   /** Team mode on this machine. */
   team: TeamView;
+  /** The ElevenLabs plan credits are priced at, and the plans to pick from. */
+  elevenlabsPlan: CreditPlanView;
 }
+
+/** A plan a provider that bills in credits offers, at its price per credit (resources/prices.json creditPlans). */
+export interface CreditPlanChoice {
+  plan: CreditPlan;
+  title: string;
+  price: number;
+  currency: string;
+  /** Which of the plan's figures the price is, and why. */
+  why: string;
+}
+
+export interface CreditPlanView {
+  /** The plan set, 'own' for the person's own price per credit, or null: none set (the default plan's price is used). */
+  plan: CreditPlan | 'own' | null;
+  ownPrice: number | null;
+  /** The plan whose price is used when none is set. */
+  defaultPlan: CreditPlan;
+  plans: CreditPlanChoice[];
+  /** Where the plans' prices come from, and when they were read. */
+  source: string;
+}
+
+/** A plan picked, the person's own price per credit (USD), or null to set none. */
+export type CreditPlanChange = { plan: CreditPlan } | { ownPrice: number } | null;
 
 /** Where this studio keeps its tasks, and the team database and machine name saved for the next start. */
 export interface TeamView {
@@ -56,6 +87,11 @@ export interface SettingsPatch {
   pollDeadlineMs?: number;
   confirmAbove?: number | null;
   keepAwake?: boolean;
+  budgetUsesForecast?: boolean;
   /** A provider's key, or null to remove it. */
   key?: { provider: string; value: string | null };
+  /** The ElevenLabs plan, or the person's own price per credit; null sets none. */
+  elevenlabsPlan?: CreditPlanChange;
+  /** fal's ADMIN-scope key, only to read its usage records for the bills; null removes it. */
+  falAdminKey?: string | null;
 }

@@ -2,10 +2,13 @@
 
 import { spendCsv as csv, spendOverview as overview, spendReport } from './spendViews.ts';
 import type { ServiceContext } from './serviceContext.ts';
+import { readBills } from './billReadings.ts';
 import type { SpendOverview, SpendReport } from './contract.ts';
 
 export async function spend(ctx: ServiceContext, project: string): Promise<SpendReport> {
-  return spendReport(ctx.studio.tasks, await ctx.project(project));
+  const named = await ctx.project(project);
+  const bills = await readBills(ctx);
+  return { ...(await spendReport(ctx.studio.tasks, named)), bills };
 }
 
 export async function spendCsv(ctx: ServiceContext, project: string | null): Promise<string> {
@@ -13,5 +16,6 @@ export async function spendCsv(ctx: ServiceContext, project: string | null): Pro
 }
 
 export async function spendOverview(ctx: ServiceContext): Promise<SpendOverview> {
+  await readBills(ctx);
   return overview(ctx.studio.tasks);
 }

@@ -2,6 +2,7 @@ import { serviceContext, type ServiceContext, type ServiceDeps } from './service
 import { taskView, type Etas } from './taskView.ts';
 import * as projects from './projectCalls.ts';
 import * as generating from './generateCalls.ts';
+import * as cheapest from './cheapestCalls.ts';
 import * as tasks from './taskCalls.ts';
 import * as spending from './spendCalls.ts';
 import * as library from './libraryCalls.ts';
@@ -18,6 +19,7 @@ import type {
   SpendOverview,
   TaskDetail,
   CandidateView,
+  CheapestView,
   DecisionInput,
   EngineStatus,
   EstimateView,
@@ -93,6 +95,10 @@ export class StudioService implements StudioApi {
 
   async generate(project: string, newTakes?: string[], options?: GenerateOptions): Promise<EstimateView> {
     return generating.generate(this.ctx, project, newTakes, options);
+  }
+
+  async moveToCheapest(project: string, change: { scene?: string; revision: number }): Promise<CheapestView> {
+    return cheapest.moveToCheapest(this.ctx, project, change);
   }
 
   async listTasks(project: string, offset: number, limit: number): Promise<TaskPage> {

@@ -29,6 +29,8 @@ export interface TakeView {
   costEstimated: number | null;
   /** What this take bought, billed from what the providers reported; null until there is a billed figure. */
   costBilled: number | null;
+  /** Whether `costBilled` is the providers' bills, counts priced from the catalogue, or both (docs/money.md). */
+  costBilledBasis: 'billed' | 'counted from usage' | 'billed and counted from usage' | null;
   currency: string;
   createdAt: string;
   finishedAt: string | null;

@@ -1,5 +1,7 @@
 /** The task views of the StudioApi (contract.ts): a task, its history and a decision on it; types only, as the renderer reads them. */
 
+import type { CostBasis } from '../domain/costBasis.ts';
+
 export type Status = 'PENDING' | 'RUNNING' | 'SUBMITTED' | 'SUCCEEDED' | 'FAILED' | 'OUTCOME_UNKNOWN' | 'CANCELLED';
 export type Kind = 'image' | 'clip' | 'speech' | 'render' | 'draft';
 
@@ -16,9 +18,19 @@ export interface TaskView {
   charged: 'no' | 'maybe' | 'yes';
   costEstimated: number | null;
   costEstimateSource: string | null;
-  /** Billed: worked out from what the provider reported for this request (costActualSource says how). */
+  /** The figure from what the provider reported for this request (costActualSource says how; costBasis whether it is a bill). */
   costActual: number | null;
   costActualSource: string | null;
+  /**
+   * What the task's figure rests on, decided once here (domain/costBasis.ts): 'billed' only where the provider reported
+   * money or credits; 'counted from usage' where it reported what it bills by, priced at the catalogue's price.
+   */
+  costBasis: CostBasis;
+  /**
+   * At a provider that bills in credits (ElevenLabs): the credits as it reported them (billed: true), else worked out
+   * from the text at the model's credits a character (billed: false, an estimate); null at other providers.
+   */
+  credits: { count: number; billed: boolean } | null;
   currency: string;
   /** Its costs are the simulator's made-up money, never charged. */
   simulated: boolean;

@@ -1,8 +1,10 @@
 import { learnDurations, type LearnedDurations } from '../engine/durations.ts';
+import { costBasis } from '../domain/costBasis.ts';
 import { etaWords, stepEta, type StepEta } from '../engine/eta.ts';
 import { renderEta } from '../engine/renderEta.ts';
 import { fromMicros, type Task, type TaskEvent } from '../domain/tasks/model.ts';
 import { isSimulated } from '../domain/simulated.ts';
+import { taskCredits } from '../pricing/taskCredits.ts';
 import { RENDER_PROVIDER } from '../pipeline/planner.ts';
 import { etaView, pendingDependencies } from './scenePlan.ts';
 import type { ServiceContext } from './serviceContext.ts';
@@ -98,6 +100,8 @@ export async function taskView(ctx: ServiceContext, t: Task, labels: ReadonlyMap
     costEstimateSource: t.costEstimateSource,
     costActual: money(t.costActual),
     costActualSource: t.costActualSource,
+    costBasis: costBasis(t),
+    credits: taskCredits(t),
     currency: t.currency,
     simulated: isSimulated(t.provider),
     outputUrl: t.outputPath && t.status === 'SUCCEEDED' ? ctx.deps.mediaUrl(t.id) : null,

@@ -1,6 +1,8 @@
+import { costBasis } from '../domain/costBasis.ts';
 import { moneyWords } from '../domain/money.ts';
 import { isSimulated } from '../domain/simulated.ts';
 import { fromMicros, type Task, type TaskOutput } from '../domain/tasks/model.ts';
+import { creditsWords, taskCredits } from '../pricing/taskCredits.ts';
 
 /** The JSON a task has in `studio tasks --json`, documented in the README. */
 export function taskJson(t: Task, projectName: string, outputs: TaskOutput[]) {
@@ -24,6 +26,10 @@ export function taskJson(t: Task, projectName: string, outputs: TaskOutput[]) {
     costEstimateSource: t.costEstimateSource,
     costActual: fromMicros(t.costActual),
     costActualSource: t.costActualSource,
+    // What the figure rests on: billed (money or credits the provider reported), counted from usage, estimated...
+    costBasis: costBasis(t),
+    // ElevenLabs: the credits, as it reported them (billed) or from the text (estimated).
+    credits: taskCredits(t),
     currency: t.currency,
     outputPath: t.outputPath,
     outputSha256: t.outputSha256,
@@ -70,10 +76,8 @@ export function taskCost(t: Pick<Task, 'costActual' | 'costEstimated' | 'currenc
   return isSimulated(t.provider) && (t.costActual ?? t.costEstimated) !== null ? `${cost} (simulated)` : cost;
 }
 
-/** Whether a task's cost figure is billed (from what the provider reported) or an estimate, in a word. */
-export function costBasis(t: Pick<Task, 'costActual' | 'costEstimated' | 'charged' | 'status'>): string {
-  if (t.charged === 'no' && (t.status === 'FAILED' || t.status === 'CANCELLED')) return 'not charged';
-  if (t.costActual !== null) return 'billed';
-  if (t.costEstimated === null) return 'price unknown';
-  return t.charged === 'maybe' ? 'possibly charged' : 'estimated';
+/** A cost with the task's credits beside it, at a provider that bills in credits: "0.054 USD (180 credits billed)". */
+export function withCredits(cost: string, t: Pick<Task, 'provider' | 'model' | 'kind' | 'input' | 'billedUnits'>): string {
+  const credits = taskCredits(t);
+  return credits ? `${cost} (${creditsWords(credits)})` : cost;
 }

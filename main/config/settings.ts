@@ -4,6 +4,7 @@ import type { ProviderSettings } from '../providers/config.ts';
 import type { StepChoice, StepKind } from '../domain/storyboard.ts';
 import { parseStoryboard } from '../providers/storyboards.ts';
 import { KINDS } from '../domain/tasks/model.ts';
+import { CREDIT_PLANS, isCreditPlan } from '../pricing/creditPlans.ts';
 import { settingsPath } from './paths.ts';
 import { checkTeamSettings, type TeamSettings } from './team.ts';
 
@@ -19,6 +20,8 @@ export interface Settings {
   prices: Record<string, number>;
   /** The team database this machine joins, and the name it goes by there (see team.ts). */
   team: TeamSettings;
+  /** The budget check holds a step at its forecast from past bills where that is above its estimate (pipeline/forecast.ts); off by default. */
+  budgetUsesForecast: boolean;
 }
 
 export const DEFAULT_STEPS: Record<StepKind, StepChoice> = {
@@ -130,7 +133,13 @@ export function parseSettings(raw: Record<string, any>): Settings {
     ui: { confirmAbove: ui.confirmAbove === undefined ? 5 : ui.confirmAbove, keepAwake: ui.keepAwake === true },
     prices: checkPrices(raw.prices ?? {}),
     team: checkTeamSettings(raw.team, (message) => new SettingsError(message)),
+    budgetUsesForecast: readBudgetUsesForecast(raw.budgetUsesForecast),
   };
+}
+
+function readBudgetUsesForecast(value: unknown): boolean {
+  if (value !== undefined && typeof value !== 'boolean') throw new SettingsError(`settings: budgetUsesForecast must be true or false, not ${JSON.stringify(value)}`);
+  return value === true;
 }
 
 function checkPrices(raw: unknown): Record<string, number> {
@@ -150,8 +159,14 @@ function checkProviders(raw: unknown): Record<string, ProviderSettings> {
   for (const [id, p] of Object.entries(raw as Record<string, any>)) {
     if (!p || typeof p !== 'object') throw new SettingsError(`settings: providers.${id} must be an object`);
     if (p.key !== undefined && (typeof p.key !== 'string' || !p.key)) throw new SettingsError(`settings: providers.${id}.key must be text`);
+    if (p.adminKey !== undefined && (id !== 'fal' || typeof p.adminKey !== 'string' || !p.adminKey.trim())) {
+      throw new SettingsError(`settings: providers.${id}.adminKey: only fal takes an admin key, as text (fal's ADMIN-scope key, to read its usage records); remove it otherwise`);
+    }
     if (p.creditPrice !== undefined && !(typeof p.creditPrice === 'number' && Number.isFinite(p.creditPrice) && p.creditPrice > 0)) {
       throw new SettingsError(`settings: providers.${id}.creditPrice must be the price of one credit in USD, above 0, not ${JSON.stringify(p.creditPrice)}`);
+    }
+    if (p.plan !== undefined && !isCreditPlan(p.plan)) {
+      throw new SettingsError(`settings: providers.${id}.plan must be one of ${CREDIT_PLANS.join(', ')}, not ${JSON.stringify(p.plan)}; or remove it and set creditPrice to your own price per credit`);
     }
     if (p.baseUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(String(p.baseUrl))) {
       throw new SettingsError(`settings: providers.${id}.baseUrl must be an http(s) address, not ${JSON.stringify(p.baseUrl)}`);

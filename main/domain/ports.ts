@@ -1,4 +1,4 @@
-import type { Kind } from './tasks/model.ts';
+import type { BilledUnits, Kind, ReportedUnit } from './tasks/model.ts';
 
 /** The engine's view of time: wall-clock milliseconds for rows, a monotonic clock to notice system sleep. */
 export interface Clock {
@@ -27,6 +27,12 @@ export interface ResultRecord {
   costActual: number | null;
   /** How costActual was reached; absent in records written before it was kept. */
   costSource?: string | null;
+  /** The units costActual was billed in, as the provider reported them; absent in records written before they were kept. */
+  costUnits?: BilledUnits | null;
+  /** What the provider reported that costActual comes from; absent in records written before it was kept. */
+  costReported?: ReportedUnit | null;
+  /** Why no billed figure was recorded though the provider reported one (storableCost.ts), kept in the task's history. */
+  costWhy?: string | null;
   outputs: SavedOutput[];
 }
 

@@ -6,20 +6,27 @@ export const SIMULATOR = 'simulator';
 
 export const isSimulated = (provider: string): boolean => provider === SIMULATOR;
 
-/** Spend figures, in micro-units: billed, estimated with no bill yet, possibly charged. */
+/**
+ * Spend figures, in micro-units: actual (from what the provider reported; billed + countedFromUsage, see
+ * costBasis.ts), estimated with no reported figure yet, possibly charged.
+ */
 export interface SpendParts {
   actual: number;
+  billed: number;
+  countedFromUsage: number;
   estimated: number;
   possiblyCharged: number;
 }
 
 /** Per-provider spend split into real money and the simulator's made-up money, each summed apart. */
 export function splitSimulated(rows: ReadonlyArray<SpendParts & { provider: string }>): { real: SpendParts; simulated: SpendParts } {
-  const real = { actual: 0, estimated: 0, possiblyCharged: 0 };
-  const simulated = { actual: 0, estimated: 0, possiblyCharged: 0 };
+  const real = { actual: 0, billed: 0, countedFromUsage: 0, estimated: 0, possiblyCharged: 0 };
+  const simulated = { actual: 0, billed: 0, countedFromUsage: 0, estimated: 0, possiblyCharged: 0 };
   for (const r of rows) {
     const into = isSimulated(r.provider) ? simulated : real;
     into.actual += r.actual;
+    into.billed += r.billed;
+    into.countedFromUsage += r.countedFromUsage;
     into.estimated += r.estimated;
     into.possiblyCharged += r.possiblyCharged;
   }

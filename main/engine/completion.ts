@@ -12,10 +12,12 @@ import { stopPoint } from './stopPoints.ts';
 export async function completeFromDisk(task: Task, record: ResultRecord, ports: ExecutorPorts, options: ExecutorOptions, signal: AbortSignal, unusable: string[] = []) {
   stopPoint('after-save', task.id);
   const { repo, clock } = ports;
-  const out = { outputs: record.outputs, costActual: record.costActual, costSource: record.costSource, requestId: record.requestId };
+  const out = { outputs: record.outputs, costActual: record.costActual, costSource: record.costSource, costUnits: record.costUnits ?? null, costReported: record.costReported ?? null, requestId: record.requestId };
   const done =
     (await untilWritten(() => repo.complete(task.id, out, { owner: options.owner, now: clock.now() }), ports, signal)) ??
     (await untilWritten(() => repo.completeAttempt(task.id, record.idempotencyKey, out, clock.now()), ports, signal));
+  const costWhy = record.costWhy;
+  if (done && costWhy) await untilWritten(() => repo.note(task.id, costWhy, { costWhy }, clock.now()), ports, signal);
   const kept = record.outputs.map((o) => o.path);
   const whole = `kept ${kept.length} of ${kept.length + unusable.length} files`;
   // Another worker may have completed the row from what was on disk while this one stalled mid-save: the files of

@@ -197,7 +197,7 @@ function whileSending(name: string, provider: ProviderAdapter | undefined, reque
 async function keepSaved(ports: CancelPorts, task: Task, now: number): Promise<Task | undefined> {
   const found = await ports.saved(task);
   if (!found || found.outputs.length === 0) return undefined;
-  const out = { outputs: found.outputs, costActual: found.costActual, costSource: found.costSource, requestId: found.requestId };
+  const out = { outputs: found.outputs, costActual: found.costActual, costSource: found.costSource, costUnits: found.costUnits ?? null, costReported: found.costReported ?? null, requestId: found.requestId };
   return ports.transaction(async ({ tasks }) => {
     if (!(await tasks.cancel(task.id, now))) return undefined;
     const kept = await tasks.completeAttempt(task.id, found.idempotencyKey, out, now);

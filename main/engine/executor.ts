@@ -16,6 +16,7 @@ import { pollUntilDone } from './poller.ts';
 import { interruptedReason, recoveryFor } from './recovery.ts';
 import { RequestIdKeeper } from './requestIdKeeper.ts';
 import { saveResult } from './resultSaver.ts';
+import { storableFailure, storableResult } from './storableCost.ts';
 import { askAgainLater, collectPolicy, collectRetry, missingRounds, roundNow, type MissingResult, type MissingRounds } from './collectRetry.ts';
 import { keptDetail, keptResult } from './keptResult.ts';
 import { titleOf } from '../providers/registry.ts';
@@ -91,7 +92,7 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
     await repo.fail(task.id, err instanceof InvalidInput ? `invalid input: ${err.message}` : (err as Error).message, 'no', lease());
     return;
   }
-  const estimate = await estimateCost(provider, request, options.prices?.());
+  const estimate = await estimateCost(provider, request, options.prices?.(), true, (p, m) => repo.recentBilledSeconds(p, m));
   if (estimate && !(await repo.setEstimate(task.id, estimate.cost, estimate.source, estimate.currency, lease()))) return lost('estimating');
   if (signal.aborted) return;
 
@@ -168,7 +169,7 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
   const submitted = accepted ? await ids.record(accepted, signal) : await ids.settled(signal);
   if (submitted === 'stopped') return;
   // Paid bytes in hand exist nowhere else (a synchronous provider keeps no copy): saved whatever became of the row.
-  if (accepted?.result) return keepInHand(submitted === 'elsewhere' ? marked : submitted, accepted.requestId, accepted.result, ports, options, signal);
+  if (accepted?.result) return keepInHand(submitted === 'elsewhere' ? marked : submitted, accepted.requestId, storableResult(accepted.result), ports, options, signal);
   if (submitted === 'elsewhere') return lost('recording the request id');
   stopPoint('after-record', task.id);
   if (!accepted) {
@@ -223,9 +224,11 @@ async function pollAndFinish(task: Task, ports: ExecutorPorts, options: Executor
   switch (outcome.state) {
     case 'succeeded':
       return finish(task, outcome.result, ports, options, signal);
-    case 'failed':
-      await durably(() => ports.repo.fail(task.id, outcome.error, outcome.charged, lease(), outcome.costActual));
+    case 'failed': {
+      const failed = storableFailure(outcome);
+      await durably(() => ports.repo.fail(task.id, failed.error, failed.charged, lease(), failed.costActual));
       return;
+    }
     case 'running':
       // Known to be still under way: looked at again slowly, without holding a slot, never parked as unknown.
       await durably(() =>
@@ -286,7 +289,8 @@ async function collectAgain(task: Task, missing: MissingResult, known: MissingRo
 }
 
 /** Saves every output of a result the provider still holds, then completes the row. */
-async function finish(task: Task, result: ProviderResult, ports: ExecutorPorts, options: ExecutorOptions, signal: AbortSignal) {
+async function finish(task: Task, reported: ProviderResult, ports: ExecutorPorts, options: ExecutorOptions, signal: AbortSignal) {
+  const result = storableResult(reported);
   const lease = () => ({ owner: options.owner, now: ports.clock.now() });
   const durably = <T>(write: () => Promise<T>) => untilWritten(write, ports, signal);
   const events = await historyOf(task, ports, signal);

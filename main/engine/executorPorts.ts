@@ -13,6 +13,7 @@ export type ExecutorStore = Pick<
   TaskStore,
   | 'get'
   | 'setEstimate'
+  | 'recentBilledSeconds'
   | 'markSubmitStarted'
   | 'recordSubmitted'
   | 'noteRequestId'

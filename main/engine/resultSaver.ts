@@ -5,6 +5,7 @@ import type { TaskStore } from '../store/port.ts';
 import { collectRetry, NO_ROUNDS, roundNow, type CollectPolicy, type MissingResult } from './collectRetry.ts';
 import { databaseUnavailable } from './health.ts';
 import { stopPoint } from './stopPoints.ts';
+import { recordCost } from './storableCost.ts';
 
 export type SaveOutcome =
   /** Saved with its record; `unusable` names files of the result that were not the media they should be. */
@@ -149,7 +150,7 @@ export async function saveResult(
   }
   if (missing) return { state: 'missing', missing, message: missing.message };
   if (saved.length === 0) return expired.length > 0 ? { state: 'gone', message: expired[0]! } : { state: 'unusable', message: unusable.join('; ') };
-  const record: ResultRecord = { idempotencyKey: task.idempotencyKey, requestId, costActual: result.costActual?.amount ?? null, costSource: result.costActual?.source ?? null, outputs: saved };
+  const record: ResultRecord = { idempotencyKey: task.idempotencyKey, requestId, ...recordCost(result), outputs: saved };
   for (;;) {
     try {
       await ports.outputs.record(task, record);
@@ -179,7 +180,7 @@ async function saveInHand(
   failed: (err: unknown) => Promise<boolean>,
 ): Promise<SaveOutcome> {
   const { outputs } = ports;
-  const meta = { idempotencyKey: task.idempotencyKey, requestId, costActual: result.costActual?.amount ?? null, costSource: result.costActual?.source ?? null };
+  const meta = { idempotencyKey: task.idempotencyKey, requestId, ...recordCost(result) };
   for (let rescue = false; ; ) {
     try {
       const targets = result.outputs.map((o, i) => ({ target: targetOf(task, i, o.contentType), bytes: o.bytes! }));

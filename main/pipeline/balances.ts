@@ -21,7 +21,7 @@ export async function balances(deps: PipelineDeps, requests: Map<string, Prepare
       const resets = a.resetsAt === null ? '' : `, counted afresh on ${new Date(a.resetsAt).toISOString().slice(0, 10)}`;
       notes.push({
         provider,
-        text: `${a.used} of ${a.limit} ${a.unit} used this period${resets}; these steps need about ${a.needed}${over ? `, ${a.used + a.needed - a.limit} more than is left` : ''}`,
+        text: `${a.used} of ${a.limit} ${a.unit} used this period${resets}; these steps need about ${a.needed}${over ? `, ${a.used + a.needed - a.limit} more than is left` : ''}${a.note ? `. ${a.note}` : ''}`,
         over,
       });
     } catch (err) {

@@ -13,7 +13,7 @@ import { stepSeed } from './newTakes.ts';
 import type { OwnScenes } from './ownScenes.ts';
 import { bindStepRefs } from './planner.ts';
 import { summed } from './pricing.ts';
-import { GenerateRefused, GenerateStale, LostResultsRefused, MissingKeysRefused, OverBudgetRefused, UnpricedRefused } from './refusals.ts';
+import { GenerateRefused, GenerateStale, LostResultsRefused, MissingKeysRefused, OtherCurrencyRefused, OverBudgetRefused, UnpricedRefused } from './refusals.ts';
 import { sameTakes } from './sameTakes.ts';
 import { recordTakes } from './takes.ts';
 import { recordVariations, variationScenes } from './variations.ts';
@@ -58,16 +58,18 @@ export async function enqueuePriced(deps: PipelineDeps, tx: Stores, { projectNam
     if (before.action === 'reuse') {
       throw new GenerateRefused(`step ${step.key}: task ${before.taskId} changed while this Generate was being priced; nothing was enqueued, try again`);
     }
-    return stepEstimate(step, verdict, { cost: before.cost, currency: before.currency, source: before.source }, before.keyMissing);
+    const row = stepEstimate(step, verdict, { cost: before.cost, currency: before.currency, source: before.source }, before.keyMissing);
+    return before.forecast ? { ...row, forecast: before.forecast } : row;
   });
-  const estimate = { ...(await summed(project, [...mineRows, ...steps], tx)), balances: priced.balances, narration: priced.narration, shape: priced.shape };
+  const estimate = { ...(await summed(project, [...mineRows, ...steps], tx, deps.studio.settings.budgetUsesForecast)), balances: priced.balances, narration: priced.narration, shape: priced.shape };
   if (estimate.missingKeys.length > 0) throw new MissingKeysRefused(estimate.missingKeys);
   const lost = steps.filter((s) => s.action === 'rebuy' && s.sameAs === undefined);
   if (lost.length > 0 && !options.rebuyLost) throw new LostResultsRefused(lost);
   if (project.budget !== null && estimate.unpriced.length > 0 && !options.confirmUnpriced) throw new UnpricedRefused(estimate.unpriced);
+  if (project.budget !== null && estimate.otherCurrencies.length > 0) throw new OtherCurrencyRefused(estimate.otherCurrencies, project.currency);
   if (estimate.overBy > 0) {
-    const real = { spent: estimate.spent - estimate.spentSimulated, added: estimate.total - estimate.simulatedTotal };
-    throw new OverBudgetRefused(project.budget!, real, { spent: estimate.spentSimulated, added: estimate.simulatedTotal }, project.currency);
+    const real = { spent: estimate.spent - estimate.spentSimulated, added: estimate.held.total - estimate.held.simulated };
+    throw new OverBudgetRefused(project.budget!, real, { spent: estimate.spentSimulated, added: estimate.held.simulated }, project.currency, estimate.held.byForecast);
   }
   // Checked last before anything is written, so a refusal a retry would meet too (the budget) is the one said.
   const current = await tx.storyboards.revision(project.id);

@@ -4,6 +4,8 @@ import type { MissingKeyNote } from './missingKeys.ts';
 import type { PlannedStep } from './planner.ts';
 import type { NarrationNote } from './narrationLengths.ts';
 import type { FilmNote } from './filmNote.ts';
+import type { Forecast } from './forecast.ts';
+import type { StepChoice } from '../domain/storyboard.ts';
 
 /** An earlier purchase of a step whose result is lost, or kept only by another machine. */
 export interface LostResult {
@@ -38,6 +40,8 @@ export interface StepEstimate {
   cost: number | null;
   currency: string;
   source: string;
+  /** A provider that bills in credits: the credits the step takes, and in words, beside the money. */
+  credits?: { count: number; words: string };
   /** For a rebuy: the purchase whose result was lost. */
   lost: LostResult | null;
   /** The simulator's made-up price: never charged, and counted in `simulatedTotal` as well as `total`. */
@@ -46,6 +50,10 @@ export interface StepEstimate {
   keyMissing: MissingKeyNote | null;
   /** The earlier step of this Generate it is one purchase with (sameSteps.ts): nothing more is bought for it. */
   sameAs?: string;
+  /** What the model's past bills say this estimate comes to, once it has enough of them (forecast.ts). */
+  forecast?: Forecast;
+  /** The same model at the other providers the person has a key for, each priced for this step (sameModelOffers.ts). */
+  offers?: ProviderOffer[];
 }
 
 export interface GenerateEstimate {
@@ -55,6 +63,13 @@ export interface GenerateEstimate {
   total: number;
   /** The part of `total` that is the simulator's made-up money, never charged. */
   simulatedTotal: number;
+  /**
+   * What the budget check held the new steps at: `total` and `simulatedTotal`, each raised where a forecast is higher
+   * and settings "budgetUsesForecast" is on (`byForecast` then says so).
+   */
+  held: { total: number; simulated: number; byForecast: boolean };
+  /** New steps priced in a currency other than the project's, per currency: never added to `total`. */
+  otherCurrencies: { currency: string; total: number }[];
   /** Providers the new steps need with no key yet; Generate is refused until they are added. */
   missingKeys: MissingKeyNote[];
   /** New steps whose price is unknown, left out of `total`; a budgeted project refuses them unless confirmed. */
@@ -89,4 +104,23 @@ export interface BalanceNote {
   text: string;
   /** This Generate would pass the account's limit for the period. */
   over: boolean;
+}
+
+/** The same model at another provider, priced for one step (sameModelOffers.ts). */
+export interface ProviderOffer {
+  provider: string;
+  model: string;
+  /** The model's name at every provider ("FLUX.1 [dev]"). */
+  family: string;
+  /** Micro-units of `currency`; null when no price is known, or the step cannot be written for this provider. */
+  cost: number | null;
+  currency: string;
+  /** Where the price comes from: the provider's quote or the catalogue, as for any step. */
+  source: string;
+  /** The provider's own page saying it is this model. */
+  sameSource: string;
+  /** What the scene's step becomes when moved here. */
+  choice: StepChoice;
+  /** Null: the scene can be moved here as it is; else why not, in plain words. */
+  notOffered: string | null;
 }

@@ -7,7 +7,7 @@ import type { PlannedStep } from './planner.ts';
 import type { Verdict } from './reuse.ts';
 import type { LostResult, StepEstimate } from './estimate.ts';
 
-export type Price = Pick<StepEstimate, 'cost' | 'currency' | 'source'>;
+export type Price = Pick<StepEstimate, 'cost' | 'currency' | 'source' | 'credits'>;
 
 function lostResult({ lost: task, why, savedOn, looked }: Extract<Verdict, { action: 'rebuy' }>): LostResult {
   const lost: LostResult = { taskId: task.id, paid: task.charged === 'yes' ? 'yes' : 'maybe', cost: task.costActual ?? task.costEstimated ?? 0, currency: task.currency, why };

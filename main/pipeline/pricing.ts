@@ -1,8 +1,11 @@
 /** The estimate walk: checks every new step's input, prices it (quote or catalogue) and sums it against the budget. */
 import { estimateCost } from '../engine/estimator.ts';
+import { billedByTime, unknownUntilRun } from '../pricing/timeBilling.ts';
 import type { Project } from '../domain/project.ts';
 import type { Storyboard } from '../domain/storyboard.ts';
 import { budgetCheck } from '../domain/simulated.ts';
+import { budgetCost, forecastOf } from './forecast.ts';
+import { withOffers } from './sameModelOffers.ts';
 import type { PreparedRequest } from '../providers/port.ts';
 import { InvalidInput, MissingKey } from '../providers/invalidInput.ts';
 import { prepareWithoutKey } from '../providers/registry.ts';
@@ -41,6 +44,8 @@ export async function walk(deps: PipelineDeps, project: Project, board: Storyboa
   const clipSteps = decided.map(({ step, verdict }) => ({ ...step, action: verdict.action }));
   const stillRefused = ownStillRefusal(clipSteps, own.stills);
   if (stillRefused) throw new GenerateRefused(stillRefused);
+  // Each model's past bills against its estimates, for the forecasts (forecast.ts): one query, before any step is priced.
+  const ratios = await deps.studio.tasks.billedRatios();
   const checked = decided.map(({ step, verdict }) => (verdict.action === 'reuse' || step.sameAs !== undefined ? null : check(deps, step, board)));
   for (const [i, { step, verdict }] of decided.entries()) {
     const still = step.kind === 'clip' && step.scene !== null ? own.stills.get(step.scene) : undefined;
@@ -55,27 +60,43 @@ export async function walk(deps: PipelineDeps, project: Project, board: Storyboa
       continue;
     }
     const { request, keyMissing } = checked[i]!;
-    steps.push(stepEstimate(step, verdict, await price(deps, step, request, keyMissing === null), keyMissing));
+    const row = stepEstimate(step, verdict, await price(deps, step, request, keyMissing === null), keyMissing);
+    const forecast = row.cost === null ? null : forecastOf(row.cost, row.currency, step.provider, step.model, ratios);
+    steps.push(await withOffers(deps, board, step, forecast ? { ...row, forecast } : row));
     if (request !== 'local' && keyMissing === null) requests.set(step.provider, [...(requests.get(step.provider) ?? []), request]);
   }
   const narration = narrationNotes(board, deps.defaults, sceneClips(decided));
   const shape = [...shapeNotes(steps.filter((s) => s.action !== 'yours'), board), ...ownStillShapeNotes(clipSteps, own.stills, board), ...ownShapeCuts(board, own.stills, own.clips, decided.map((d) => d.step))];
   const film = filmNote(board, narration, own.music?.words ?? null);
-  return { ...(await summed(project, steps, deps.studio)), balances: await balances(deps, requests), narration, shape, film };
+  return { ...(await summed(project, steps, deps.studio, deps.studio.settings.budgetUsesForecast)), balances: await balances(deps, requests), narration, shape, film };
 }
 
 /** Sums the new steps and holds them, with what the project spent, against its budget. */
-export async function summed(project: Project, steps: StepEstimate[], stores: Stores): Promise<GenerateEstimate> {
-  const bought = steps.filter((s) => s.action !== 'reuse' && s.action !== 'yours');
+export async function summed(project: Project, steps: StepEstimate[], stores: Stores, useForecast = false): Promise<GenerateEstimate> {
+  const paid = steps.filter((s) => s.action !== 'reuse' && s.action !== 'yours');
+  // Two currencies are never added: a step priced in another one is summed apart, per currency.
+  const elsewhere = (s: StepEstimate) => s.currency !== project.currency && s.cost !== null && s.cost > 0;
+  const bought = paid.filter((s) => !elsewhere(s));
+  const otherCurrencies = sumPerCurrency(paid.filter(elsewhere));
   const total = bought.reduce((sum, s) => sum + (s.cost ?? 0), 0);
   const simulatedTotal = bought.filter((s) => s.simulated).reduce((sum, s) => sum + (s.cost ?? 0), 0);
   const unpriced = bought.filter((s) => s.cost === null);
   const spend = (await stores.tasks.spend(project.id))[0]!;
   const spent = spend.actual + spend.estimated + spend.possiblyCharged + spend.queued;
-  const kinds = [{ spent: spent - spend.simulated, added: total - simulatedTotal }, { spent: spend.simulated, added: simulatedTotal }] as const;
+  // Settings "budgetUsesForecast": a step is held at its forecast where that is above its estimate (forecast.ts).
+  const heldTotal = bought.reduce((sum, s) => sum + budgetCost(s, useForecast), 0);
+  const heldSimulated = bought.filter((s) => s.simulated).reduce((sum, s) => sum + budgetCost(s, useForecast), 0);
+  const held = { total: heldTotal, simulated: heldSimulated, byForecast: heldTotal > total };
+  const kinds = [{ spent: spent - spend.simulated, added: heldTotal - heldSimulated }, { spent: spend.simulated, added: heldSimulated }] as const;
   const { left, overBy } = project.budget === null ? { left: null, overBy: 0 } : budgetCheck(project.budget, ...kinds);
   const missingKeys = distinctKeys(bought.map((s) => s.keyMissing));
-  return { project, steps, total, simulatedTotal, missingKeys, unpriced, spent, spentSimulated: spend.simulated, spentUnpriced: spend.unpriced, budget: project.budget, left, overBy, balances: [], takes: [], narration: [], shape: [], film: null };
+  return { project, steps, total, simulatedTotal, held, otherCurrencies, missingKeys, unpriced, spent, spentSimulated: spend.simulated, spentUnpriced: spend.unpriced, budget: project.budget, left, overBy, balances: [], takes: [], narration: [], shape: [], film: null };
+}
+
+function sumPerCurrency(steps: StepEstimate[]): { currency: string; total: number }[] {
+  const totals = new Map<string, number>();
+  for (const s of steps) totals.set(s.currency, (totals.get(s.currency) ?? 0) + s.cost!);
+  return [...totals].map(([currency, total]) => ({ currency, total }));
 }
 
 /**
@@ -107,6 +128,7 @@ function check(deps: PipelineDeps, step: PlannedStep, board: Storyboard): Checke
 /** A checked step's price: the provider's quote (only with a key to ask with), else the catalogue. */
 async function price(deps: PipelineDeps, step: PlannedStep, request: PreparedRequest | 'local', canQuote: boolean): Promise<Price> {
   if (request === 'local') return { cost: 0, currency: 'USD', source: 'made on this machine: no charge' };
-  const estimate = await estimateCost(deps.provider(step.provider)!, request, deps.prices?.(), canQuote);
-  return estimate ?? { cost: null, currency: 'USD', source: `price unknown: no documented price for ${step.provider} ${step.model}; set one in settings ("prices")` };
+  const estimate = await estimateCost(deps.provider(step.provider)!, request, deps.prices?.(), canQuote, (p, m) => deps.studio.tasks.recentBilledSeconds(p, m));
+  const why = billedByTime(step.provider, step.model) ? unknownUntilRun(step.provider, step.model) : `price unknown: no documented price for ${step.provider} ${step.model}`;
+  return estimate ?? { cost: null, currency: 'USD', source: `${why}; set one in settings ("prices")` };
 }

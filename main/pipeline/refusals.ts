@@ -28,13 +28,22 @@ export class MissingKeysRefused extends GenerateRefused {
 
 export const money = moneyWords;
 
+/** A budgeted Generate with steps priced in another currency than the budget's: no rate is known to add them with. */
+export class OtherCurrencyRefused extends GenerateRefused {
+  constructor(others: { currency: string; total: number }[], currency: string) {
+    const priced = others.map((o) => `about ${money(o.total, o.currency)}`).join(' and ');
+    super(`steps of this Generate are priced in another currency than the budget's ${currency} (${priced}), and two currencies are never added: remove the budget or choose models priced in ${currency}; nothing was enqueued.`);
+  }
+}
+
 /**
  * A Generate that would take the project past its budget. Real money and the simulator's made-up money are each
  * held against the budget on its own (budgetCheck in simulated.ts), so each kind is said apart, its own sum beside
  * it: never one figure that adds the two.
  */
 export class OverBudgetRefused extends GenerateRefused {
-  constructor(budget: number, real: MoneyUse, simulated: MoneyUse, currency: string) {
+  /** `byForecast`: the new steps were held at their forecasts from past bills, not their estimates (settings "budgetUsesForecast"). */
+  constructor(budget: number, real: MoneyUse, simulated: MoneyUse, currency: string, byForecast = false) {
     const m = (micros: number) => money(micros, currency);
     const kinds = [
       { name: 'real money', use: real },
@@ -54,7 +63,8 @@ export class OverBudgetRefused extends GenerateRefused {
                 : `${k.name}, about ${m(k.use.added)} new with ${m(k.use.spent)} already spent, possibly charged or enqueued, comes to ${m(k.use.spent + k.use.added)}, ${over(k) > 0 ? `${m(over(k))} over it` : 'within it'}`,
             )
             .join('; ');
-    super(`${said}. Raise the budget or change the storyboard; nothing was enqueued.`);
+    const forecast = byForecast ? ' (counted at the forecast from past bills, above the estimate, as settings "budgetUsesForecast" asks)' : '';
+    super(`${said}${forecast}. Raise the budget or change the storyboard; nothing was enqueued.`);
   }
 }
 

@@ -3,6 +3,7 @@ import type { MediaFolder } from '../media/mediaFolder.ts';
 import type { Stores } from '../store/port.ts';
 import type { Studio } from '../studio.ts';
 import { fromMicros, type Status, type Task } from '../domain/tasks/model.ts';
+import { isBill } from '../domain/costBasis.ts';
 import type { Decided } from './reuse.ts';
 import type { TakeSource } from './planner.ts';
 import type { TakeRecord } from '../domain/takeRecord.ts';
@@ -28,6 +29,8 @@ export interface TakeSummary {
   costEstimated: number | null;
   /** What this take bought, as billed from the providers' reports; null until a bought step has a billed figure. */
   costBilled: number | null;
+  /** What `costBilled` rests on: the providers' bills, counts the studio priced (domain/costBasis.ts), or both. */
+  costBilledBasis: BilledBasis | null;
   currency: string;
   state: TakeState;
   /** Why it cannot go into a render, or null. */
@@ -67,6 +70,14 @@ function stepsOf(take: TakeRecord): { kind: TakeKind; id: number }[] {
 /** The stores a take is read from: its tasks and the takes of its scene; and where its files are. */
 type TakeStores = Pick<Stores, 'tasks' | 'takes'> & { media: Pick<MediaFolder, 'resolve'> };
 
+export type BilledBasis = 'billed' | 'counted from usage' | 'billed and counted from usage';
+
+function billedBasis(billed: readonly Task[]): BilledBasis | null {
+  if (billed.length === 0) return null;
+  const bills = billed.filter(isBill).length;
+  return bills === billed.length ? 'billed' : bills === 0 ? 'counted from usage' : 'billed and counted from usage';
+}
+
 async function summarize(stores: TakeStores, take: TakeRecord, earlier: readonly TakeRecord[], picked: boolean): Promise<TakeSummary> {
   const before = new Set(earlier.flatMap((t) => stepsOf(t).map((s) => s.id)));
   const steps: TakeSummary['steps'] = [];
@@ -92,6 +103,7 @@ async function summarize(stores: TakeStores, take: TakeRecord, earlier: readonly
     steps,
     costEstimated: bought.length > 0 && estimates.length === 0 ? null : estimates.reduce((sum, t) => sum + t.costEstimated!, 0),
     costBilled: billed.length === 0 ? null : billed.reduce((sum, t) => sum + t.costActual!, 0),
+    costBilledBasis: billedBasis(billed),
     currency: steps[0]!.task.currency,
     state,
     problem: problem ? `its ${problem.s.kind} (task ${problem.s.task.id}) ${problem.p!.why}` : null,
@@ -285,6 +297,7 @@ export function takeAsJson(t: TakeSummary) {
     steps: t.steps.map((s) => ({ kind: s.kind, taskId: s.task.id, provider: s.task.provider, model: s.task.model, status: s.task.status, reused: !s.bought })),
     costEstimated: fromMicros(t.costEstimated),
     costBilled: fromMicros(t.costBilled),
+    costBilledBasis: t.costBilledBasis,
     currency: t.currency,
     createdAt: iso(t.take.createdAt)!,
     finishedAt: iso(t.finishedAt),

@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { creditPriceOf, creditWords, type CreditChoice } from './creditPlans.ts';
+import { pricesFile } from './pricesFile.ts';
 import type { Kind } from '../domain/tasks/model.ts';
 import { toMicros } from '../domain/tasks/model.ts';
-import { falPixels } from './imageSizes.ts';
+import { falMegapixelsPerImage } from './imageSizes.ts';
 
 /** How a model is priced (resources/prices.json "about" says each rule in words). */
 export type Pricing =
@@ -38,56 +38,34 @@ export interface CatalogueEntry {
   note?: string;
 }
 
-interface CreditPrice {
-  price: number;
-  currency: string;
-  source: string;
-  official: boolean;
-  date: string;
+/** The credits a request takes, and in words at the plan's price. */
+export interface StepCredits {
+  count: number;
+  words: string;
 }
 
-/** Prices the person set for their plan. */
-export interface PlanPrices {
-  /** USD per ElevenLabs credit. */
-  creditPrice?: number | null;
-}
+/** Prices the person set for their plan: an ElevenLabs plan, or their own price per credit. */
+export type PlanPrices = CreditChoice;
 
 export interface Estimate {
   /** Micro-units of `currency`. */
   cost: number;
   currency: string;
   source: string;
-}
-
-const CATALOGUE_PATH = fileURLToPath(new URL('../../resources/prices.json', import.meta.url));
-
-let loaded: { entries: CatalogueEntry[]; creditPrice: Record<string, CreditPrice> } | null = null;
-
-function load() {
-  loaded ??= JSON.parse(readFileSync(CATALOGUE_PATH, 'utf8')) as { entries: CatalogueEntry[]; creditPrice: Record<string, CreditPrice> };
-  return loaded;
+  /** For a provider that bills in credits: how many, and in words ("180 credits at the Creator plan's 0.0003 USD a credit"). */
+  credits?: StepCredits;
 }
 
 export function catalogue(): CatalogueEntry[] {
-  return load().entries;
+  return pricesFile().entries as CatalogueEntry[];
 }
 
-/** A pinned Replicate version (`owner/name:<hash>`) is priced as its model. */
+/**
+ * The entry of exactly this model. A pinned Replicate version (`owner/name:<hash>`) has none: Replicate bills it by
+ * time, not as its model per output (timeBilling.ts).
+ */
 export function entryFor(provider: string, model: string, kind: Kind, entries = catalogue()): CatalogueEntry | undefined {
-  const find = (id: string) => entries.find((e) => e.provider === provider && e.kind === kind && e.model === id);
-  return find(model) ?? (model.includes(':') ? find(model.split(':')[0]!) : undefined);
-}
-
-/** The price of one credit at a provider that bills in credits: the person's own, else the documented default. */
-export function creditPriceOf(provider: string, plan: PlanPrices = {}): { price: number; currency: string; source: string } | null {
-  const fallback = load().creditPrice?.[provider];
-  if (typeof plan.creditPrice === 'number') return { price: plan.creditPrice, currency: fallback?.currency ?? 'USD', source: 'the price per credit set for your plan' };
-  if (!fallback) return null;
-  return {
-    price: fallback.price,
-    currency: fallback.currency,
-    source: `the default price per credit, ${fallback.source}${fallback.official ? '' : ' (a third-party figure)'}, read ${fallback.date}; set your plan's price in settings`,
-  };
+  return entries.find((e) => e.provider === provider && e.kind === kind && e.model === model);
 }
 
 export type PriceUnit = 'image' | 'second' | 'character' | 'megapixel';
@@ -108,9 +86,17 @@ function characters(input: Record<string, unknown>): number {
   return String(input.text ?? input.input ?? '').length;
 }
 
-/** Megapixels of 10^6 pixels, rounded up per image: 10^6 rather than 1024², so no image is priced below its bill. */
+/**
+ * The credits a text takes, at the model's credits a character, rounded up to a whole credit: a request is billed in
+ * whole credits (its character-cost header is a whole number), so a half is never left out.
+ */
+export function creditsOf(input: Record<string, unknown>, perCharacter: number): number {
+  return Math.ceil(characters(input) * perCharacter);
+}
+
+/** Megapixels as fal bills them: each image rounded up to whole megapixels of 1024 × 1024 pixels (falQuote.ts says why). */
 function megapixels(input: Record<string, unknown>): number {
-  return Math.ceil(falPixels(input.image_size) / 1_000_000) * imageCount(input);
+  return falMegapixelsPerImage(input.image_size) * imageCount(input);
 }
 
 /** How many priced units an input asks for, read from the fields the adapters send. */
@@ -162,7 +148,7 @@ function draftTokens(p: { input: number; output: number }, input: Record<string,
 }
 
 /** The amount and a sentence on how, or null where the entry gives no way to estimate. */
-function priced(entry: CatalogueEntry, input: Record<string, unknown>, plan: PlanPrices): { amount: number; how: string } | null {
+function priced(entry: CatalogueEntry, input: Record<string, unknown>, plan: PlanPrices): { amount: number; how: string; credits?: StepCredits } | null {
   const p = entry.pricing;
   const c = entry.currency;
   switch (p.per) {
@@ -172,7 +158,7 @@ function priced(entry: CatalogueEntry, input: Record<string, unknown>, plan: Pla
     }
     case 'megapixel': {
       const mp = megapixels(input);
-      return { amount: p.price * mp, how: `${mp} megapixel${mp === 1 ? '' : 's'} (each image rounded up to whole megapixels of 1,000,000 pixels) at ${p.price} ${c} per megapixel` };
+      return { amount: p.price * mp, how: `${mp} megapixel${mp === 1 ? '' : 's'} (each image rounded up to whole megapixels of 1024×1024 pixels) at ${p.price} ${c} per megapixel` };
     }
     case 'second': {
       const s = secondsOf(entry.kind, input);
@@ -190,8 +176,9 @@ function priced(entry: CatalogueEntry, input: Record<string, unknown>, plan: Pla
     case 'credit': {
       const credit = creditPriceOf(entry.provider, plan);
       if (!credit) return null;
-      const credits = characters(input) * p.creditsPerCharacter;
-      return { amount: credits * credit.price, how: `${credits} credits (${p.creditsPerCharacter} a character) at ${credit.price} ${credit.currency} per credit, ${credit.source}` };
+      const credits = creditsOf(input, p.creditsPerCharacter);
+      const words = creditWords(credits, credit);
+      return { amount: credits * credit.price, how: `${words} (${p.creditsPerCharacter} a character); ${credit.source}`, credits: { count: credits, words } };
     }
     case 'quality-size': {
       const cell = tablePrice(p.prices, input.quality, input.size);
@@ -220,5 +207,5 @@ export function estimateFromCatalogue(provider: string, model: string, kind: Kin
   if (!entry || !input || typeof input !== 'object') return null;
   const price = priced(entry, input as Record<string, unknown>, plan);
   if (!price) return null;
-  return { cost: toMicros(price.amount), currency: entry.currency, source: `catalogue: ${price.how}; ${citation(entry)}` };
+  return { cost: toMicros(price.amount), currency: entry.currency, source: `catalogue: ${price.how}; ${citation(entry)}`, ...(price.credits ? { credits: price.credits } : {}) };
 }

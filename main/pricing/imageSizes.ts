@@ -27,3 +27,16 @@ export function falPixels(imageSize: unknown): number {
   const [w, h] = FAL_IMAGE_SIZES[typeof imageSize === 'string' ? imageSize : FAL_DEFAULT_IMAGE_SIZE] ?? FAL_IMAGE_SIZES[FAL_DEFAULT_IMAGE_SIZE]!;
   return w * h;
 }
+
+/**
+ * fal's megapixel is 1024 × 1024 pixels. fal's own worked example: "a 1024x1024 image will cost $0.05, and a
+ * 1920x1080 image will cost $0.10 (... × 2 megapixels)", "rounded up to the nearest megapixel"
+ * (fal.ai/models/fal-ai/flux-2-flex/llms.txt, read 2026-12-02). With megapixels of 10^6 those would be 2 and 3.
+ * The same page calls 512x512 "0.26 megapixels" (10^6 arithmetic), which rounds to the same 1 either way.
+ */
+export const FAL_MEGAPIXEL = 1024 * 1024;
+
+/** Whole megapixels one image is billed for: its pixels rounded up to megapixels of 1024 × 1024 ("billed by rounding up to the nearest megapixel"). */
+export function falMegapixelsPerImage(imageSize: unknown): number {
+  return Math.ceil(falPixels(imageSize) / FAL_MEGAPIXEL);
+}

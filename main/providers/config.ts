@@ -1,3 +1,4 @@
+import type { CreditPlan } from '../pricing/creditPlans.ts';
 import type { CallTimeouts } from './providerHttp.ts';
 
 /** What an adapter is given: its key (settings, else the provider's usual variable) and where to find it. */
@@ -6,8 +7,10 @@ export interface AdapterConfig {
   /** Overrides the provider's own address, to point an adapter at a local stand-in. */
   baseUrl: string | null;
   timeouts?: Partial<CallTimeouts>;
-  /** USD per credit on the person's plan, for a provider that bills in credits (ElevenLabs). */
+  /** USD per credit on the person's plan, for a provider that bills in credits (ElevenLabs): their own figure. */
   creditPrice?: number | null;
+  /** The plan they picked, priced from the catalogue; their own creditPrice wins. */
+  plan?: CreditPlan | null;
 }
 
 /** A provider's entry in the settings file. */
@@ -16,8 +19,12 @@ export interface ProviderSettings {
   key?: string;
   baseUrl?: string;
   timeouts?: Partial<CallTimeouts>;
-  /** ElevenLabs: what one credit costs on the person's plan, in USD; without it the catalogue's default is used. */
+  /** ElevenLabs: their own price of one credit, in USD; it wins over `plan`. */
   creditPrice?: number;
+  /** ElevenLabs: the plan they are on, priced per credit from the catalogue (resources/prices.json creditPlans). */
+  plan?: CreditPlan;
+  /** fal: an ADMIN-scope key, used only to read fal's usage records for the bills (main/engine/falBills.ts); never sent with a request. */
+  adminKey?: string;
 }
 
 /** The part of the settings the providers read. */

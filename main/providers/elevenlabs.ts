@@ -1,5 +1,6 @@
 import { ProviderHttp } from './providerHttp.ts';
-import { creditPriceOf, entryFor, type PlanPrices } from '../pricing/catalogue.ts';
+import { creditsOf, entryFor, type PlanPrices } from '../pricing/catalogue.ts';
+import { creditPlans, creditPriceOf, creditWords, planOfTier } from '../pricing/creditPlans.ts';
 import { toMicros, type RemoteRef, type Task } from '../domain/tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
 import { PollError, type Allowance, type Listing, type ReportedCost, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
@@ -64,6 +65,20 @@ function outOfCharacters(status: number, body: unknown): string | null {
 }
 
 /**
+ * The account's plan, from the subscription's `tier` ("The tier of the user's subscription", GET /v1/user/subscription,
+ * elevenlabs-docs fern/apis/api/openapi.json), against the plan set in settings: words when they differ, else null.
+ * A person's own price per credit is theirs to keep; a tier that names none of the plans says nothing.
+ */
+function planMismatch(tier: unknown, set: PlanPrices): string | null {
+  const account = planOfTier(tier);
+  if (!account || typeof set.creditPrice === 'number' || set.plan === account) return null;
+  const title = (plan: string) => creditPlans('elevenlabs').find((p) => p.plan === plan)?.title ?? plan;
+  const priced = creditPriceOf('elevenlabs', set);
+  const now = set.plan ? `settings say ${title(set.plan)}` : `no plan is set in settings`;
+  return `Your ElevenLabs account is on the ${title(account)} plan, but ${now}, so credits are priced at ${priced?.whose} ${priced?.price} ${priced?.currency} a credit; pick ${title(account)} in Settings`;
+}
+
+/**
  * ElevenLabs text to speech: synchronous, with the `request-id` header as the request's name and the
  * `character-cost` header as what was billed (both response headers in ElevenLabs' OpenAPI). The id arrives
  * before the audio and reaches the engine at once; its history lists past generations with the request id
@@ -90,7 +105,7 @@ export class ElevenLabsAdapter implements ProviderAdapter {
   private readonly http: ProviderHttp;
 
   constructor(private readonly config: AdapterConfig) {
-    this.prices = { creditPrice: config.creditPrice ?? null };
+    this.prices = { creditPrice: config.creditPrice ?? null, plan: config.plan ?? null };
     this.http = new ProviderHttp({
       name: 'ElevenLabs',
       baseUrl: config.baseUrl ?? ELEVENLABS_URL,
@@ -112,15 +127,24 @@ export class ElevenLabsAdapter implements ProviderAdapter {
 
   /**
    * What the credits ElevenLabs reported cost, at the plan's price per credit. The `character-cost` header is
-   * "the number of characters used for billing" (elevenlabs-docs fern/apis/api/openapi.json), counted as the
-   * subscription counts them, in credits: the Flash and Turbo half-credit a character is already in it (seen
-   * only in third-party code and notes, e.g. 54 characters on Flash reporting 27; ElevenLabs' docs do not
-   * say), so the model's multiplier is not applied again. The history item's `character_count_change_from`/`_to` are the same counter.
+   * "the number of characters used for billing" (elevenlabs-docs fern/apis/api/openapi.json; "the cost of the
+   * generation in characters", fern/docs/pages/developer-guides/cookbooks/text-to-speech/request-stitching.mdx), and
+   * ElevenLabs' billing "characters" are its credits: "Credits were previously referred to as "characters." ... the
+   * value remains unchanged" (help.elevenlabs.io/hc/en-us/articles/27562116787345-Have-characters-changed, read
+   * 2026-12-02). So it counts credits, the Flash and Turbo half-credit a character already in it (third-party code
+   * agrees: 54 characters on Flash reporting 27), and the model's multiplier is not applied again. The history item's
+   * `character_count_change_from`/`_to` are the same counter.
    */
   private billed(credits: number, how: string): ReportedCost | null {
     const credit = creditPriceOf(this.id, this.prices);
     if (!credit || credits < 0) return null;
-    return { amount: toMicros(credits * credit.price), currency: credit.currency, source: `${credits} credits billed (${how}) at ${credit.price} ${credit.currency} per credit, ${credit.source}` };
+    return {
+      amount: toMicros(credits * credit.price),
+      currency: credit.currency,
+      source: `billed ${creditWords(credits, credit)} (${how}); ${credit.source}`,
+      reported: 'credit',
+      units: { count: credits, unit: 'credit' },
+    };
   }
 
   async submit(request: PreparedRequest, options: SubmitOptions): Promise<SubmitResult> {
@@ -216,7 +240,8 @@ export class ElevenLabsAdapter implements ProviderAdapter {
    * The subscription's count against its limit for the period (GET /v1/user/subscription: character_count,
    * character_limit, next_character_count_reset_unix; elevenlabs-docs fern/apis/api/openapi.json,
    * SubscriptionResponseModel), and what these requests need of it: their characters at the model's credits
-   * a character, as the count is kept in credits (see billed above).
+   * a character, as the count is kept in credits (see billed above). It is shown as credits, the word the plans and
+   * the bills use: "Credits were previously referred to as characters" (help.elevenlabs.io/hc/en-us/articles/27562116787345).
    */
   async allowance(requests: PreparedRequest[], signal?: AbortSignal): Promise<Allowance> {
     const sub = obj((await this.http.get('/v1/user/subscription', signal)).json);
@@ -225,10 +250,11 @@ export class ElevenLabsAdapter implements ProviderAdapter {
     if (typeof used !== 'number' || typeof limit !== 'number') throw new PollError('ElevenLabs sent no character count for the subscription');
     const needed = requests.reduce((sum, r) => {
       const pricing = entryFor(this.id, r.model, 'speech')?.pricing;
-      return sum + String(r.input.text ?? '').length * (pricing?.per === 'credit' ? pricing.creditsPerCharacter : 1);
+      return sum + creditsOf(r.input, pricing?.per === 'credit' ? pricing.creditsPerCharacter : 1);
     }, 0);
     const reset = sub.next_character_count_reset_unix;
-    return { unit: 'characters', used, limit, needed: Math.ceil(needed), resetsAt: typeof reset === 'number' ? reset * 1000 : null };
+    const note = planMismatch(sub.tier, this.prices);
+    return { unit: 'credits', used, limit, needed: Math.ceil(needed), resetsAt: typeof reset === 'number' ? reset * 1000 : null, ...(note ? { note } : {}) };
   }
 
   async lookup(window: { from: number; to: number }, request: PreparedRequest, signal?: AbortSignal): Promise<Listing> {

@@ -1,7 +1,8 @@
 import { ProviderHttp } from './providerHttp.ts';
-import { unitsOf, type PriceUnit } from '../pricing/catalogue.ts';
+import { entryFor } from '../pricing/catalogue.ts';
+import { falQuote } from '../pricing/falQuote.ts';
 import { FAL_IMAGE_SIZES, FAL_SIZE_SIDE_MAX } from '../pricing/imageSizes.ts';
-import { toMicros, type RemoteRef, type Task } from '../domain/tasks/model.ts';
+import type { RemoteRef, Task } from '../domain/tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
 import { PollError, SubmitError, type CancelOutcome, type Listing, type Money, type PollResult, type PreparedRequest, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, ResultMissing, type SubmitOptions, type SubmitResult } from './port.ts';
 import { InvalidInput } from './invalidInput.ts';
@@ -97,9 +98,6 @@ function klingInput(input: Record<string, unknown>): Record<string, unknown> {
   return { ...rest, duration: klingDuration(duration) };
 }
 
-/** fal's pricing units, as the catalogue counts them. */
-const UNITS: Record<string, PriceUnit> = { image: 'image', images: 'image', megapixel: 'megapixel', megapixels: 'megapixel', second: 'second', seconds: 'second', video_second: 'second', video_seconds: 'second' };
-
 /**
  * fal's queue API. Submits go to queue.fal.run once; the status and response URLs that the submit returns
  * are kept with the request id and followed, as fal asks. No `x-fal-no-retry` is sent: it only stops fal's
@@ -175,13 +173,14 @@ export class FalAdapter implements ProviderAdapter {
     return { kind: task.kind, model: task.model, input, body: JSON.stringify(input) };
   }
 
-  /** fal's price for the endpoint, times the units this input asks for. */
+  /** fal's price for the endpoint, scaled to the size or length this input asks for (falQuote.ts); null where it cannot be. */
   async quote(request: PreparedRequest, signal?: AbortSignal): Promise<Money | null> {
     const { json } = await this.api.get(`/v1/models/pricing?endpoint_id=${encodeURIComponent(request.model)}`, signal);
     const price = (obj(json).prices as unknown[] | undefined)?.map((p) => obj(p)).find((p) => p.endpoint_id === request.model);
-    const unit = price && UNITS[String(price.unit)];
-    if (!price || !unit || typeof price.unit_price !== 'number') return null;
-    return { amount: toMicros(price.unit_price * unitsOf(unit, request.kind, request.input)), currency: String(price.currency ?? 'USD') };
+    if (!price || typeof price.unit !== 'string' || typeof price.unit_price !== 'number') return null;
+    const line = { unit: price.unit, unitPrice: price.unit_price, currency: String(price.currency ?? 'USD') };
+    const quote = falQuote(line, request.kind, request.input, entryFor('fal', request.model, request.kind));
+    return quote && { amount: quote.amount, currency: quote.currency, how: quote.how };
   }
 
   async submit(request: PreparedRequest, options: SubmitOptions): Promise<SubmitResult> {

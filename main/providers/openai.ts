@@ -117,6 +117,9 @@ function tokenCost(model: string, usage: any): ReportedCost | null {
     source:
       `usage reported with the image: ${text} text and ${image} image input tokens at ${t.textInput} and ${t.imageInput} USD per million, ` +
       `${out} output tokens at ${t.imageOutput} USD per million; ${citation(entry!)}`,
+    // OpenAI reports tokens, not money: the amount is counted here at the catalogue's prices.
+    reported: 'token',
+    units: { count: text + image + out, unit: 'token' },
   };
 }
 

@@ -175,5 +175,8 @@ function tokenCost(model: string, usage: any): ReportedCost | null {
     amount: toMicros((tokensIn * p.input + tokensOut * p.output) / 1_000_000),
     currency: entry.currency,
     source: `usage reported with the draft: ${tokensIn} input tokens at ${p.input} and ${tokensOut} output tokens at ${p.output} ${entry.currency} per million; ${citation(entry)}`,
+    // OpenAI reports tokens, not money: the amount is counted here at the catalogue's prices.
+    reported: 'token',
+    units: { count: tokensIn + tokensOut, unit: 'token' },
   };
 }

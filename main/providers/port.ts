@@ -1,12 +1,14 @@
 import type { SubmitFailure } from '../domain/submitOutcome.ts';
 import type { PlanPrices } from '../pricing/catalogue.ts';
-import type { Charged, Kind, RemoteRef, Task } from '../domain/tasks/model.ts';
+import type { BilledUnits, Charged, Kind, RemoteRef, ReportedUnit, Task } from '../domain/tasks/model.ts';
 import type { ModelSpec } from './models.ts';
 
 /** Money in micro-units (1 USD = 1,000,000). */
 export interface Money {
   amount: number;
   currency: string;
+  /** How a quote reached the amount, for the estimate's source line. */
+  how?: string;
 }
 
 /** What an adapter can do, declared, so the engine never assumes. */
@@ -70,11 +72,20 @@ export interface ProviderOutput {
  */
 export interface ReportedCost extends Money {
   source: string;
+  /**
+   * What the provider reported: 'money' or 'credit' where it reported its bill, else the count it bills by ('second',
+   * 'image', 'token') that the amount was priced from at the catalogue's price (see domain/costBasis.ts).
+   */
+  reported: ReportedUnit;
+  /** The credits, seconds, images or tokens the provider reported, which the amount was worked out from. */
+  units?: BilledUnits;
 }
 
 export interface ProviderResult {
   outputs: ProviderOutput[];
   costActual: ReportedCost | null;
+  /** Why costActual is null though the provider reported what it bills by (a reading that cannot be trusted). */
+  costWhy?: string;
   /** A small text answer, kept in the task's history too, where every machine reads it (keptAnswer.ts). */
   answer?: string;
 }
@@ -174,6 +185,8 @@ export interface Allowance {
   needed: number;
   /** When the count starts again (ms since the epoch), if the provider says. */
   resetsAt: number | null;
+  /** Something the account's answer shows that the person's settings do not match (a plan other than the one set). */
+  note?: string;
 }
 
 /**

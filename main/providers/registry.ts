@@ -101,6 +101,11 @@ export function keySource(id: string, settings: ProvidersSettings, env: NodeJS.P
   return variable && env[variable] ? 'environment' : null;
 }
 
+/** The address a provider is reached at: its own in settings, else its variable's, else null (the provider's own). */
+export function baseUrlOf(id: string, settings: ProvidersSettings, env: NodeJS.ProcessEnv = process.env): string | null {
+  return settings.providers[id]?.baseUrl ?? env[PROVIDERS[id]!.baseUrlVariable] ?? null;
+}
+
 function configFor(id: string, settings: ProvidersSettings, env: NodeJS.ProcessEnv, keys?: KeyLookup): AdapterConfig {
   const entry = PROVIDERS[id]!;
   const from = entry.settingsOf ?? id;
@@ -110,6 +115,7 @@ function configFor(id: string, settings: ProvidersSettings, env: NodeJS.ProcessE
     baseUrl: own.baseUrl ?? env[entry.baseUrlVariable] ?? null,
     timeouts: own.timeouts,
     creditPrice: own.creditPrice ?? null,
+    plan: own.plan ?? null,
   };
 }
 

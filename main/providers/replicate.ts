@@ -1,6 +1,7 @@
 import { ProviderHttp } from './providerHttp.ts';
 import { canonicalJson } from '../domain/tasks/inputHash.ts';
 import { citation, entryFor } from '../pricing/catalogue.ts';
+import { billedByTime, runSeconds, timeCost, timePriceOf } from '../pricing/timeBilling.ts';
 import { toMicros, type RemoteRef, type Task } from '../domain/tasks/model.ts';
 import type { AdapterConfig } from './config.ts';
 import { PollError, ResultGone, SubmitError, type CancelOutcome, type Candidate, type PollResult, type PreparedRequest, type ReportedCost, type ProviderAdapter, type ProviderCapabilities, type ProviderOutput, type SubmitOptions, type SubmitResult } from './port.ts';
@@ -51,7 +52,7 @@ export class ReplicateAdapter implements ProviderAdapter {
     pollById: true,
     cancel: true,
     quote: 'catalogue',
-    billing: 'the output images of an official model\'s prediction, at its price per image',
+    billing: 'the output images of an official model\'s prediction, at its price per image; a pinned version\'s run time (metrics.predict_time), at the hardware\'s price per second',
     neverBilled: null,
     models: MODELS,
   };
@@ -108,15 +109,19 @@ export class ReplicateAdapter implements ProviderAdapter {
       // you're only charged for predictions with a canceled status, not for aborted ones"
       // (replicate.com/changelog/2025-10-16-prediction-deadlines). An aborted one never ran and made no output,
       // so no billing rule, by time or by output, charges it.
-      case 'canceled':
-        return { state: 'failed', error: 'the prediction was canceled at Replicate while it ran', costActual: null, charged: 'yes' };
+      case 'canceled': {
+        const { costActual, costWhy } = this.billedTime(remote.model, p.metrics);
+        const error = 'the prediction was canceled at Replicate while it ran';
+        return { state: 'failed', error: costWhy ? `${error}; ${costWhy}` : error, costActual, charged: 'yes' };
+      }
       case 'aborted':
         return { state: 'failed', error: 'the prediction was aborted at Replicate before it started', costActual: null, charged: 'no' };
       case 'succeeded': {
         if (p.data_removed) throw new ResultGone('Replicate already deleted this result (it keeps API results for an hour); it was paid for');
         const outputs = collectOutputs(p.output);
         if (outputs.length === 0) throw new PollError('Replicate sent a finished prediction with no file in its output');
-        return { state: 'succeeded', result: { outputs, costActual: this.billed(remote.model, outputs.length) } };
+        const cost = billedByTime(this.id, remote.model) ? this.billedTime(remote.model, p.metrics) : { costActual: this.billed(remote.model, outputs.length) };
+        return { state: 'succeeded', result: { outputs, ...cost } };
       }
       default:
         throw new PollError(`Replicate reported an unknown status ${JSON.stringify(p.status)}`);
@@ -134,7 +139,27 @@ export class ReplicateAdapter implements ProviderAdapter {
       amount: toMicros(images * entry.pricing.price),
       currency: entry.currency,
       source: `${images} output image${images === 1 ? '' : 's'} returned, at ${entry.pricing.price} ${entry.currency} each (billed per output); ${citation(entry)}`,
+      // Replicate reports the outputs, not the money: the amount is counted here at the catalogue's price.
+      reported: 'image',
+      units: { count: images, unit: 'image' },
     };
+  }
+
+  /**
+   * A pinned version is billed by time: "Terminated predictions (with a status of `succeeded`, `failed`, or `canceled`)
+   * will include a `metrics` object with a `predict_time` property showing the amount of CPU or GPU time, in seconds,
+   * that the prediction used while running" (Replicate's API reference, replicate-python-beta
+   * src/replicate/resources/predictions.py), at the hardware's price per second (prices.json timeBilling says which).
+   * None for a model billed per output; none, with why, for a run time that cannot be billed from (runSeconds).
+   */
+  private billedTime(model: string, metrics: unknown): { costActual: ReportedCost | null; costWhy?: string } {
+    const price = timePriceOf(this.id);
+    if (!billedByTime(this.id, model) || !price) return { costActual: null };
+    const run = runSeconds((metrics as { predict_time?: unknown } | null | undefined)?.predict_time);
+    if ('why' in run) return { costActual: null, costWhy: run.why };
+    const { seconds } = run;
+    const { micros, how } = timeCost(seconds, price);
+    return { costActual: { amount: micros, currency: price.currency, source: `billed by time: Replicate reported ${seconds} s of run time (metrics.predict_time); ${how}`, reported: 'second', units: { count: seconds, unit: 'second' } } };
   }
 
   /**

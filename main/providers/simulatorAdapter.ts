@@ -132,7 +132,7 @@ export class SimulatorAdapter implements ProviderAdapter {
           return { url: out.url, contentType: typeof out.content_type === 'string' ? out.content_type : null };
         });
         const cost = money(result.cost);
-        return { state: 'succeeded', result: { outputs, costActual: cost && { ...cost, source: 'the simulator\'s "cost" field' } } };
+        return { state: 'succeeded', result: { outputs, costActual: cost && { ...cost, source: 'the simulator\'s "cost" field', reported: 'money' } } };
       }
       default:
         throw new PollError(`the simulator reported an unknown status ${JSON.stringify(body.status)}`);

@@ -2,7 +2,7 @@ import type { Project } from '../domain/project.ts';
 import type { Storyboard } from '../domain/storyboard.ts';
 import type { TakeRecord } from '../domain/takeRecord.ts';
 import type { Receipt, SavedOutput } from '../domain/ports.ts';
-import type { Charged, Kind, NewTask, RemoteRef, Status, Task, TaskEvent, TaskOutput } from '../domain/tasks/model.ts';
+import type { BilledUnits, Charged, Kind, NewTask, RemoteRef, ReportedUnit, Status, Task, TaskEvent, TaskOutput } from '../domain/tasks/model.ts';
 
 /**
  * The storage port. Two stores implement it: SQLite (embedded, the default) and PostgreSQL (team mode, several
@@ -15,11 +15,25 @@ export interface ModelSpend {
   provider: string;
   model: string;
   tasks: number;
+  /** Money or credits the provider reported as charged (see domain/costBasis.ts). */
   billed: number;
+  /** What the provider reported it bills by (images, seconds, tokens), priced at the catalogue's price. */
+  countedFromUsage: number;
+  /** What the requests billed or counted from usage had been estimated at. */
   estimatedForBilled: number;
   billedUnestimated: number;
   estimatedOnly: number;
   possiblyCharged: number;
+}
+
+/** Billed against estimated, over every run of one provider's model that has both (see forecast.ts); micro-units. */
+export interface BilledRatio {
+  provider: string;
+  model: string;
+  currency: string;
+  runs: number;
+  billed: number;
+  estimated: number;
 }
 
 export interface LibraryFilter {
@@ -35,7 +49,19 @@ export interface CompletedResult {
   outputs: SavedOutput[];
   costActual: number | null;
   costSource?: string | null;
+  /** The credits or seconds costActual was billed in, where the provider reported them. */
+  costUnits?: BilledUnits | null;
+  /** What the provider reported that costActual comes from (money, credits, or a count priced here). */
+  costReported?: ReportedUnit | null;
   requestId?: string | null;
+}
+
+/** What a failed request cost, where the provider reported something for it; `reported` absent in callers that know none. */
+export interface FailCost {
+  amount: number;
+  source: string;
+  reported?: ReportedUnit;
+  units?: BilledUnits;
 }
 
 /**
@@ -67,17 +93,24 @@ export interface InputUpload {
   url: string;
 }
 
-/** Money in micro-units of the project's currency. */
-export interface SpendRow {
-  projectId: number;
-  project: string;
+/** Spend in one currency, in micro-units of `currency`. */
+export interface CurrencySpend {
   currency: string;
-  budget: number | null;
+  /** Accepted work's figures from what the providers reported: billed + countedFromUsage. */
   actual: number;
+  billed: number;
+  countedFromUsage: number;
   estimated: number;
   possiblyCharged: number;
   /** Enqueued work not sent yet, at its estimate: committed by a Generate, so a budget counts it. */
   queued: number;
+}
+
+/** A project's spend in its own currency (money of another currency is kept apart: CurrencySpend). */
+export interface SpendRow extends CurrencySpend {
+  projectId: number;
+  project: string;
+  budget: number | null;
   /** Tasks spent, possibly charged or enqueued whose price is unknown: in none of the figures above. */
   unpriced: number;
   /** The part of actual, estimated, possibly charged and queued that is the simulator's made-up money. */
@@ -88,6 +121,8 @@ export interface DaySpend {
   day: string;
   provider: string;
   actual: number;
+  billed: number;
+  countedFromUsage: number;
   estimated: number;
   possiblyCharged: number;
 }
@@ -135,7 +170,7 @@ export interface TaskStore {
   linkLateOutputs(id: number, idempotencyKey: string | null, outputs: readonly SavedOutput[], reason: string, now: number): Promise<number | null>;
   outputs(taskId: number): Promise<TaskOutput[]>;
   setNote(id: number, note: string | null, lease: Lease): Promise<boolean>;
-  fail(id: number, error: string, charged: Charged, lease: Lease, cost?: { amount: number; source: string } | null): Promise<Task | undefined>;
+  fail(id: number, error: string, charged: Charged, lease: Lease, cost?: FailCost | null): Promise<Task | undefined>;
   requeue(id: number, nextAttemptAt: number, reason: string, lease: Lease, detail?: unknown): Promise<Task | undefined>;
   parkUnknown(id: number, reason: string, lease: Lease, from?: 'RUNNING' | 'SUBMITTED'): Promise<Task | undefined>;
   note(id: number, reason: string, detail: unknown, now: number): Promise<void>;
@@ -162,9 +197,19 @@ export interface TaskStore {
   requestIdsInUse(provider: string, ids: readonly string[], exceptTask: number): Promise<Set<string>>;
   spendByDay(projectId: number): Promise<DaySpend[]>;
   spendByModel(projectId: number): Promise<ModelSpend[]>;
+  /** A project's spend in currencies other than its own, per currency: never added to its figures (see spend). */
+  spendInOtherCurrencies(projectId: number): Promise<CurrencySpend[]>;
   page(projectId: number, offset: number, limit: number): Promise<{ total: number; tasks: Task[] }>;
   recentDurations(provider: string, model: string, limit?: number): Promise<number[]>;
   recentRenderDurations(provider: string, model: string, limit?: number): Promise<number[]>;
+  /** A provider's requests whose send was marked at or after `since` (ms), every project's. */
+  sentSince(provider: string, since: number): Promise<Task[]>;
+  /** Sets the billed figure of a task that has none; false (nothing written) where one is recorded already. */
+  recordBill(id: number, amount: number, source: string): Promise<boolean>;
+  /** Says in the billing source of a task with no billed figure why its estimate stands. */
+  noteNoBill(id: number, why: string): Promise<boolean>;
+  /** The seconds the provider billed this model's latest runs by, newest first (see BilledUnits). */
+  recentBilledSeconds(provider: string, model: string, limit?: number): Promise<number[]>;
   claimedAt(ids: readonly number[]): Promise<Map<number, number>>;
   counts(): Promise<{ projectId: number; status: Status; n: number }[]>;
   /**
@@ -223,6 +268,8 @@ export interface TaskStore {
   scenesOf(ids: readonly number[]): Promise<Map<number, string | null>>;
   forgetOutputs(id: number, reason: string, files: string[], now: number): Promise<Task | undefined>;
   spendByModelAll(): Promise<(ModelSpend & { currency: string })[]>;
+  /** Per provider, model and currency: the runs billed with an estimate beside the bill, on this store (a team's on a team database). */
+  billedRatios(): Promise<BilledRatio[]>;
   spendByDayAll(): Promise<(DaySpend & { project: string; currency: string })[]>;
   /** Spend of every project per provider, for the project list. */
   spendByProvider(): Promise<(Omit<DaySpend, 'day'> & { project: string })[]>;

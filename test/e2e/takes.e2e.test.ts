@@ -36,7 +36,7 @@ const take = (page: Page, scene: string, n: number): Locator => page.getByTestId
 async function newTake(page: Page, scene: string, n: number) {
   await page.getByRole('button', { name: `New take of ${scene}` }).click();
   const offer = page.getByRole('group', { name: `New take of ${scene}` });
-  await expect.poll(() => offer.textContent()).toMatch(new RegExp(`makes a new take of ${scene} .* costs about 0\\.\\d\\d USD`));
+  await expect.poll(() => offer.textContent()).toMatch(new RegExp(`makes a new take of ${scene} .* costs about 0\\.\\d{2,6} USD`));
   await offer.getByRole('button', { name: 'Make it' }).click();
   await expect.poll(() => take(page, scene, n).getAttribute('aria-current'), { timeout: 30_000 }).toBe('true');
   await expect.poll(() => take(page, scene, n).getAttribute('data-state'), { timeout: 30_000, interval: 250 }).toBe('ready');
@@ -49,7 +49,7 @@ describe.skipIf(!hasChromium)('takes in Chromium, through the loopback host', ()
     const { sim, dataDir, host, url } = await simulatedHost(300, { name: 'Fox', storyboard: BOARD });
     const { page, errors } = await openPage(browser(), url, { width: 1280, height: 800 });
 
-    await expect.poll(() => page.getByTestId('estimate-total').textContent()).toMatch(/New steps: 0\.\d\d USD/);
+    await expect.poll(() => page.getByTestId('estimate-total').textContent()).toMatch(/New steps: 0\.\d{2,6} USD/);
     await page.getByTestId('generate').click();
     await expect.poll(() => take(page, 'dawn', 1).getAttribute('data-state'), { timeout: 30_000, interval: 250 }).toBe('ready');
     expect(await take(page, 'dawn', 1).textContent()).toMatch(/Take 1 · in the render.*billed/);

@@ -1,5 +1,6 @@
 import type { Media } from '../../main/simulator/media.ts';
 import type { Ledger } from './providers.ts';
+import type { UsageCharge } from './falPlatform.ts';
 import { send, type Route } from './server.ts';
 
 export const FLUX = 'fal-ai/flux/dev';
@@ -43,6 +44,24 @@ export interface FalStandInOptions {
   forgetsGone?: boolean;
   /** The result's files answer 404: "Expired files are permanently deleted" from fal's CDN (fal.ai/docs/model-apis/data-retention). */
   filesGone?: boolean;
+  /**
+   * fal's usage ledger (falPlatform.ts falUsage): each request is charged at its end, FLUX per megapixel of 1024×1024
+   * pixels rounded up per image at 0.025 USD in unit "image" as fal's usage docs name it, Kling per second at 0.056 USD
+   * in unit "second" as this stand-in's pricing answer quotes it (resources/prices.json): a "video" is one clip.
+   */
+  usage?: UsageCharge[];
+}
+
+const falPixels = (size: unknown): number => {
+  const named: Record<string, number> = { square_hd: 1024 * 1024, square: 512 * 512, portrait_4_3: 768 * 1024, portrait_16_9: 576 * 1024, landscape_4_3: 1024 * 768, landscape_16_9: 1024 * 576 };
+  if (size && typeof size === 'object') return ((size as { width?: number }).width ?? 512) * ((size as { height?: number }).height ?? 512);
+  return named[typeof size === 'string' ? size : 'landscape_4_3']!;
+};
+
+function usageOf(model: string, input: Record<string, unknown>, at: number): UsageCharge {
+  if (model === KLING) return { endpointId: model, at, unit: 'second', quantity: Number(input.duration ?? 5), unitPrice: 0.056 };
+  const quantity = Math.ceil(falPixels(input.image_size) / (1024 * 1024)) * Number(input.num_images ?? 1);
+  return { endpointId: model, at, unit: 'image', quantity, unitPrice: 0.025 };
 }
 
 export interface FalStandIn {
@@ -88,6 +107,7 @@ export function falStandIn(ledger: Ledger, media: { png: Media; clip: Media }, o
       ledger.charged.push(id);
       const at = Date.now();
       queued.set(id, { id, model, sentAt: at, endedAt: at + opts.jobMs, input: JSON.parse(req.body) });
+      opts.usage?.push(usageOf(model, JSON.parse(req.body), at + opts.jobMs));
       if (opts.dropAnswer?.(n, model)) return void res.socket?.destroy();
       const [owner, app] = model.split('/');
       const base = `${host}/${owner}/${app}/requests/${id}`;

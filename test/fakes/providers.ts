@@ -224,7 +224,15 @@ export function falQueue(ledger: Ledger, png: Media, opts: FalOptions = {}): Rou
  * OpenAI images (platform.openai.com/docs/api-reference/images): synchronous, the image as b64_json in the
  * body, the request named only by the `x-request-id` header.
  */
-export function openAiImages(ledger: Ledger, png: Media, opts: { cutBody?: boolean; holdBodyMs?: number; urlFailures?: number; n?: number } = {}): Route {
+/**
+ * `usage`: the tokens a GPT image answer reports, as ImagesResponse.Usage ("For `gpt-image-1` only, the token usage
+ * information": openai-python src/openai/types/images_response.py): its text and image input tokens and output tokens.
+ */
+export function openAiImages(
+  ledger: Ledger,
+  png: Media,
+  opts: { cutBody?: boolean; holdBodyMs?: number; urlFailures?: number; n?: number; usage?: { text: number; image: number; output: number } } = {},
+): Route {
   let next = 0;
   let fileFailures = 0;
   return async (req, res) => {
@@ -236,7 +244,9 @@ export function openAiImages(ledger: Ledger, png: Media, opts: { cutBody?: boole
     const id = `req_${++next}`;
     ledger.charged.push(id);
     const image = opts.urlFailures !== undefined ? { url: `http://${req.headers.host}/files/image.png` } : { b64_json: png.bytes.toString('base64') };
-    const body = { created: 1, data: Array.from({ length: opts.n ?? 1 }, () => image) };
+    const u = opts.usage;
+    const usage = u && { input_tokens: u.text + u.image, input_tokens_details: { text_tokens: u.text, image_tokens: u.image }, output_tokens: u.output, total_tokens: u.text + u.image + u.output };
+    const body = { created: 1, data: Array.from({ length: opts.n ?? 1 }, () => image), ...(usage ? { usage } : {}) };
     if (opts.cutBody) return cutAfterHeaders(res, 200, { 'content-type': 'application/json', 'x-request-id': id }, JSON.stringify(body).slice(0, 40));
     if (opts.holdBodyMs) return sendHeld(res, opts.holdBodyMs, body, { 'x-request-id': id });
     send(res, 200, body, { 'x-request-id': id });
@@ -251,13 +261,18 @@ export function openAiImages(ledger: Ledger, png: Media, opts: { cutBody?: boole
  * `historyHeader`: answers carry the history item id in a `history-item-id` header, which ElevenLabs' OpenAPI does not
  * declare (elevenlabs-js issue #152); off, an answer names its request only.
  */
-export function elevenLabs(ledger: Ledger, speech: Media, opts: { cutBody?: boolean; holdMs?: number; historyHeader?: boolean } = {}): Route {
+export function elevenLabs(ledger: Ledger, speech: Media, opts: { cutBody?: boolean; holdMs?: number; historyHeader?: boolean; tier?: string; credits?: number[] } = {}): Route {
   let next = 0;
   return async (req, res) => {
     if (req.method === 'POST' && req.path.startsWith('/v1/text-to-speech/')) {
       const id = `el-req-${++next}`;
       ledger.charged.push(id);
-      const named = { 'content-type': 'audio/mpeg', 'request-id': id, 'character-cost': '11', ...(opts.historyHeader ? { 'history-item-id': `hist-${ledger.charged.length - 1}` } : {}) };
+      // `character-cost` counts credits ("Credits were previously referred to as characters", help.elevenlabs.io
+      // article 27562116787345): Flash and Turbo take one credit per 2 characters, rounded up, the others one a character.
+      const { text = '', model_id: model = '' } = JSON.parse(req.body || '{}') as { text?: string; model_id?: string };
+      const credits = /flash|turbo/.test(model) ? Math.ceil(text.length / 2) : text.length;
+      opts.credits?.push(credits);
+      const named = { 'content-type': 'audio/mpeg', 'request-id': id, 'character-cost': String(credits), ...(opts.historyHeader ? { 'history-item-id': `hist-${ledger.charged.length - 1}` } : {}) };
       // The audio is made (and billed) before any of the answer leaves: a slow generation holds the whole answer.
       if (opts.holdMs) await new Promise((r) => setTimeout(r, opts.holdMs));
       if (opts.cutBody) return cutAfterHeaders(res, 200, named);
@@ -283,5 +298,9 @@ export function elevenLabs(ledger: Ledger, speech: Media, opts: { cutBody?: bool
       return item ? send(res, 200, item) : send(res, 404, { detail: { status: 'history_item_not_found' } });
     }
     if (req.path.startsWith('/v1/history')) return send(res, 200, { history: history(), has_more: false, last_history_item_id: null });
+    // GET /v1/user/subscription (ExtendedSubscriptionResponseModel, elevenlabs-docs fern/apis/api/openapi.json).
+    if (req.path === '/v1/user/subscription') {
+      return send(res, 200, { tier: opts.tier ?? 'creator', character_count: 1000, character_limit: 100_000, next_character_count_reset_unix: 1_900_000_000, currency: 'usd', status: 'active' });
+    }
   };
 }

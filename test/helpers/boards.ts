@@ -18,3 +18,14 @@ export const DAWN_DUSK = {
     { id: 'dusk', imagePrompt: 'the fox walks home', motionPrompt: 'pan left', duration: 1 },
   ],
 };
+
+/** Two scenes of FLUX.1 [dev] at fal in a square frame, which Replicate's "1:1" makes at exactly the same 1024x1024. */
+export const FAL_DEV_SQUARE = {
+  width: 1024,
+  height: 1024,
+  steps: { image: { provider: 'fal', model: 'fal-ai/flux/dev' }, clip: { provider: 'simulator', model: 'sim-clip-1' } },
+  scenes: [
+    { id: 'dawn', imagePrompt: 'a red fox asleep in snow', duration: 2 },
+    { id: 'dusk', imagePrompt: 'a red fox under the moon', duration: 2 },
+  ],
+};

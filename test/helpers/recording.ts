@@ -74,7 +74,7 @@ export class FakeProvider implements ProviderAdapter {
     if (this.script.never || this.polls <= (this.script.pendingPolls ?? 0)) return { state: 'pending', progress: 0.5 };
     return {
       state: 'succeeded',
-      result: { outputs: [{ url: 'fake://out.png', contentType: 'image/png' }], costActual: { amount: 60_000, currency: 'USD', source: 'the fake result' } },
+      result: { outputs: [{ url: 'fake://out.png', contentType: 'image/png' }], costActual: { amount: 60_000, currency: 'USD', source: 'the fake result', reported: 'money' } },
     };
   }
 

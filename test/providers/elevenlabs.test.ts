@@ -38,14 +38,14 @@ describe('ElevenLabs adapter', () => {
     const el = new ElevenLabsAdapter({ key: KEY, baseUrl: fake.url });
     const sent = await el.submit(el.prepare(task), { idempotencyKey: 'k' });
     expect(sent.requestId).toBe('req-xyz');
-    // 9 credits at the default $0.30 per 1,000 credits (resources/prices.json, a third-party figure).
-    expect(sent.result!.costActual).toMatchObject({ amount: 2_700, currency: 'USD', source: expect.stringMatching(/^9 credits billed \(the character-cost header\) at 0.0003 USD per credit, the default/) });
+    // 9 credits at the Creator plan's price when no plan is set (resources/prices.json creditPlans).
+    expect(sent.result!.costActual).toMatchObject({ amount: 2_700, currency: 'USD', source: expect.stringMatching(/^billed 9 credits at the Creator plan's 0.0003 USD a credit \(the character-cost header\); no plan set in settings/) });
     expect(fake.seen[0]!.headers['xi-api-key']).toBe(KEY);
     expect(JSON.parse(fake.seen[0]!.body)).toEqual({ text: 'Hello fox', model_id: MODEL });
 
     const own = new ElevenLabsAdapter({ key: KEY, baseUrl: fake.url, creditPrice: 0.00012 });
     const mine = await own.submit(own.prepare(task), { idempotencyKey: 'k' });
-    expect(mine.result!.costActual).toMatchObject({ amount: 1_080, source: expect.stringContaining('the price per credit set for your plan') });
+    expect(mine.result!.costActual).toMatchObject({ amount: 1_080, source: expect.stringContaining('at your own 0.00012 USD a credit') });
     // The history item's change in the account's count is the same figure, for a request collected later.
     const later = await own.poll({ requestId: 'hist-1', model: MODEL, handle: null });
     expect(later).toMatchObject({ state: 'succeeded', result: { costActual: { amount: 1_080 } } });

@@ -228,9 +228,10 @@ describe('fal adapter', () => {
 
   it('quotes from fal pricing, per megapixel of the asked size rounded up per image, times num_images', async () => {
     const { fal } = await adapterFor(falQueue());
-    expect(await fal.quote(fal.prepare({ ...task, input: { prompt: 'x', image_size: { width: 1000, height: 1000 } } }))).toEqual({ amount: 25_000, currency: 'USD' });
-    // 1024x1024 is 1,048,576 pixels: 2 megapixels of 10^6 rounded up, as fal's megapixel is not defined and 10^6 never bills low.
-    expect(await fal.quote(fal.prepare({ ...task, input: { prompt: 'x', image_size: 'square_hd', num_images: 2 } }))).toEqual({ amount: 100_000, currency: 'USD' });
+    expect(await fal.quote(fal.prepare({ ...task, input: { prompt: 'x', image_size: { width: 1000, height: 1000 } } }))).toMatchObject({ amount: 25_000, currency: 'USD' });
+    // 1024x1024 is one of fal's megapixels (1024×1024 pixels: main/pricing/falQuote.ts), 2048x1024 two.
+    expect(await fal.quote(fal.prepare({ ...task, input: { prompt: 'x', image_size: 'square_hd', num_images: 2 } }))).toMatchObject({ amount: 50_000, currency: 'USD' });
+    expect(await fal.quote(fal.prepare({ ...task, input: { prompt: 'x', image_size: { width: 2048, height: 1024 } } }))).toMatchObject({ amount: 50_000, currency: 'USD' });
   });
 
   it('takes image_size as one of fal\'s named sizes or a width and height, and refuses anything else before sending', () => {

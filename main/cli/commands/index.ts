@@ -4,6 +4,7 @@ import { draft } from './draft.ts';
 import { enqueue } from './enqueue.ts';
 import { events, spend, tasks, unknown } from './inspect.ts';
 import { budget, estimate, generate, render, storyboard } from './pipeline.ts';
+import { storyboardCheapest } from './cheapest.ts';
 import { serve } from './serve.ts';
 import { simulator } from './simulator.ts';
 import { pick, takes } from './takes.ts';
@@ -21,7 +22,7 @@ export const COMMANDS: Record<string, Command> = {
   spend,
   events,
   simulator,
-  storyboard,
+  storyboard: (argv, ctx) => (argv[0] === 'cheapest' ? storyboardCheapest(argv.slice(1), ctx) : storyboard(argv, ctx)),
   draft,
   estimate,
   generate,
@@ -56,6 +57,10 @@ usage: studio [--data DIR] [--db URL] [--media DIR] <command> [options]
   storyboard create|edit PROJECT --file F [--revision N], storyboard show PROJECT [--json]
                             a project's scenes, from a JSON file; an edit made from an older
                             revision than the saved one is refused (exit 2)
+  storyboard cheapest PROJECT [--scene S] [--revision N]
+                            move every scene (or one) whose model another provider you have a
+                            key for makes for less to that provider; buys nothing; an edit made
+                            since revision N is refused (exit 2)
   draft PROJECT "idea..." [--scenes N] [--with simulator|openai] [--estimate] [--replace] [--again]
                             a storyboard drafted from an idea by a text model (one paid step;
                             the same idea again uses a finished draft at no charge; one that failed

@@ -6,7 +6,9 @@ import { openStudio, type Studio } from '../../studio.ts';
 import { parse, taskId } from '../args.ts';
 import { UsageError } from '../errors.ts';
 import type { CliContext } from '../context.ts';
-import { costBasis, iso, money, table, taskCost, taskJson } from '../output.ts';
+import { iso, money, table, taskCost, taskJson, withCredits } from '../output.ts';
+import { BASIS_WORDS, costBasis } from '../../domain/costBasis.ts';
+import { POSSIBLY_CHARGED_WORDS } from '../../domain/money.ts';
 
 async function withStudio<T>(ctx: CliContext, fn: (studio: Studio) => Promise<T>): Promise<T> {
   const studio = await openStudio(ctx.dataDir, undefined, { existing: true, database: ctx.database, media: ctx.media });
@@ -73,7 +75,7 @@ export async function tasks(argv: string[], ctx: CliContext) {
           t.status,
           t.provider,
           t.model,
-          taskCost(t),
+          withCredits(taskCost(t), t),
           costBasis(t),
           t.unknownReason ?? t.error ?? t.note ?? t.outputPath ?? (t.progress !== null ? `${Math.round(t.progress * 100)}%${left.has(t.id) ? ` · ${left.get(t.id)}` : ''}` : ''),
         ]),
@@ -118,16 +120,24 @@ export async function spend(argv: string[], ctx: CliContext) {
     const only = await projectId(studio, values.project);
     const byProvider = await studio.tasks.spendByProvider();
     // Real money and the simulator's made-up money are shown apart, never summed into one figure.
-    const rows = (await studio.tasks.spend(only ?? null)).map((r) => ({ ...r, ...splitSimulated(byProvider.filter((d) => d.project === r.project)) }));
+    const spent = await studio.tasks.spend(only ?? null);
+    const rows = await Promise.all(
+      spent.map(async (r) => ({ ...r, ...splitSimulated(byProvider.filter((d) => d.project === r.project)), others: await studio.tasks.spendInOtherCurrencies(r.projectId) })),
+    );
     const json = rows.map((r) => ({
       project: r.project,
       currency: r.currency,
       actual: fromMicros(r.real.actual),
+      // actual's two parts: money or credits the provider reported, and what it bills by priced at the catalogue's price.
+      billed: fromMicros(r.real.billed),
+      countedFromUsage: fromMicros(r.real.countedFromUsage),
       estimated: fromMicros(r.real.estimated),
       possiblyCharged: fromMicros(r.real.possiblyCharged),
       total: fromMicros(r.real.actual + r.real.estimated),
       budget: fromMicros(r.budget),
-      simulated: { actual: fromMicros(r.simulated.actual), estimated: fromMicros(r.simulated.estimated), possiblyCharged: fromMicros(r.simulated.possiblyCharged) },
+      simulated: { actual: fromMicros(r.simulated.actual), billed: fromMicros(r.simulated.billed), countedFromUsage: fromMicros(r.simulated.countedFromUsage), estimated: fromMicros(r.simulated.estimated), possiblyCharged: fromMicros(r.simulated.possiblyCharged) },
+      // Money in another currency than the project's: never added to the figures above.
+      otherCurrencies: r.others.map((o) => ({ currency: o.currency, actual: fromMicros(o.actual), billed: fromMicros(o.billed), countedFromUsage: fromMicros(o.countedFromUsage), estimated: fromMicros(o.estimated), possiblyCharged: fromMicros(o.possiblyCharged) })),
     }));
     if (values.json) {
       ctx.out(JSON.stringify(json, null, 2));
@@ -135,11 +145,11 @@ export async function spend(argv: string[], ctx: CliContext) {
     }
     ctx.out(
       table([
-        ['PROJECT', 'BILLED', 'ESTIMATED', 'TOTAL', 'POSSIBLY CHARGED'],
+        ['PROJECT', 'BILLED', 'COUNTED FROM USAGE', 'ESTIMATED', 'TOTAL', 'POSSIBLY CHARGED'],
         ...rows.flatMap((r) => [
-          [r.project, money(r.real.actual, r.currency), money(r.real.estimated, r.currency), money(r.real.actual + r.real.estimated, r.currency), money(r.real.possiblyCharged, r.currency)],
+          [r.project, ...[r.real.billed, r.real.countedFromUsage, r.real.estimated, r.real.actual + r.real.estimated, r.real.possiblyCharged].map((m) => money(m, r.currency))],
           ...(r.simulated.actual + r.simulated.estimated + r.simulated.possiblyCharged > 0
-            ? [[`${r.project}, simulated`, ...[r.simulated.actual, r.simulated.estimated, r.simulated.actual + r.simulated.estimated, r.simulated.possiblyCharged].map((m) => `${money(m, r.currency)} (simulated)`)]]
+            ? [[`${r.project}, simulated`, ...[r.simulated.billed, r.simulated.countedFromUsage, r.simulated.estimated, r.simulated.actual + r.simulated.estimated, r.simulated.possiblyCharged].map((m) => `${money(m, r.currency)} (simulated)`)]]
             : []),
         ]),
       ]),
@@ -147,16 +157,25 @@ export async function spend(argv: string[], ctx: CliContext) {
     if (rows.some((r) => r.simulated.actual + r.simulated.estimated + r.simulated.possiblyCharged > 0)) {
       ctx.out('Rows marked "simulated" are the simulator\'s made-up prices: never charged, and not in the other rows.');
     }
+    for (const r of rows) {
+      for (const o of r.others) {
+        const all = [o.billed, o.countedFromUsage, o.estimated, o.possiblyCharged].map((m) => money(m, o.currency));
+        ctx.out(`${r.project} also has money in ${o.currency}, not added to its ${r.currency} figures: ${all[0]} billed, ${all[1]} counted from usage, ${all[2]} estimated, ${all[3]} possibly charged.`);
+      }
+    }
+    ctx.out(BASIS_WORDS);
+    ctx.out(POSSIBLY_CHARGED_WORDS);
     if (only === undefined) return;
     const c = rows[0]!.currency;
     ctx.out('');
     ctx.out(
       table([
-        ['MODEL', 'TASKS', 'BILLED', 'ESTIMATED FOR THOSE', 'CHARGED, NO BILL', 'POSSIBLY CHARGED'],
+        ['MODEL', 'TASKS', 'BILLED', 'COUNTED FROM USAGE', 'ESTIMATED FOR THOSE', 'CHARGED, NO BILL', 'POSSIBLY CHARGED'],
         ...(await studio.tasks.spendByModel(only)).map((m) => [
           `${m.provider} ${m.model}${isSimulated(m.provider) ? ' (simulated)' : ''}`,
           String(m.tasks),
           money(m.billed, c),
+          money(m.countedFromUsage, c),
           `${money(m.estimatedForBilled, c)}${m.billedUnestimated ? ` (${m.billedUnestimated} had no estimate)` : ''}`,
           money(m.estimatedOnly, c),
           money(m.possiblyCharged, c),

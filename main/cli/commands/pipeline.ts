@@ -5,6 +5,8 @@ import { narrationWords } from '../../pipeline/narrationLengths.ts';
 import { readPreset, type Preset } from '../../domain/presets.ts';
 import { GenerateRefused, Pipeline } from '../../pipeline/generate.ts';
 import type { GenerateEstimate, StepEstimate } from '../../pipeline/estimate.ts';
+import type { PipelineDeps } from '../../pipeline/generateOptions.ts';
+import { cheaperOffer } from '../../pipeline/sameModelOffers.ts';
 import { describeLost, LostResultsRefused, UnpricedRefused } from '../../pipeline/refusals.ts';
 import { StoryboardError } from '../../domain/storyboard.ts';
 import { splitRevision, StaleStoryboard } from '../../domain/storyboardRevision.ts';
@@ -18,6 +20,7 @@ import { MAX_VARIATIONS, readTakeChoice, type TakeChoice } from '../../pipeline/
 import { UsageError } from '../errors.ts';
 import type { CliContext } from '../context.ts';
 import { money, table } from '../output.ts';
+import { POSSIBLY_CHARGED_WORDS } from '../../domain/money.ts';
 
 function projectArg(positionals: string[], usage: string): string {
   const name = positionals[0];
@@ -48,11 +51,12 @@ function readStoryboard(file: string | undefined) {
   }
 }
 
-async function withPipeline<T>(ctx: CliContext, fn: (pipeline: Pipeline, studio: Studio) => Promise<T>): Promise<T> {
+export async function withPipeline<T>(ctx: CliContext, fn: (pipeline: Pipeline, studio: Studio, deps: PipelineDeps) => Promise<T>): Promise<T> {
   const studio = await openStudio(ctx.dataDir, undefined, { existing: true, database: ctx.database, media: ctx.media });
   const providers = await openProviders(studio.settings, studio.dataDir);
   try {
-    return await fn(new Pipeline({ studio, provider: providers.get, defaults: studio.settings.defaults, prices: () => studio.settings.prices }), studio);
+    const deps: PipelineDeps = { studio, provider: providers.get, defaults: studio.settings.defaults, prices: () => studio.settings.prices };
+    return await fn(new Pipeline(deps), studio, deps);
   } catch (err) {
     // A refused Generate, a scene that does not exist, a stored storyboard that no longer passes: what to fix.
     // A storyboard saved while it was priced (GenerateStale): a conflict, said as a stale save is.
@@ -80,10 +84,22 @@ function printEstimate(ctx: CliContext, e: GenerateEstimate, lostNote: string): 
     ]),
   );
   for (const s of e.steps) if (s.lost) ctx.out(`${s.key}: ${describeLost(s.lost)}; ${lostNote}.`);
+  for (const s of e.steps) if (s.forecast) ctx.out(`${s.key}: ${s.provider} ${s.model} ${s.forecast.words}: forecast ${money(s.forecast.cost, s.currency)}.`);
+  for (const s of e.steps) {
+    for (const o of s.offers ?? []) {
+      const price = o.cost === null ? 'price unknown' : `${money(o.cost, o.currency)} (${o.source})`;
+      const move = cheaperOffer(s) === o ? `cheaper: move to it with "studio storyboard cheapest ${e.project.name} --scene ${s.scene}"` : 'not cheaper';
+      ctx.out(`${s.key}: the same model (${o.family}) at ${o.provider} ${o.model}: ${price}; ${o.notOffered ?? move}.`);
+    }
+  }
   const unknown = e.unpriced.length ? `, plus ${e.unpriced.length} step(s) of unknown price, not counted` : '';
   const earlier = e.spentUnpriced ? ` (and ${e.spentUnpriced} earlier step(s) of unknown price, not in that figure)` : '';
   const spentSim = e.spentSimulated > 0 ? `, and ${money(e.spentSimulated, c)} simulated (never charged)` : '';
   ctx.out(`\nNew steps: about ${money(e.total, c)}${unknown}. Already spent or possibly charged: ${money(e.spent - e.spentSimulated, c)}${earlier}${spentSim}.`);
+  if (e.otherCurrencies.length > 0) {
+    ctx.out(`Priced in another currency than ${c}, not added to it: ${e.otherCurrencies.map((o) => `about ${money(o.total, o.currency)}`).join(', ')}.`);
+  }
+  ctx.out(POSSIBLY_CHARGED_WORDS);
   if (e.simulatedTotal > 0) {
     ctx.out(`Of the new steps, ${money(e.simulatedTotal, c)} is simulated (the simulator's made-up prices, never charged) and ${money(e.total - e.simulatedTotal, c)} is real money.`);
   }
@@ -95,7 +111,7 @@ function printEstimate(ctx: CliContext, e: GenerateEstimate, lostNote: string): 
   if (e.budget !== null) {
     ctx.out(
       e.overBy > 0
-        ? `Budget ${money(e.budget, c)}: this would go ${money(e.overBy, c)} over it.`
+        ? `Budget ${money(e.budget, c)}: this would go ${money(e.overBy, c)} over it${e.held.byForecast ? ', counted at the forecasts from past bills (settings "budgetUsesForecast")' : ''}.`
         : `Budget ${money(e.budget, c)}: ${money(e.left, c)} would be left${e.unpriced.length ? ', before the steps of unknown price' : ''}.`,
     );
     if (e.spentSimulated + e.simulatedTotal > 0) ctx.out(`Simulated money is held against the budget apart from real money: it never uses up what is there for real spending.`);
@@ -116,7 +132,7 @@ function revisionArg(text: string): number {
 export async function storyboard(argv: string[], ctx: CliContext) {
   const [action, ...rest] = argv;
   const { values, positionals } = parse(rest, { file: { type: 'string' }, json: { type: 'boolean' }, revision: { type: 'string' } }, 1);
-  if (action !== 'create' && action !== 'edit' && action !== 'show') throw new UsageError('use: studio storyboard create|edit PROJECT --file F, or show PROJECT');
+  if (action !== 'create' && action !== 'edit' && action !== 'show') throw new UsageError('use: studio storyboard create|edit PROJECT --file F, show PROJECT, or cheapest PROJECT [--scene S]');
   const name = projectArg(positionals, `studio storyboard ${action} PROJECT`);
   const studio = await openStudio(ctx.dataDir, undefined, { existing: action !== 'create', database: ctx.database, media: ctx.media });
   try {

@@ -28,7 +28,7 @@ function cost(t: TakeSummary): string {
   const sim = t.steps.filter((s) => s.bought && isSimulated(s.task.provider)).length;
   // The simulator's made-up money is never charged: said so beside the figure, never summed in unsaid.
   const mark = sim === 0 ? '' : sim === t.steps.filter((s) => s.bought).length ? ' (simulated)' : ' (partly simulated)';
-  if (t.costBilled !== null) return `${money(t.costBilled, t.currency)} billed${mark}`;
+  if (t.costBilled !== null) return `${money(t.costBilled, t.currency)} ${t.costBilledBasis}${mark}`;
   return t.costEstimated === null ? 'price unknown' : `${money(t.costEstimated, t.currency)} estimated${mark}`;
 }
 

@@ -36,6 +36,10 @@ export interface Task {
   /** How the actual cost was reached from what the provider reported; null while there is none. */
   costActualSource: string | null;
   costAbandoned: number;
+  /** The units the provider billed the actual cost in, as it reported them (ElevenLabs credits, Replicate seconds); null where none. */
+  billedUnits?: BilledUnits | null;
+  /** What the provider reported that the actual cost comes from (see costBasis.ts); null for tasks finished before it was kept. */
+  costReported?: ReportedUnit | null;
   currency: string;
   outputPath: string | null;
   outputSha256: string | null;
@@ -46,6 +50,19 @@ export interface Task {
   createdAt: number;
   updatedAt: number;
   finishedAt: number | null;
+}
+
+/**
+ * What a provider reported for one request that its actual cost comes from: money or credits (a bill), or a count
+ * of what it bills by (seconds of run time, images, tokens) that the studio prices at the catalogue's price.
+ */
+export const REPORTED_UNITS = ['money', 'credit', 'second', 'image', 'token'] as const;
+export type ReportedUnit = (typeof REPORTED_UNITS)[number];
+
+/** A count of what a provider bills by, as it reported it for one request. */
+export interface BilledUnits {
+  count: number;
+  unit: Exclude<ReportedUnit, 'money'>;
 }
 
 /** One saved file of a task's result. */

@@ -1,4 +1,4 @@
-import type { Actor, Charged, Kind, Status, Task, TaskEvent, TaskOutput } from './model.ts';
+import { REPORTED_UNITS, type Actor, type Charged, type Kind, type ReportedUnit, type Status, type Task, type TaskEvent, type TaskOutput } from './model.ts';
 
 export interface TaskRow {
   id: number;
@@ -27,6 +27,8 @@ export interface TaskRow {
   cost_actual: number | null;
   cost_actual_source: string | null;
   cost_abandoned: number;
+  billed_units?: number | null;
+  billed_unit?: string | null;
   currency: string;
   output_path: string | null;
   output_sha256: string | null;
@@ -37,6 +39,8 @@ export interface TaskRow {
   updated_at: number;
   finished_at: number | null;
 }
+
+const reported = (unit: string | null | undefined): unit is ReportedUnit => (REPORTED_UNITS as readonly (string | null | undefined)[]).includes(unit);
 
 export function rowToTask(r: TaskRow): Task {
   return {
@@ -66,6 +70,8 @@ export function rowToTask(r: TaskRow): Task {
     costActual: r.cost_actual,
     costActualSource: r.cost_actual_source,
     costAbandoned: r.cost_abandoned,
+    billedUnits: typeof r.billed_units === 'number' && reported(r.billed_unit) && r.billed_unit !== 'money' ? { count: r.billed_units, unit: r.billed_unit } : null,
+    costReported: reported(r.billed_unit) ? r.billed_unit : null,
     currency: r.currency,
     outputPath: r.output_path,
     outputSha256: r.output_sha256,

@@ -12,6 +12,7 @@ const TASK_COLUMNS = [
   'next_attempt_at', 'lease_owner', 'lease_expires_at', 'heartbeat_at', 'submit_started_at', 'idempotency_key', 'remote_request_id', 'remote_alias',
   'remote_handle', 'submitted_at', 'progress', 'cost_estimated', 'cost_estimate_source', 'cost_actual', 'cost_actual_source',
   'cost_abandoned', 'currency', 'output_path', 'output_sha256', 'error', 'unknown_reason', 'note', 'created_at', 'updated_at', 'finished_at',
+  'billed_units', 'billed_unit',
 ];
 const EVENT_COLUMNS = ['id', 'task_id', 'at', 'from_status', 'to_status', 'actor', 'reason', 'detail_json'];
 const OUTPUT_COLUMNS = ['task_id', 'idx', 'path', 'sha256', 'machine', 'bytes', 'content_type'];

@@ -4,7 +4,7 @@ import type { Charged, Status, TaskOutput } from '../../domain/tasks/model.ts';
 import { REQUEST_HELD_NOTE } from '../../domain/tasks/requestHeld.ts';
 import { CANCELLED_AFTER_PAID } from '../../domain/tasks/cancelledAfterPaid.ts';
 import { rowToOutput, type OutputRow } from '../../domain/tasks/rows.ts';
-import type { CompletedResult, Lease } from '../port.ts';
+import type { CompletedResult, FailCost, Lease } from '../port.ts';
 import { notLinkedYet } from '../lateOutputs.ts';
 import type { Sql } from './sql.ts';
 import { cancelDependents } from './taskQueue.ts';
@@ -120,9 +120,14 @@ async function completeOnce(table: TaskTable, q: Sql, id: number, where: string,
      unknown_reason = NULL, charged = CASE WHEN submit_started_at IS NULL THEN charged ELSE 'yes' END,
      remote_request_id = coalesce(remote_request_id, CASE WHEN EXISTS (SELECT 1 FROM taken) THEN NULL ELSE @requestId::text END),
      cost_actual_source = CASE WHEN @costActual::bigint IS NULL THEN cost_actual_source ELSE @costSource::text END,
-     cost_actual = coalesce(@costActual::bigint, cost_actual), lease_owner = NULL, lease_expires_at = NULL, finished_at = @now::bigint`,
+     cost_actual = coalesce(@costActual::bigint, cost_actual),
+     billed_units = CASE WHEN @costActual::bigint IS NULL THEN billed_units ELSE @units::double precision END,
+     billed_unit = CASE WHEN @costActual::bigint IS NULL THEN billed_unit ELSE @unit::text END,
+     lease_owner = NULL, lease_expires_at = NULL, finished_at = @now::bigint`,
     {
       ...params,
+      units: out.costUnits?.count ?? null,
+      unit: out.costReported ?? out.costUnits?.unit ?? null,
       outputPath: first.path,
       sha256: first.sha256,
       costActual: out.costActual,
@@ -159,7 +164,7 @@ export async function outputs(table: TaskTable, taskId: number): Promise<TaskOut
   return (await table.run<OutputRow>(table.sql, `SELECT * FROM task_outputs WHERE task_id = @taskId::bigint ORDER BY idx`, { taskId })).map(rowToOutput);
 }
 
-export async function fail(table: TaskTable, id: number, error: string, charged: Charged, lease: Lease, cost: { amount: number; source: string } | null = null) {
+export async function fail(table: TaskTable, id: number, error: string, charged: Charged, lease: Lease, cost: FailCost | null = null) {
   const task = await table.sql.tx(async (tx) => {
     const failed = await table.changeIn(
       tx,
@@ -167,8 +172,11 @@ export async function fail(table: TaskTable, id: number, error: string, charged:
       `${fence(lease)} AND ${LEASED}`,
       `status = 'FAILED', error = @error::text, charged = @charged::text, note = NULL,
        cost_actual_source = CASE WHEN @costActual::bigint IS NULL THEN cost_actual_source ELSE @costSource::text END,
-       cost_actual = coalesce(@costActual::bigint, cost_actual), lease_owner = NULL, lease_expires_at = NULL, finished_at = @now::bigint`,
-      { ...lease, error, charged, costActual: cost?.amount ?? null, costSource: cost?.source ?? null },
+       cost_actual = coalesce(@costActual::bigint, cost_actual),
+       billed_units = CASE WHEN @costActual::bigint IS NULL THEN billed_units ELSE @units::double precision END,
+       billed_unit = CASE WHEN @costActual::bigint IS NULL THEN billed_unit ELSE @unit::text END,
+       lease_owner = NULL, lease_expires_at = NULL, finished_at = @now::bigint`,
+      { ...lease, error, charged, costActual: cost?.amount ?? null, costSource: cost?.source ?? null, units: cost?.units?.count ?? null, unit: cost?.reported ?? null },
       { actor: 'engine', reason: error },
     );
     if (failed) await cancelDependents(table, tx, id, lease.now);

@@ -8,6 +8,7 @@ import * as receipts from './taskReceipts.ts';
 import * as recovery from './taskRecovery.ts';
 import * as spend from './taskSpend.ts';
 import * as views from './taskViews.ts';
+import * as bills from './taskBills.ts';
 import { TaskTable } from './taskTable.ts';
 
 /**
@@ -266,8 +267,16 @@ export class PostgresTaskStore implements TaskStore {
     return spend.spendByModel(this.table, ...args);
   }
 
+  spendInOtherCurrencies(...args: Parameters<TaskStore['spendInOtherCurrencies']>) {
+    return spend.spendInOtherCurrencies(this.table, ...args);
+  }
+
   spendByModelAll(...args: Parameters<TaskStore['spendByModelAll']>) {
     return spend.spendByModelAll(this.table, ...args);
+  }
+
+  billedRatios() {
+    return spend.billedRatios(this.table);
   }
 
   spendByDayAll(...args: Parameters<TaskStore['spendByDayAll']>) {
@@ -285,6 +294,22 @@ export class PostgresTaskStore implements TaskStore {
 
   recentDurations(...args: Parameters<TaskStore['recentDurations']>) {
     return views.recentDurations(this.table, ...args);
+  }
+
+  recentBilledSeconds(...args: Parameters<TaskStore['recentBilledSeconds']>) {
+    return views.recentBilledSeconds(this.table, ...args);
+  }
+
+  sentSince(...args: Parameters<TaskStore['sentSince']>) {
+    return bills.sentSince(this.table, ...args);
+  }
+
+  recordBill(...args: Parameters<TaskStore['recordBill']>) {
+    return bills.recordBill(this.table, ...args);
+  }
+
+  noteNoBill(...args: Parameters<TaskStore['noteNoBill']>) {
+    return bills.noteNoBill(this.table, ...args);
   }
 
   recentRenderDurations(...args: Parameters<TaskStore['recentRenderDurations']>) {

@@ -32,6 +32,19 @@ export async function recentDurations(table: TaskTable, provider: string, model:
 }
 
 /**
+ * The seconds a provider billed this model's latest runs by (Replicate's predict_time of a prediction billed by
+ * time), newest first, failed runs it billed included: what a model billed by time is estimated from.
+ */
+export async function recentBilledSeconds(table: TaskTable, provider: string, model: string, limit = 50): Promise<number[]> {
+  const rows = await table.run<{ s: number }>(
+    table.sql,
+    `SELECT billed_units AS s FROM tasks WHERE provider = @provider::text AND model = @model::text AND billed_unit = 'second' ORDER BY id DESC LIMIT @limit::bigint`,
+    { provider, model, limit },
+  );
+  return rows.map((r) => r.s);
+}
+
+/**
  * How long the latest successful renders took, from their claim to the file saved (newest first): a render is
  * made by the studio, so it has no provider's acceptance to count from.
  */

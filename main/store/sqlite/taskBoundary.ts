@@ -10,13 +10,15 @@ import { SAME_MONEY } from './taskSpend.ts';
  */
 const PROJECT_SPEND = `(SELECT coalesce(sum(CASE WHEN s.charged <> 'no' THEN coalesce(s.cost_actual, s.cost_estimated, 0) ELSE 0 END)
                                    + sum(s.cost_abandoned), 0)
-                         FROM tasks s WHERE s.project_id = tasks.project_id AND ${SAME_MONEY})`;
+                         FROM tasks s WHERE s.project_id = tasks.project_id AND s.currency = tasks.currency AND ${SAME_MONEY})`;
 
 /**
  * This task's estimate still fits in its project's budget (or the project has none). A task of unknown price (the
- * person confirmed it) is never counted as 0: it goes only while something of the budget is left.
+ * person confirmed it) is never counted as 0: it goes only while something of the budget is left. A task priced in
+ * another currency than its project's budget is not sent: no rate is known to hold it against the budget with.
  */
 const WITHIN_BUDGET = `(SELECT CASE WHEN p.budget IS NULL THEN 1
+                                    WHEN tasks.currency <> p.currency THEN 0
                                     WHEN tasks.cost_estimated IS NULL THEN ${PROJECT_SPEND} < p.budget
                                     ELSE ${PROJECT_SPEND} + tasks.cost_estimated <= p.budget END
                           FROM projects p WHERE p.id = tasks.project_id)`;

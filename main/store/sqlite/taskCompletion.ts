@@ -4,7 +4,7 @@ import { requestHeldDetail } from '../../domain/tasks/requestHeld.ts';
 import { CANCELLED_AFTER_PAID } from '../../domain/tasks/cancelledAfterPaid.ts';
 import { rowToOutput, type OutputRow } from '../../domain/tasks/rows.ts';
 import { refuseIfTaskMoved } from './projectMoves.ts';
-import type { CompletedResult, Lease } from '../port.ts';
+import type { CompletedResult, FailCost, Lease } from '../port.ts';
 import { notLinkedYet } from '../lateOutputs.ts';
 import { TaskTable, LEASED, FENCE, fence } from './taskTable.ts';
 
@@ -79,8 +79,11 @@ export class TaskCompletion extends TaskTable {
          unknown_reason = NULL, charged = CASE WHEN submit_started_at IS NULL THEN charged ELSE 'yes' END,
          remote_request_id = coalesce(remote_request_id, @requestId),
          cost_actual_source = CASE WHEN @costActual IS NULL THEN cost_actual_source ELSE @costSource END,
-         cost_actual = coalesce(@costActual, cost_actual), lease_owner = NULL, lease_expires_at = NULL, finished_at = @now`,
-        { ...params, outputPath: first.path, sha256: first.sha256, costActual: out.costActual, costSource: out.costSource ?? null, requestId: heldBy === undefined ? named : null, keptNote: CANCELLED_AFTER_PAID },
+         cost_actual = coalesce(@costActual, cost_actual),
+         billed_units = CASE WHEN @costActual IS NULL THEN billed_units ELSE @units END,
+         billed_unit = CASE WHEN @costActual IS NULL THEN billed_unit ELSE @unit END,
+         lease_owner = NULL, lease_expires_at = NULL, finished_at = @now`,
+        { ...params, outputPath: first.path, sha256: first.sha256, costActual: out.costActual, costSource: out.costSource ?? null, units: out.costUnits?.count ?? null, unit: out.costReported ?? out.costUnits?.unit ?? null, requestId: heldBy === undefined ? named : null, keptNote: CANCELLED_AFTER_PAID },
         {
           from,
           actor: 'engine',
@@ -117,14 +120,17 @@ export class TaskCompletion extends TaskTable {
     return (this.stmt(`SELECT * FROM task_outputs WHERE task_id = ? ORDER BY idx`).all(taskId) as OutputRow[]).map(rowToOutput);
   }
 
-  async fail(id: number, error: string, charged: Charged, lease: Lease, cost: { amount: number; source: string } | null = null) {
+  async fail(id: number, error: string, charged: Charged, lease: Lease, cost: FailCost | null = null) {
     const task = this.change(
       id,
       `${fence(lease)} AND ${LEASED}`,
       `status = 'FAILED', error = @error, charged = @charged, note = NULL,
        cost_actual_source = CASE WHEN @costActual IS NULL THEN cost_actual_source ELSE @costSource END,
-       cost_actual = coalesce(@costActual, cost_actual), lease_owner = NULL, lease_expires_at = NULL, finished_at = @now`,
-      { ...lease, error, charged, costActual: cost?.amount ?? null, costSource: cost?.source ?? null },
+       cost_actual = coalesce(@costActual, cost_actual),
+       billed_units = CASE WHEN @costActual IS NULL THEN billed_units ELSE @units END,
+       billed_unit = CASE WHEN @costActual IS NULL THEN billed_unit ELSE @unit END,
+       lease_owner = NULL, lease_expires_at = NULL, finished_at = @now`,
+      { ...lease, error, charged, costActual: cost?.amount ?? null, costSource: cost?.source ?? null, units: cost?.units?.count ?? null, unit: cost?.reported ?? null },
       { actor: 'engine', reason: error },
     );
     if (task) this.cancelDependents(id, lease.now);

@@ -10,6 +10,7 @@ import { TaskCompletion } from './taskCompletion.ts';
 import { TaskRecovery } from './taskRecovery.ts';
 import { TaskSpend } from './taskSpend.ts';
 import { TaskViews } from './taskViews.ts';
+import { TaskBills } from './taskBills.ts';
 
 /**
  * All SQL for the task table in SQLite, in parts by concern beside this file, each on the same connection and
@@ -25,6 +26,7 @@ export class SqliteTaskStore implements TaskStore {
   private readonly recovery: TaskRecovery;
   private readonly spending: TaskSpend;
   private readonly views: TaskViews;
+  private readonly bills: TaskBills;
 
   constructor(db: Db, machine: string = hostname(), machineId: string | null = null) {
     const shared = shareTable(db, machine, machineId);
@@ -36,6 +38,7 @@ export class SqliteTaskStore implements TaskStore {
     this.recovery = new TaskRecovery(shared);
     this.spending = new TaskSpend(shared);
     this.views = new TaskViews(shared);
+    this.bills = new TaskBills(shared);
   }
 
   // ---- The queue: enqueue, history and reads, a cancel, its dependents and what follows it (taskQueue.ts).
@@ -232,8 +235,14 @@ export class SqliteTaskStore implements TaskStore {
   spendByModel(...args: Parameters<TaskSpend['spendByModel']>) {
     return this.spending.spendByModel(...args);
   }
+  spendInOtherCurrencies(...args: Parameters<TaskSpend['spendInOtherCurrencies']>) {
+    return this.spending.spendInOtherCurrencies(...args);
+  }
   spendByModelAll(...args: Parameters<TaskSpend['spendByModelAll']>) {
     return this.spending.spendByModelAll(...args);
+  }
+  billedRatios() {
+    return this.spending.billedRatios();
   }
   spendByDayAll(...args: Parameters<TaskSpend['spendByDayAll']>) {
     return this.spending.spendByDayAll(...args);
@@ -249,6 +258,21 @@ export class SqliteTaskStore implements TaskStore {
   }
   recentDurations(...args: Parameters<TaskViews['recentDurations']>) {
     return this.views.recentDurations(...args);
+  }
+  recentBilledSeconds(...args: Parameters<TaskViews['recentBilledSeconds']>) {
+    return this.views.recentBilledSeconds(...args);
+  }
+
+  // ---- Bills read after the fact from a provider's usage records (taskBills.ts).
+
+  sentSince(...args: Parameters<TaskBills['sentSince']>) {
+    return this.bills.sentSince(...args);
+  }
+  recordBill(...args: Parameters<TaskBills['recordBill']>) {
+    return this.bills.recordBill(...args);
+  }
+  noteNoBill(...args: Parameters<TaskBills['noteNoBill']>) {
+    return this.bills.noteNoBill(...args);
   }
   recentRenderDurations(...args: Parameters<TaskViews['recentRenderDurations']>) {
     return this.views.recentRenderDurations(...args);

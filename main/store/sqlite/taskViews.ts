@@ -27,6 +27,16 @@ export class TaskViews extends TaskTable {
   }
 
   /**
+   * The seconds a provider billed this model's latest runs by (Replicate's predict_time of a prediction billed by
+   * time), newest first, failed runs it billed included: what a model billed by time is estimated from.
+   */
+  async recentBilledSeconds(provider: string, model: string, limit = 50): Promise<number[]> {
+    return this.stmt(`SELECT billed_units FROM tasks WHERE provider = ? AND model = ? AND billed_unit = 'second' ORDER BY id DESC LIMIT ?`)
+      .pluck()
+      .all(provider, model, limit) as number[];
+  }
+
+  /**
    * How long the latest successful renders took on this machine, from their claim to the file saved (newest
    * first): a render is made here, so it has no provider's acceptance to count from.
    */

@@ -1,14 +1,14 @@
 import { useEffect, useState } from 'react';
 import type { DraftEstimateView } from '../../../main/api/contract.ts';
-import { studio } from '../api.ts';
+import { money, studio } from '../api.ts';
 import { useAction } from '../useLoad.ts';
 
-/** A draft's price is a fraction of a cent to a few cents: shown to the tenth of a cent where it is that small. */
+/** A draft's price, often a fraction of a cent, in the one way money is shown (see main/domain/money.ts). */
 const price = (e: DraftEstimateView) => {
   if (e.reuses !== null) return `Costs nothing: this idea was drafted before (task ${e.reuses}), and that draft is used again.`;
   const by = `with ${e.provider === 'simulator' ? 'the simulator' : 'OpenAI'} ${e.model}`;
   if (e.cost === null) return `Estimate: price unknown ${by}.`;
-  return `Estimate: about ${e.cost.toFixed(e.cost < 0.1 ? 4 : 2)} ${e.currency}${e.simulated ? " (simulated: the simulator's made-up money, never charged)" : ''} ${by}.`;
+  return `Estimate: about ${money(e.cost, e.currency)}${e.simulated ? " (simulated: the simulator's made-up money, never charged)" : ''} ${by}.`;
 };
 
 /**

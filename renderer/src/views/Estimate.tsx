@@ -1,8 +1,10 @@
-import { useEffect, useState } from 'react';
+import { Fragment, useEffect, useState } from 'react';
+import { POSSIBLY_CHARGED_WORDS } from '../../../main/api/contract.ts';
 import { money, studio } from '../api.ts';
 import { useAction, useLoad } from '../useLoad.ts';
 import { askToNotify } from '../filmReady.ts';
 import { LookedFor } from './LookedFor.tsx';
+import { cheaper, ForecastRow, OfferRows } from './SameModelOffers.tsx';
 
 /** Said after an amount: how much of it is the simulator's made-up money, which is never charged. */
 export function simulatedPart(total: number, simulated: number, currency: string): string {
@@ -22,6 +24,15 @@ export function EstimatePanel({ project, version, stale, savedAt, onSaved }: { p
   // What the last Generate started, said in words until the next one.
   const [started, setStarted] = useState<string | null>(null);
   const generate = useAction();
+  const move = useAction();
+  const revision = (savedAt as { revision?: number } | null)?.revision ?? 0;
+  // Saves the storyboard only, from the revision this estimate is of: one saved since is refused, never overwritten.
+  const moveCheaper = (scene?: string) =>
+    void move.run(async () => {
+      await studio.moveToCheapest(project, { ...(scene ? { scene } : {}), revision });
+      onSaved?.();
+      estimate.reload();
+    });
   const setBudgetAction = useAction();
   const e = estimate.data;
   // Once the storyboard is edited, what the last Generate started is no longer beside a price it belongs to.
@@ -67,16 +78,21 @@ export function EstimatePanel({ project, version, stale, savedAt, onSaved }: { p
           <table>
             <tbody>
               {e.steps.map((s) => (
-                <tr key={s.key} className={s.action}>
+                <Fragment key={s.key}>
+                <tr className={s.action}>
                   <td>{s.key}</td>
                   <td>{s.action === 'new' ? s.provider : s.action === 'reuse' ? 'reuse' : s.action === 'yours' ? 'yours: nothing bought' : `buy again (${s.provider})`}</td>
                   <td className="num">
                     {s.cost === null ? <span className="warning">price unknown</span> : money(s.cost, s.currency)}
                     {s.simulated && s.action !== 'reuse' && <span className="simulated"> simulated</span>}
                     {s.keyMissing && <span className="no-key"> no key yet</span>}
+                    {s.credits && <div className="credits" title={s.credits.words}>{s.credits.count} credits</div>}
                   </td>
                   <td className="source" title={s.source}>{s.source}</td>
                 </tr>
+                <ForecastRow step={s} />
+                <OfferRows step={s} busy={move.busy || stale} move={(scene) => moveCheaper(scene)} />
+                </Fragment>
               ))}
             </tbody>
           </table>
@@ -98,6 +114,14 @@ export function EstimatePanel({ project, version, stale, savedAt, onSaved }: { p
               </label>
             </section>
           )}
+          {e.steps.filter((s) => s.offers?.some((o) => cheaper(s, o))).length > 1 && (
+            <p>
+              <button data-testid="move-all-cheaper" disabled={move.busy || stale} onClick={() => moveCheaper()}>
+                Move every scene to its cheaper provider
+              </button>
+            </p>
+          )}
+          {move.error && <p className="error" role="alert">{move.error}</p>}
           <p className="total" data-testid="estimate-total">
             New steps: <strong>{money(e.total, e.currency)}</strong>
             {unpriced > 0 && <> plus {unpriced} of unknown price</>}
@@ -105,6 +129,11 @@ export function EstimatePanel({ project, version, stale, savedAt, onSaved }: { p
               <span className="simulated" data-testid="estimate-simulated">
                 {' '}
                 ({money(e.total - e.simulatedTotal, e.currency)} real money, {money(e.simulatedTotal, e.currency)} simulated: the simulator's made-up prices, never charged)
+              </span>
+            )}
+            {e.otherCurrencies.length > 0 && (
+              <span data-testid="estimate-other-currencies">
+                ; priced in another currency, not added to it: {e.otherCurrencies.map((o) => `about ${money(o.total, o.currency)}`).join(', ')}
               </span>
             )}
           </p>
@@ -130,6 +159,7 @@ export function EstimatePanel({ project, version, stale, savedAt, onSaved }: { p
             {e.spentSimulated > 0 && <span className="simulated">, and {money(e.spentSimulated, e.currency)} simulated (never charged)</span>}
             {e.spentUnpriced > 0 && <>, and {e.spentUnpriced} earlier step(s) of unknown price, not in that figure</>}
           </p>
+          <p className="note" data-testid="estimate-possibly-charged">{POSSIBLY_CHARGED_WORDS}</p>
           {e.balances.map((b) => (
             <p key={b.provider} className={b.over ? 'warning' : 'note'} data-testid={`balance-${b.provider}`}>
               {b.provider}: {b.text}
@@ -154,6 +184,7 @@ export function EstimatePanel({ project, version, stale, savedAt, onSaved }: { p
           <p>
             Budget: {e.budget === null ? 'none' : money(e.budget, e.currency)}
             {e.budget !== null && (e.overBy > 0 ? <strong className="error"> · {money(e.overBy, e.currency)} over</strong> : <> · {money(e.left!, e.currency)} left after this</>)}
+            {e.budget !== null && e.budgetByForecast && <small className="note"> · counted at the forecasts from past bills, above the estimates (Settings)</small>}
             {e.budget !== null && e.spentSimulated + e.simulatedTotal > 0 && <small className="simulated"> · simulated money is held against it apart from real money</small>}
           </p>
           {confirming ? (

@@ -3,7 +3,7 @@ import type { Kind, LibraryItem } from '../../../main/api/contract.ts';
 import { studio } from '../api.ts';
 import { Dialog } from '../Dialog.tsx';
 import { useAction, useLoad } from '../useLoad.ts';
-import { amount, costBasis, KIND_NOUN, OutputMedia, TaskDetailDialog } from './TaskDetail.tsx';
+import { amount, KIND_NOUN, OutputMedia, TaskDetailDialog } from './TaskDetail.tsx';
 import { UseInScene } from './UseInScene.tsx';
 
 const PAGE = 24;
@@ -34,7 +34,7 @@ export function deleteWarning(item: LibraryItem): string {
   const what = several ? `These ${item.files.length} ${noun}s` : `This ${noun}`;
   if (item.charged === 'no') return `${what} cost nothing (${item.costEstimateSource ?? 'made on this machine'}); deleting ${several ? 'them' : 'it'} removes the file${several ? 's' : ''}.`;
   const cost = item.costActual ?? item.costEstimated;
-  return `${what} cost ${amount(cost, item.currency)} (${costBasis(item)})${several ? ' together' : ''}; deleting ${several ? 'them' : 'it'} does not refund it.`;
+  return `${what} cost ${amount(cost, item.currency)} (${item.costBasis})${several ? ' together' : ''}; deleting ${several ? 'them' : 'it'} does not refund it.`;
 }
 
 function Card({ item, onOpen, onDelete, onUse }: { item: LibraryItem; onOpen: () => void; onDelete: () => void; onUse: () => void }) {
@@ -65,7 +65,7 @@ function Card({ item, onOpen, onDelete, onUse }: { item: LibraryItem; onOpen: ()
           )}
         </div>
         <div className="dim">
-          {item.charged === 'no' ? 'no charge' : `${amount(cost, item.currency)} ${costBasis(item)}`}
+          {item.charged === 'no' ? 'no charge' : `${amount(cost, item.currency)} ${item.costBasis}`}
           {item.costActual !== null && item.costEstimated !== null && ` (estimated ${amount(item.costEstimated, item.currency)})`}
           {item.simulated && item.charged !== 'no' && ', simulated'} ·{' '}
           {item.finishedAt && new Date(item.finishedAt).toLocaleString()}

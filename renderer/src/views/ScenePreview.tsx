@@ -42,7 +42,7 @@ export function StepState({ step }: { step: PlanStepView }) {
     case 'ready':
       return (
         <span className="state ready">
-          ready{t && (t.costActual ?? t.costEstimated) !== null ? ` · ${money(t.costActual ?? t.costEstimated, t.currency)} ${t.costActual !== null ? 'billed' : 'estimated'}` : ''}
+          ready{t && (t.costActual ?? t.costEstimated) !== null ? ` · ${money(t.costActual ?? t.costEstimated, t.currency)} ${t.costBasis}` : ''}
           {t?.simulated && <span className="simulated"> simulated, never charged</span>}
         </span>
       );

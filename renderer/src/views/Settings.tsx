@@ -1,8 +1,10 @@
-import { useEffect, useState } from 'react';
+import { Fragment, useEffect, useState } from 'react';
 import type { SettingsPatch, SettingsView as Settings } from '../../../main/api/contract.ts';
 import { studio } from '../api.ts';
 import { useAction, useLoad } from '../useLoad.ts';
 import { TeamSettings } from './TeamSettings.tsx';
+import { FalAdminKey } from './FalAdminKey.tsx';
+import { CreditPlan } from './CreditPlan.tsx';
 
 export function SettingsView() {
   const loaded = useLoad(() => studio.getSettings(), []);
@@ -15,7 +17,8 @@ export function SettingsView() {
   const apply = (patch: SettingsPatch, saved?: () => void) =>
     void save.run(async () => {
       const next = await studio.saveSettings(patch);
-      setS((now) => (patch.key && now ? { ...now, keys: next.keys, keysEncrypted: next.keysEncrypted } : next));
+      const keyOnly = patch.key || patch.falAdminKey !== undefined;
+      setS((now) => (keyOnly && now ? { ...now, keys: next.keys, keysEncrypted: next.keysEncrypted, falAdminKey: next.falAdminKey } : next));
       saved?.();
     });
 
@@ -29,22 +32,26 @@ export function SettingsView() {
         </p>
       )}
       {Object.entries(s.keys).map(([provider, source]) => (
-        <div className="row" key={provider}>
-          <label>{provider}</label>
-          <span className={source === 'unreadable' ? 'error' : 'note'}>
-            {source === 'unreadable' ? 'saved, but it cannot be decrypted on this machine (its keyring changed); enter it again' : source ? `set (${source})` : 'not set'}
-          </span>
-          <input
-            type="password"
-            autoComplete="off"
-            aria-label={`${provider} key`}
-            value={keyDraft[provider] ?? ''}
-            onChange={(e) => setKeyDraft({ ...keyDraft, [provider]: e.target.value })}
-          />
-          <button disabled={!keyDraft[provider]} onClick={() => apply({ key: { provider, value: keyDraft[provider]! } }, () => setKeyDraft((d) => ({ ...d, [provider]: '' })))}>Save key</button>
-          {source === 'settings' || source === 'keychain' || source === 'unreadable' ? <button onClick={() => apply({ key: { provider, value: null } })}>Remove</button> : null}
-        </div>
+        <Fragment key={provider}>
+          <div className="row">
+            <label>{provider}</label>
+            <span className={source === 'unreadable' ? 'error' : 'note'}>
+              {source === 'unreadable' ? 'saved, but it cannot be decrypted on this machine (its keyring changed); enter it again' : source ? `set (${source})` : 'not set'}
+            </span>
+            <input
+              type="password"
+              autoComplete="off"
+              aria-label={`${provider} key`}
+              value={keyDraft[provider] ?? ''}
+              onChange={(e) => setKeyDraft({ ...keyDraft, [provider]: e.target.value })}
+            />
+            <button disabled={!keyDraft[provider]} onClick={() => apply({ key: { provider, value: keyDraft[provider]! } }, () => setKeyDraft((d) => ({ ...d, [provider]: '' })))}>Save key</button>
+            {source === 'settings' || source === 'keychain' || source === 'unreadable' ? <button onClick={() => apply({ key: { provider, value: null } })}>Remove</button> : null}
+          </div>
+          {provider === 'fal' && <FalAdminKey set={s.falAdminKey} apply={apply} />}
+        </Fragment>
       ))}
+      <CreditPlan view={s.elevenlabsPlan} apply={apply} />
       <h3>Work at once, per kind</h3>
       {(Object.keys(s.concurrency) as (keyof Settings['concurrency'])[]).map((kind) => (
         <div className="row" key={kind}>
@@ -74,11 +81,17 @@ export function SettingsView() {
           <input type="checkbox" checked={s.keepAwake} onChange={(e) => setS({ ...s, keepAwake: e.target.checked })} /> Keep the computer awake while paid work is in flight
         </label>
       </div>
+      <div className="row">
+        <label>
+          <input type="checkbox" checked={s.budgetUsesForecast} onChange={(e) => setS({ ...s, budgetUsesForecast: e.target.checked })} /> Hold the budget to the forecast from
+          past bills where a model usually bills more than its estimate
+        </label>
+      </div>
       <button
         className="primary"
         disabled={save.busy}
         onClick={() =>
-          apply({ concurrency: s.concurrency, leaseMs: s.leaseMs, pollDeadlineMs: s.pollDeadlineMs, confirmAbove: s.confirmAbove, keepAwake: s.keepAwake })
+          apply({ concurrency: s.concurrency, leaseMs: s.leaseMs, pollDeadlineMs: s.pollDeadlineMs, confirmAbove: s.confirmAbove, keepAwake: s.keepAwake, budgetUsesForecast: s.budgetUsesForecast })
         }
       >
         Save settings

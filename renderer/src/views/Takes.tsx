@@ -19,7 +19,7 @@ function cost(t: TakeView): string {
   // The simulator's made-up money is never charged: said so, whole or in part (main/domain/simulated.ts).
   const sim = bought.filter((s) => s.provider === 'simulator').length;
   const mark = sim === 0 ? '' : sim === bought.length ? ', simulated' : ', part simulated';
-  if (t.costBilled !== null) return `${money(t.costBilled, t.currency)} billed${mark}`;
+  if (t.costBilled !== null) return `${money(t.costBilled, t.currency)} ${t.costBilledBasis}${mark}`;
   return t.costEstimated === null ? 'price unknown' : `${money(t.costEstimated, t.currency)} estimated${mark}`;
 }
 

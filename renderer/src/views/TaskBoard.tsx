@@ -131,7 +131,7 @@ function Row({ task, onOpen, onCancel }: { task: TaskView; onOpen: (id: number) 
       <div className="cost">
         {money(task.costActual ?? task.costEstimated, task.currency)}
         <small title={task.costActualSource ?? task.costEstimateSource ?? undefined} data-testid="cost-basis">
-          {task.costActual !== null ? 'billed' : task.charged === 'maybe' ? 'possibly charged' : task.costEstimated !== null ? 'estimated' : 'price unknown'}
+          {task.costBasis}
         </small>
         {task.simulated && <small className="simulated"> simulated</small>}
         <div className="row">

@@ -6,17 +6,11 @@ import { ShapedVideo } from './videoShape.tsx';
 
 export const KIND_NOUN: Record<Kind, string> = { image: 'image', clip: 'clip', speech: 'narration', render: 'video', draft: 'storyboard draft' };
 
-/** An amount to the cent, or finer when it is below one (a character-priced narration costs fractions of a cent). */
-export const amount = (value: number | null, currency: string) =>
-  value === null ? 'price unknown' : value > 0 && value < 0.01 ? `${value.toFixed(4)} ${currency}` : money(value, currency);
+/** An amount in the one way money is shown (see main/domain/money.ts), or "price unknown". */
+export const amount = (value: number | null, currency: string) => (value === null ? 'price unknown' : money(value, currency));
 
-/** What the money figure of a task is: billed by the provider, the estimate it was accepted at, or possibly charged. */
-export function costBasis(t: Pick<TaskView, 'costActual' | 'costEstimated' | 'charged'>): string {
-  if (t.costActual !== null) return 'billed';
-  if (t.charged === 'maybe') return 'possibly charged';
-  if (t.costEstimated !== null) return 'estimated';
-  return 'price unknown';
-}
+/** What the task's figure is called beside it: the API decides its basis (domain/costBasis.ts), the app only shows it. */
+export const actualLabel = (t: Pick<TaskView, 'costBasis'>) => (t.costBasis === 'counted from usage' ? 'Counted from usage' : 'Billed');
 
 /** One file of a result: a picture, a playable clip, or audio with its controls. */
 export function OutputMedia({ kind, file, label, large }: { kind: Kind; file: OutputFileView; label: string; large?: boolean }) {
@@ -71,10 +65,18 @@ function Detail({ d }: { d: TaskDetail }) {
           <dd>
             {amount(d.costEstimated, d.currency)} <small>{d.costEstimateSource ?? 'no estimate'}</small>
           </dd>
-          <dt>Billed</dt>
-          <dd>
+          <dt>{actualLabel(d)}</dt>
+          <dd data-testid="detail-actual">
             {d.costActual === null ? 'no bill from the provider' : amount(d.costActual, d.currency)} {d.costActualSource && <small>{d.costActualSource}</small>}
+            {d.costBasis === 'counted from usage' && (
+              <small className="note" data-testid="detail-counted">
+                {' '}
+                The provider reported what it bills by, not the money: the studio counted this at the catalogue's price, so the bill may differ.
+              </small>
+            )}
           </dd>
+          <dt>Basis</dt>
+          <dd data-testid="detail-basis">{d.costBasis}</dd>
           <dt>Charged</dt>
           <dd>{d.charged === 'yes' ? 'yes: the provider accepted it' : d.charged === 'maybe' ? 'possibly: nobody knows whether the provider took it' : 'no'}</dd>
         </dl>
