@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { creditPlanView } from '../main/api/creditPlanSettings.ts';
 import { checkSettingsPatch } from '../main/api/settingsPatch.ts';
@@ -10,7 +12,8 @@ import { ElevenLabsAdapter } from '../main/providers/elevenlabs.ts';
 import { openStudio } from '../main/studio.ts';
 import { elevenLabs, realMedia, type Ledger } from './fakes/providers.ts';
 import { startFake } from './fakes/server.ts';
-import { untilIdle, writeSettings } from './helpers/processes.ts';
+import { serve } from './helpers/browser.ts';
+import { runStudio, untilIdle, writeSettings } from './helpers/processes.ts';
 import { storeKinds, type StoreKind } from './helpers/stores.ts';
 import { tempDir } from './helpers/tmp.ts';
 
@@ -41,7 +44,7 @@ describe('the plan in settings', () => {
   it('a plan that is none of them is refused, saying which there are', () => {
     expect(() => parseSettings({ providers: { elevenlabs: { plan: 'gold' } } })).toThrow(SettingsError);
     expect(() => parseSettings({ providers: { elevenlabs: { plan: 'gold' } } })).toThrow('settings: providers.elevenlabs.plan must be one of free, starter, creator, pro, scale, business, not "gold"');
-    expect(() => checkSettingsPatch({ elevenlabsPlan: { ownPrice: 0 } })).toThrow(/elevenlabsPlan must be/);
+    expect(() => checkSettingsPatch({ elevenlabsPlan: { ownPrice: 0 } })).toThrow(/elevenlabsPlan\.ownPrice must be a number from 0\.000001 to 1/);
     expect(checkSettingsPatch({ elevenlabsPlan: { plan: 'pro' } })).toEqual({ elevenlabsPlan: { plan: 'pro' } });
   });
 
@@ -52,6 +55,54 @@ describe('the plan in settings', () => {
     // An odd number of characters on Flash is billed in whole credits: 181 characters, 91 credits.
     expect(estimateFromCatalogue('elevenlabs', FLASH, 'speech', { text: `${TEXT}!`, voice_id: 'v' }, { plan: 'pro' })!.credits!.count).toBe(91);
   });
+});
+
+describe('the plan saved through the API, and an own price per credit', () => {
+  it('a change with both a plan and an own price is refused, and an own price below a micro-unit or above 1 USD a credit is refused: over a real host, nothing written', async () => {
+    const dataDir = tempDir();
+    writeSettings(dataDir, { providers: { elevenlabs: { plan: 'pro' } } });
+    const { host, url } = await serve(dataDir, { ELEVENLABS_API_KEY: KEY, STUDIO_ELEVENLABS_BASE_URL: 'http://127.0.0.1:9' });
+    const token = /token=([^&]+)/.exec(url)![1]!;
+    const save = async (elevenlabsPlan: unknown) => {
+      const res = await fetch(`${new URL(url).origin}/api/saveSettings`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify([{ elevenlabsPlan }]) });
+      return { status: res.status, body: (await res.json()) as { error?: string } };
+    };
+    const written = () => JSON.parse(readFileSync(join(dataDir, 'settings.json'), 'utf8')).providers.elevenlabs;
+    try {
+      const both = await save({ plan: 'creator', ownPrice: 50 });
+      expect(both.status).toBe(400);
+      expect(both.body.error).toMatch(/^elevenlabsPlan takes either "plan" or "ownPrice", not both: send \{"plan": "creator"\} to use the plan's price, or \{"ownPrice": \.\.\.\} alone for your own/);
+      for (const price of [1e-300, 0.0000009, 50]) {
+        const own = await save({ ownPrice: price });
+        expect(own.status).toBe(400);
+        expect(own.body.error).toBe(`elevenlabsPlan.ownPrice must be a number from 0.000001 to 1 (USD per credit, such as 0.0003), not ${JSON.stringify(price)}`);
+      }
+      expect(written()).toEqual({ plan: 'pro' });
+      // The bounds themselves are prices a person may set.
+      expect((await save({ ownPrice: 0.000001 })).status).toBe(200);
+      expect(written()).toEqual({ creditPrice: 0.000001 });
+      expect((await save({ plan: 'scale' })).status).toBe(200);
+      expect(written()).toEqual({ plan: 'scale' });
+    } finally {
+      host.child.kill('SIGTERM');
+      await host.exited;
+    }
+  }, 60_000);
+
+  it('a settings file whose providers.elevenlabs.creditPrice is below a micro-unit or above 1 USD is refused at start, saying what to write, and left as it is', async () => {
+    for (const creditPrice of [1e-300, 2]) {
+      const dataDir = tempDir();
+      writeSettings(dataDir, { providers: { elevenlabs: { creditPrice } } });
+      const before = readFileSync(join(dataDir, 'settings.json'), 'utf8');
+      const run = await runStudio(dataDir, ['spend']);
+      expect(run.code).not.toBe(0);
+      expect(run.stderr).toContain(
+        `settings: providers.elevenlabs.creditPrice must be your price of one credit, a number from 0.000001 to 1 (USD per credit, such as 0.0003), not ${JSON.stringify(creditPrice)}; or remove it and set plan to your plan`,
+      );
+      expect(readFileSync(join(dataDir, 'settings.json'), 'utf8')).toBe(before);
+    }
+    expect(parseSettings({ providers: { elevenlabs: { creditPrice: 1 } } }).providers.elevenlabs!.creditPrice).toBe(1);
+  }, 60_000);
 });
 
 describe.each(storeKinds())('ElevenLabs billed in credits ($kind)', (kind: StoreKind) => {

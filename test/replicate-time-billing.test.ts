@@ -124,12 +124,12 @@ describe.each(storeKinds())('Replicate billed by time ($kind)', (kind) => {
 describe('a billed figure the stores can hold', () => {
   const cost = (amount: number) => ({ amount, currency: 'USD', source: 'a test', reported: 'money' as const });
   it('is a whole number of micro-units from 0 to a million USD; anything else is dropped with why, the failure saying so', () => {
-    for (const amount of [0, 6100, MOST_BILLED_MICROS]) expect(unstorable(cost(amount))).toBeNull();
+    for (const amount of [0, 6100, MOST_BILLED_MICROS]) expect(unstorable(cost(amount), 'USD')).toBeNull();
     for (const amount of [1.5e306, Number.MAX_SAFE_INTEGER + 1, MOST_BILLED_MICROS + 1, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
-      expect(unstorable(cost(amount)), String(amount)).toMatch(/^no billed figure was recorded: .+, worked out from what the provider reported \(a test\), is not an amount one request can cost \(from 0 to 1000000 USD\); the estimate stands$/);
+      expect(unstorable(cost(amount), 'USD'), String(amount)).toMatch(/^no billed figure was recorded: .+, worked out from what the provider reported \(a test\), is not an amount one request can cost \(from 0 to 1000000 USD\); the estimate stands$/);
     }
-    expect(storableResult({ outputs: [], costActual: cost(1.5e306) })).toMatchObject({ costActual: null, costWhy: expect.stringMatching(/^no billed figure was recorded: 1\.5e\+300 USD/) });
-    const failed = storableFailure({ error: 'canceled', costActual: cost(-5) });
+    expect(storableResult({ outputs: [], costActual: cost(1.5e306) }, 'USD')).toMatchObject({ costActual: null, costWhy: expect.stringMatching(/^no billed figure was recorded: 1\.5e\+300 USD/) });
+    const failed = storableFailure({ error: 'canceled', costActual: cost(-5) }, 'USD');
     expect(failed).toMatchObject({ costActual: null, error: expect.stringMatching(/^canceled; no billed figure was recorded: -0\.000005 USD/) });
   });
 });

@@ -62,6 +62,8 @@ describe('the same model at the best price', () => {
         source: expect.stringMatching(/^catalogue: 1 image at 0\.025 USD each/),
         sameSource: 'https://replicate.com/black-forest-labs/flux-dev (read 2026-12-02)',
         notOffered: null,
+        scenes: ['dawn'],
+        saving: dawn.cost! - 0.025,
       },
     ]);
     // A step made on the simulator has no same model elsewhere.
@@ -78,6 +80,7 @@ describe('the same model at the best price', () => {
       { scene: 'dawn', kind: 'image', from: { provider: 'fal', model: 'fal-ai/flux/dev' }, to: { provider: 'replicate', model: 'black-forest-labs/flux-dev' }, before: dawn.cost, after: 0.025, currency: 'USD' },
     ]);
     expect(moved.result.revision).toBe(revision.result + 1);
+    expect(moved.result.total).toEqual({ before: e.total, after: e.total - (dawn.cost! - 0.025), currency: 'USD' });
 
     const board = (await call<{ scenes: { id: string; steps: Record<string, unknown> }[] }>('getStoryboard', 'Fox')).result;
     // fal's defaults written out where Replicate's differ: jpeg (Replicate's own is webp), unquantised (its go_fast is fp8).
@@ -85,8 +88,8 @@ describe('the same model at the best price', () => {
     expect(board.scenes.find((s) => s.id === 'dusk')!.steps.image).toBeUndefined();
     const after = (await call<EstimateView>('estimate', 'Fox')).result;
     expect(after.steps.find((s) => s.key === 'dawn:image')).toMatchObject({ provider: 'replicate', cost: 0.025 });
-    // Replicate's step is offered back at fal, at fal's higher price: nothing cheaper to move to.
-    expect(after.steps.find((s) => s.key === 'dawn:image')!.offers).toMatchObject([{ provider: 'fal', notOffered: null }]);
+    // Replicate's step is offered back at fal, at fal's higher price: the move would not lower the total, so it is not offered.
+    expect(after.steps.find((s) => s.key === 'dawn:image')!.offers).toMatchObject([{ provider: 'fal', saving: -(dawn.cost! - 0.025), notOffered: expect.stringMatching(/^moving scene dawn to fal would not lower the total/) }]);
 
     // The revision the first move was made from is no longer the storyboard's: the whole-storyboard move is refused.
     const again = await call('moveToCheapest', 'Fox', { revision: revision.result });
@@ -103,16 +106,55 @@ describe('the same model at the best price', () => {
     (await import('node:fs')).writeFileSync(file, JSON.stringify(FAL_DEV_SQUARE));
     expect((await cli(dir, 'storyboard', 'create', 'Fox', '--file', file)).code).toBe(0);
     const shown = await cli(dir, 'estimate', 'Fox');
-    expect(shown.out).toMatch(/dawn:image: the same model \(FLUX\.1 \[dev\]\) at replicate black-forest-labs\/flux-dev: 0\.025 USD \(catalogue: .*\); cheaper: move to it with "studio storyboard cheapest Fox --scene dawn"\./);
+    expect(shown.out).toMatch(/dawn:image: the same model \(FLUX\.1 \[dev\]\) at replicate black-forest-labs\/flux-dev: 0\.025 USD \(catalogue: .*\); cheaper: about 0\.025 USD less in all; move to it with "studio storyboard cheapest Fox --scene dawn"\./);
 
     const moved = await cli(dir, 'storyboard', 'cheapest', 'Fox');
     expect(moved.code).toBe(0);
     expect(moved.out).toMatch(/dawn image: fal fal-ai\/flux\/dev to replicate black-forest-labs\/flux-dev: about 0\.\d+ USD to 0\.025 USD/);
     expect(moved.out).toMatch(/dusk image: fal fal-ai\/flux\/dev to replicate black-forest-labs\/flux-dev/);
-    expect(moved.out).toMatch(/Fox: storyboard saved, revision 2; about .* less\. Nothing was bought\./);
+    expect(moved.out).toMatch(/Fox: storyboard saved, revision 2; the new steps now about .* against .*, about .* less\. Nothing was bought\./);
     const nothing = await cli(dir, 'storyboard', 'cheapest', 'Fox', '--revision', '1');
     expect(nothing.code).toBe(2);
     expect(nothing.err).toMatch(/saved by someone else since revision 1/);
+    expect(charges()).toBe(0);
+    expect(sent()).toBe(0);
+  }, 60_000);
+});
+
+describe('a purchase several scenes share', () => {
+  it('moves with every scene that shares it, saving what the whole plan says; a move back that would not lower the total is refused, saying why', async () => {
+    const { dir, charges, sent } = await twoProviders();
+    const call = await apiForTest(dir);
+    await call('createProject', 'Twins');
+    // The same prompt and seed: one picture bought once, used by both scenes (sameSteps.ts).
+    const twins = { ...FAL_DEV_SQUARE, scenes: [{ id: 'a', imagePrompt: 'a fox', seed: 7, duration: 2, motionPrompt: 'walks' }, { id: 'b', imagePrompt: 'a fox', seed: 7, duration: 2, motionPrompt: 'sleeps' }] };
+    expect((await call('saveStoryboard', 'Twins', twins)).status).toBe(200);
+    const e = (await call<EstimateView>('estimate', 'Twins')).result;
+    const a = e.steps.find((s) => s.key === 'a:image')!;
+    expect(e.steps.find((s) => s.key === 'b:image')).toMatchObject({ provider: 'fal', cost: 0, source: 'the same as step a:image: bought once, used by both' });
+    // Moving a alone would buy the picture twice (0.025 at Replicate and 0.05 at fal): the offer moves both, for a's price less Replicate's.
+    expect(a.offers).toMatchObject([{ provider: 'replicate', cost: 0.025, scenes: ['a', 'b'], saving: a.cost! - 0.025, notOffered: null }]);
+
+    // Asked for the sharing scene b, the move takes a with it.
+    const moved = await call<CheapestView>('moveToCheapest', 'Twins', { scene: 'b', revision: 1 });
+    expect(moved.status).toBe(200);
+    expect(moved.result.moves.map((m) => [m.scene, m.to.provider, m.sharedWith])).toEqual([['a', 'replicate', undefined], ['b', 'replicate', 'a']]);
+    expect(moved.result.total).toEqual({ before: e.total, after: e.total - (a.cost! - 0.025), currency: 'USD' });
+    const board = (await call<{ scenes: { id: string; steps: Record<string, { provider: string }> }[] }>('getStoryboard', 'Twins')).result;
+    expect(board.scenes.map((s) => s.steps.image?.provider)).toEqual(['replicate', 'replicate']);
+    const after = (await call<EstimateView>('estimate', 'Twins')).result;
+    const images = after.steps.filter((s) => s.kind === 'image');
+    expect(images.map((s) => [s.key, s.provider, s.cost])).toEqual([['a:image', 'replicate', 0.025], ['b:image', 'replicate', 0]]);
+    expect(images[1]!.source).toBe('the same as step a:image: bought once, used by both');
+    expect(after.total).toBeCloseTo(e.total - (a.cost! - 0.025), 6);
+
+    // Back to fal is dearer for the whole plan: not offered, and refused when asked for, the storyboard unchanged.
+    expect(images[0]!.offers).toMatchObject([{ provider: 'fal', scenes: ['a', 'b'], notOffered: expect.stringMatching(/^moving scenes a and b to fal would not lower the total/) }]);
+    const back = await call('moveToCheapest', 'Twins', { scene: 'a', revision: 2 });
+    expect(back.status).toBe(400);
+    expect(back.error).toMatch(/moving scenes a and b to fal would not lower the total: the new steps would come to about .* USD, against .* USD now\. The storyboard is unchanged\./);
+    expect((await call<number>('storyboardRevision', 'Twins')).result).toBe(2);
+
     expect(charges()).toBe(0);
     expect(sent()).toBe(0);
   }, 60_000);
@@ -161,7 +203,7 @@ describe('a request written for the other provider', () => {
     expect(dawn.offers).toMatchObject([
       { provider: 'fal', model: 'fal-ai/flux/dev', notOffered: 'this step cannot be written the same for fal: Replicate makes webp by default, and fal\'s FLUX.1 makes only jpeg or png' },
     ]);
-    expect((await call<CheapestView>('moveToCheapest', 'Web', { revision: 1 })).result).toEqual({ revision: 1, moves: [] });
+    expect((await call<CheapestView>('moveToCheapest', 'Web', { revision: 1 })).result).toMatchObject({ revision: 1, moves: [] });
     expect(charges()).toBe(0);
   }, 60_000);
 
@@ -175,7 +217,7 @@ describe('a request written for the other provider', () => {
       { provider: 'replicate', cost: 0.025, notOffered: 'Replicate would make 1344x768 for this frame, not the 1920x1080 fal makes' },
     ]);
     const moved = await call<CheapestView>('moveToCheapest', 'Wide', { revision: 1 });
-    expect(moved.result).toEqual({ revision: 1, moves: [] });
+    expect(moved.result).toMatchObject({ revision: 1, moves: [] });
     expect(charges()).toBe(0);
   }, 60_000);
 });

@@ -13,6 +13,7 @@ export async function moveToCheapest(ctx: ServiceContext, project: string, chang
   return refusals(async () => {
     const deps = { studio: ctx.studio, provider: ctx.deps.providers.get, defaults: ctx.studio.settings.defaults, prices: () => ctx.studio.settings.prices };
     const done = await move(deps, project, scene ?? null, revision);
-    return { revision: done.revision, moves: done.moves.map((m) => ({ ...m, before: money(m.before)!, after: money(m.after)! })) };
+    const total = { ...done.total, before: money(done.total.before)!, after: money(done.total.after)! };
+    return { revision: done.revision, moves: done.moves.map((m) => ({ ...m, before: money(m.before)!, after: money(m.after)! })), total };
   });
 }

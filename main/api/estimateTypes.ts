@@ -58,12 +58,19 @@ export interface ProviderOfferView {
   sameSource: string;
   /** null: the scene can be moved here; else why not. */
   notOffered: string | null;
+  /** The scenes moved together: the step's own and each scene sharing its purchase. */
+  scenes: string[];
+  /** How much lower the new steps' total is after the move, from the whole plan; null when not worked out. */
+  saving: number | null;
 }
 
 /** What moving to the cheaper provider changed: the storyboard's new revision and each step moved, with its price before and after. */
 export interface CheapestView {
   revision: number;
-  moves: { scene: string; kind: Kind; from: { provider: string; model: string }; to: { provider: string; model: string }; before: number; after: number; currency: string }[];
+  /** `sharedWith`: the scene whose purchase this scene's step shares, moved with it (its before and after are 0). */
+  moves: { scene: string; kind: Kind; from: { provider: string; model: string }; to: { provider: string; model: string }; before: number; after: number; currency: string; sharedWith?: string }[];
+  /** The new steps' total before and after the moves, each from the whole plan. */
+  total: { before: number; after: number; currency: string };
 }
 
 /** A provider a Generate needs a key for: its name, and the variable the key can be set in besides Settings. */
@@ -107,6 +114,8 @@ export interface EstimateView {
   spentUnpriced: number;
   /** The budget held the new steps at their forecasts from past bills, above their estimates (settings "budgetUsesForecast"). */
   budgetByForecast: boolean;
+  /** The budget held the project's earlier work with no bill yet at its forecasts too, as spent (the same setting). */
+  budgetEarlierByForecast: boolean;
   /** Per provider of the new steps: what its account has left (where it tells an API key), and whether this Generate would pass it. */
   balances: { provider: string; text: string; over: boolean }[];
   /** Spent, possibly charged or enqueued; `spentSimulated` of it is the simulator's made-up money. */

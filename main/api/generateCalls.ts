@@ -15,7 +15,7 @@ function stepView(s: GenerateEstimate['steps'][number]): EstimateStep {
     cost: money(s.cost),
     lost: s.lost && { ...s.lost, cost: money(s.lost.cost)! },
     ...(forecast ? { forecast: { ...forecast, cost: money(forecast.cost)! } } : {}),
-    ...(offers ? { offers: offers.map(({ choice: _, ...o }) => ({ ...o, cost: money(o.cost) })) } : {}),
+    ...(offers ? { offers: offers.map(({ choice: _, ...o }) => ({ ...o, cost: money(o.cost), saving: money(o.saving) })) } : {}),
   };
 }
 
@@ -31,6 +31,7 @@ function estimateView(e: GenerateEstimate): EstimateView {
     unpriced: e.unpriced.length,
     spentUnpriced: e.spentUnpriced,
     budgetByForecast: e.held.byForecast,
+    budgetEarlierByForecast: e.held.earlier > 0,
     balances: e.balances,
     spent: money(e.spent)!,
     spentSimulated: money(e.spentSimulated)!,

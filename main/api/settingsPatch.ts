@@ -1,7 +1,7 @@
 import { MAX_BUDGET } from '../domain/project.ts';
 import { KINDS } from '../domain/tasks/model.ts';
 import type { SettingsPatch } from './contract.ts';
-import { CREDIT_PLANS, isCreditPlan } from '../pricing/creditPlans.ts';
+import { CREDIT_PLANS, CREDIT_PRICE_WORDS, isCreditPlan, isCreditPrice } from '../pricing/creditPlans.ts';
 
 /** A settings change the API cannot take, with the field and what it takes. */
 export class PatchRefused extends Error {}
@@ -55,11 +55,21 @@ export function checkSettingsPatch(value: unknown): SettingsPatch {
   return patch as SettingsPatch;
 }
 
-/** A plan among ElevenLabs' plans, or an own price per credit above 0 and at most 1 USD, or null. */
+/**
+ * A plan among ElevenLabs' plans, or an own price per credit (CREDIT_PRICE_MIN to CREDIT_PRICE_MAX USD), or null.
+ * One of the two, never both: applyCreditPlan writes an own price that wins over the plan, so each is checked whenever present.
+ */
 function checkPlanChange(value: unknown): void {
   if (value === null) return;
+  const shapes = `{"plan": one of ${CREDIT_PLANS.join(', ')}}, {"ownPrice": ${CREDIT_PRICE_WORDS}}, or null`;
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new PatchRefused(`elevenlabsPlan must be ${shapes}`);
   const v = value as Record<string, unknown>;
-  if (v && typeof v === 'object' && 'plan' in v && isCreditPlan(v.plan)) return;
-  if (v && typeof v === 'object' && 'ownPrice' in v && typeof v.ownPrice === 'number' && Number.isFinite(v.ownPrice) && v.ownPrice > 0 && v.ownPrice <= 1) return;
-  throw new PatchRefused(`elevenlabsPlan must be {"plan": one of ${CREDIT_PLANS.join(', ')}}, {"ownPrice": your price per credit in USD, above 0 and at most 1}, or null`);
+  const extra = Object.keys(v).filter((k) => k !== 'plan' && k !== 'ownPrice');
+  if (extra.length > 0) throw new PatchRefused(`elevenlabsPlan has no field "${extra[0]}"; it must be ${shapes}`);
+  if ('plan' in v && 'ownPrice' in v) {
+    throw new PatchRefused(`elevenlabsPlan takes either "plan" or "ownPrice", not both: send {"plan": "${String(v.plan)}"} to use the plan's price, or {"ownPrice": ...} alone for your own`);
+  }
+  if ('plan' in v && !isCreditPlan(v.plan)) throw new PatchRefused(`elevenlabsPlan.plan must be one of ${CREDIT_PLANS.join(', ')}, not ${JSON.stringify(v.plan)}`);
+  if ('ownPrice' in v && !isCreditPrice(v.ownPrice)) throw new PatchRefused(`elevenlabsPlan.ownPrice must be ${CREDIT_PRICE_WORDS}, not ${JSON.stringify(v.ownPrice)}`);
+  if (!('plan' in v) && !('ownPrice' in v)) throw new PatchRefused(`elevenlabsPlan must be ${shapes}`);
 }

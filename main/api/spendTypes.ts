@@ -65,6 +65,8 @@ export interface ModelSpendView {
   billedUnestimated: number;
   estimatedOnly: number;
   possiblyCharged: number;
+  /** Enqueued and not sent yet, at its estimate: not spent, but held against the budget. */
+  queued: number;
 }
 
 export interface ProjectSpendView {

@@ -16,7 +16,7 @@ const partsView = (p: SpendParts) => ({
 });
 
 function modelSpendView<T extends ModelSpend>(m: T): T & ModelSpendView {
-  return { ...m, simulated: isSimulated(m.provider), billed: money(m.billed), countedFromUsage: money(m.countedFromUsage), estimatedForBilled: money(m.estimatedForBilled), estimatedOnly: money(m.estimatedOnly), possiblyCharged: money(m.possiblyCharged) };
+  return { ...m, simulated: isSimulated(m.provider), billed: money(m.billed), countedFromUsage: money(m.countedFromUsage), estimatedForBilled: money(m.estimatedForBilled), estimatedOnly: money(m.estimatedOnly), possiblyCharged: money(m.possiblyCharged), queued: money(m.queued) };
 }
 
 /** A project's spend as a person reads it (from its rows per day and provider): real money, and the simulator's apart. */

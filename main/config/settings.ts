@@ -4,7 +4,7 @@ import type { ProviderSettings } from '../providers/config.ts';
 import type { StepChoice, StepKind } from '../domain/storyboard.ts';
 import { parseStoryboard } from '../providers/storyboards.ts';
 import { KINDS } from '../domain/tasks/model.ts';
-import { CREDIT_PLANS, isCreditPlan } from '../pricing/creditPlans.ts';
+import { CREDIT_PLANS, CREDIT_PRICE_WORDS, isCreditPlan, isCreditPrice } from '../pricing/creditPlans.ts';
 import { settingsPath } from './paths.ts';
 import { checkTeamSettings, type TeamSettings } from './team.ts';
 
@@ -162,8 +162,8 @@ function checkProviders(raw: unknown): Record<string, ProviderSettings> {
     if (p.adminKey !== undefined && (id !== 'fal' || typeof p.adminKey !== 'string' || !p.adminKey.trim())) {
       throw new SettingsError(`settings: providers.${id}.adminKey: only fal takes an admin key, as text (fal's ADMIN-scope key, to read its usage records); remove it otherwise`);
     }
-    if (p.creditPrice !== undefined && !(typeof p.creditPrice === 'number' && Number.isFinite(p.creditPrice) && p.creditPrice > 0)) {
-      throw new SettingsError(`settings: providers.${id}.creditPrice must be the price of one credit in USD, above 0, not ${JSON.stringify(p.creditPrice)}`);
+    if (p.creditPrice !== undefined && !isCreditPrice(p.creditPrice)) {
+      throw new SettingsError(`settings: providers.${id}.creditPrice must be your price of one credit, ${CREDIT_PRICE_WORDS}, not ${JSON.stringify(p.creditPrice)}; or remove it and set plan to your plan`);
     }
     if (p.plan !== undefined && !isCreditPlan(p.plan)) {
       throw new SettingsError(`settings: providers.${id}.plan must be one of ${CREDIT_PLANS.join(', ')}, not ${JSON.stringify(p.plan)}; or remove it and set creditPrice to your own price per credit`);

@@ -169,7 +169,7 @@ export async function runRemoteTask(task: Task, ports: ExecutorPorts, options: E
   const submitted = accepted ? await ids.record(accepted, signal) : await ids.settled(signal);
   if (submitted === 'stopped') return;
   // Paid bytes in hand exist nowhere else (a synchronous provider keeps no copy): saved whatever became of the row.
-  if (accepted?.result) return keepInHand(submitted === 'elsewhere' ? marked : submitted, accepted.requestId, storableResult(accepted.result), ports, options, signal);
+  if (accepted?.result) return keepInHand(submitted === 'elsewhere' ? marked : submitted, accepted.requestId, storableResult(accepted.result, marked.currency), ports, options, signal);
   if (submitted === 'elsewhere') return lost('recording the request id');
   stopPoint('after-record', task.id);
   if (!accepted) {
@@ -225,7 +225,7 @@ async function pollAndFinish(task: Task, ports: ExecutorPorts, options: Executor
     case 'succeeded':
       return finish(task, outcome.result, ports, options, signal);
     case 'failed': {
-      const failed = storableFailure(outcome);
+      const failed = storableFailure(outcome, task.currency);
       await durably(() => ports.repo.fail(task.id, failed.error, failed.charged, lease(), failed.costActual));
       return;
     }
@@ -290,7 +290,7 @@ async function collectAgain(task: Task, missing: MissingResult, known: MissingRo
 
 /** Saves every output of a result the provider still holds, then completes the row. */
 async function finish(task: Task, reported: ProviderResult, ports: ExecutorPorts, options: ExecutorOptions, signal: AbortSignal) {
-  const result = storableResult(reported);
+  const result = storableResult(reported, task.currency);
   const lease = () => ({ owner: options.owner, now: ports.clock.now() });
   const durably = <T>(write: () => Promise<T>) => untilWritten(write, ports, signal);
   const events = await historyOf(task, ports, signal);

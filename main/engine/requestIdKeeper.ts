@@ -4,6 +4,8 @@ import type { Task } from '../domain/tasks/model.ts';
 import type { TaskStore } from '../store/port.ts';
 import { untilWritten } from './durableWrite.ts';
 import { cancelLateRequest } from './lateCancel.ts';
+import { unusableQuote } from './storableCost.ts';
+import { titleOf } from '../providers/registry.ts';
 import type { EngineHealth } from './health.ts';
 
 interface KeeperPorts {
@@ -77,18 +79,22 @@ export class RequestIdKeeper {
   }
 
   /** The whole answer: the row becomes SUBMITTED with everything needed to reach the request again. */
-  record(accepted: SubmitResult, signal: AbortSignal): Promise<Kept> {
+  async record(accepted: SubmitResult, signal: AbortSignal): Promise<Kept> {
     this.requestId = accepted.requestId;
     const alias = accepted.alias ?? null;
     this.journal(accepted.requestId, accepted.handle, alias);
     const quote: Money | null = accepted.quote;
-    const estimate = quote && { cost: quote.amount, source: `${this.ports.provider.id} quote` };
-    return this.write(
+    const { repo, provider, clock } = this.ports;
+    const unusable = quote && unusableQuote(quote, this.task.currency, titleOf(provider.id));
+    const estimate = quote && !unusable ? { cost: quote.amount, source: `${provider.id} quote` } : null;
+    const kept = await this.write(
       signal,
-      () => this.ports.repo.recordSubmitted(this.task.id, { requestId: accepted.requestId, handle: accepted.handle, alias }, estimate, this.lease()),
+      () => repo.recordSubmitted(this.task.id, { requestId: accepted.requestId, handle: accepted.handle, alias }, estimate, this.lease()),
       accepted.handle,
       Boolean(accepted.result),
     );
+    if (unusable && kept !== 'stopped') await untilWritten(() => repo.note(this.task.id, unusable, { quote }, clock.now()), this.ports, signal);
+    return kept;
   }
 
   /**

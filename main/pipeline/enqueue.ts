@@ -68,8 +68,10 @@ export async function enqueuePriced(deps: PipelineDeps, tx: Stores, { projectNam
   if (project.budget !== null && estimate.unpriced.length > 0 && !options.confirmUnpriced) throw new UnpricedRefused(estimate.unpriced);
   if (project.budget !== null && estimate.otherCurrencies.length > 0) throw new OtherCurrencyRefused(estimate.otherCurrencies, project.currency);
   if (estimate.overBy > 0) {
-    const real = { spent: estimate.spent - estimate.spentSimulated, added: estimate.held.total - estimate.held.simulated };
-    throw new OverBudgetRefused(project.budget!, real, { spent: estimate.spentSimulated, added: estimate.held.simulated }, project.currency, estimate.held.byForecast);
+    const { held } = estimate;
+    const real = { spent: estimate.spent - estimate.spentSimulated + held.earlier - held.earlierSimulated, added: held.total - held.simulated };
+    const simulated = { spent: estimate.spentSimulated + held.earlierSimulated, added: held.simulated };
+    throw new OverBudgetRefused(project.budget!, real, simulated, project.currency, { steps: held.byForecast, earlier: held.earlier > 0 });
   }
   // Checked last before anything is written, so a refusal a retry would meet too (the budget) is the one said.
   const current = await tx.storyboards.revision(project.id);

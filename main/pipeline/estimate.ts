@@ -65,9 +65,10 @@ export interface GenerateEstimate {
   simulatedTotal: number;
   /**
    * What the budget check held the new steps at: `total` and `simulatedTotal`, each raised where a forecast is higher
-   * and settings "budgetUsesForecast" is on (`byForecast` then says so).
+   * and settings "budgetUsesForecast" is on (`byForecast` then says so). `earlier`: how far the same setting raised the
+   * project's earlier work with no bill yet above its estimates (`earlierSimulated` of it simulated), held as spent.
    */
-  held: { total: number; simulated: number; byForecast: boolean };
+  held: { total: number; simulated: number; byForecast: boolean; earlier: number; earlierSimulated: number };
   /** New steps priced in a currency other than the project's, per currency: never added to `total`. */
   otherCurrencies: { currency: string; total: number }[];
   /** Providers the new steps need with no key yet; Generate is refused until they are added. */
@@ -123,4 +124,11 @@ export interface ProviderOffer {
   choice: StepChoice;
   /** Null: the scene can be moved here as it is; else why not, in plain words. */
   notOffered: string | null;
+  /** The scenes moved together: the step's own and each scene sharing its purchase (sameSteps.ts). */
+  scenes: string[];
+  /**
+   * How much lower the new steps' total is with the move made, from the whole plan after it (moveSavings.ts), in
+   * micro-units of the project's currency; null when it was not worked out (no price, another currency, or no move).
+   */
+  saving: number | null;
 }

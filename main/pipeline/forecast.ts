@@ -29,12 +29,41 @@ export function forecastOf(cost: number, currency: string, provider: string, mod
   return { cost: Number(scaled), runs: r.runs, percent, words: `${how} (${r.runs} billed runs)` };
 }
 
+/** One model's raise above the estimates, in micro-units: of the project's earlier unbilled work, and of this Generate's new steps. */
+export interface ForecastRaise {
+  provider: string;
+  model: string;
+  earlier: number;
+  added: number;
+}
+
 /**
- * What the budget holds a step at. With `useForecast` (settings "budgetUsesForecast"), a forecast above the estimate
- * raises it; one below never lowers it: the estimate is the documented price of this very request, and a model that
- * billed under it before (a promotion, a shorter run) is no promise it will again, so a budget is never loosened by history.
+ * What settings "budgetUsesForecast" adds to the budget check above the estimates, per model with a forecast: the
+ * project's earlier work with no bill yet (`earlier`: accepted with no actual, possibly charged, enqueued and not sent,
+ * at its estimate) is held at the forecast as well as the new steps (`steps`, priced in `currency`), so the same steps
+ * pass or fail the same way however many Generates they are split into. Each model's earlier and new work are forecast
+ * together, so the sum never depends on where the split falls (rounding included). A forecast below the estimate never
+ * lowers it: the estimate is the documented price of the very request, and a model that billed under it before (a
+ * promotion, a shorter run) is no promise it will again, so a budget is never loosened by history.
  */
-export function budgetCost(step: { cost: number | null; forecast?: Forecast | null }, useForecast: boolean): number {
-  const cost = step.cost ?? 0;
-  return useForecast && step.forecast && step.forecast.cost > cost ? step.forecast.cost : cost;
+export function forecastRaises(
+  currency: string,
+  steps: readonly { provider: string; model: string; cost: number | null }[],
+  earlier: readonly { provider: string; model: string; unbilled: number }[],
+  ratios: readonly BilledRatio[],
+): ForecastRaise[] {
+  const models = new Map<string, { provider: string; model: string; earlier: number; added: number }>();
+  const of = (provider: string, model: string) => {
+    const key = JSON.stringify([provider, model]);
+    if (!models.has(key)) models.set(key, { provider, model, earlier: 0, added: 0 });
+    return models.get(key)!;
+  };
+  for (const e of earlier) of(e.provider, e.model).earlier += e.unbilled;
+  for (const s of steps) of(s.provider, s.model).added += s.cost ?? 0;
+  const raise = (cost: number, provider: string, model: string) => Math.max(0, (forecastOf(cost, currency, provider, model, ratios)?.cost ?? cost) - cost);
+  return [...models.values()].map(({ provider, model, earlier, added }) => {
+    const before = raise(earlier, provider, model);
+    // The forecast of the sum is at least the forecast of its earlier part plus the new estimates when bills run over.
+    return { provider, model, earlier: before, added: Math.max(0, raise(earlier + added, provider, model) - before) };
+  });
 }

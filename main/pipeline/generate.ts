@@ -6,6 +6,7 @@ import { decide } from './decide.ts';
 import { enqueuePriced, notMade } from './enqueue.ts';
 import type { GenerateEstimate } from './estimate.ts';
 import type { GenerateOptions, PipelineDeps } from './generateOptions.ts';
+import { withSavings } from './moveSavings.ts';
 import { withNewTakes, type TakeChoice } from './newTakes.ts';
 import { OwnMediaRefused } from './ownFiles.ts';
 import { ownScenes } from './ownScenes.ts';
@@ -55,8 +56,17 @@ export class Pipeline {
   /** What a Generate would do and cost, step by step, without doing it. */
   async estimate(projectName: string, newTakes: string[] = [], take: TakeChoice = {}): Promise<GenerateEstimate> {
     const { project, board: saved } = await this.storyboardOf(projectName);
-    const own = await this.own(project, await this.withNewTakes(project, saved, newTakes, take), false);
-    return walk(this.deps, project, own.board, { newTakes, take }, own);
+    const board = await this.withNewTakes(project, saved, newTakes, take);
+    const own = await this.own(project, board, false);
+    const options = { newTakes, take };
+    // Each move to the same model elsewhere is weighed by the whole plan after it (moveSavings.ts).
+    return withSavings(await walk(this.deps, project, own.board, options, own), board, (moved) => this.priced(project, moved, options));
+  }
+
+  /** A storyboard in place of the saved one, priced as a Generate would price it, without offers; buys nothing. */
+  async priced(project: Project, board: Storyboard, options: GenerateOptions = {}): Promise<GenerateEstimate> {
+    const own = await this.own(project, board, false);
+    return walk({ ...this.deps, offers: false }, project, own.board, options, own);
   }
 
   /** Each named scene's new take (see newTakes.ts), numbered past every take the scene has had. */

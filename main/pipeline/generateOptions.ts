@@ -13,6 +13,8 @@ export interface PipelineDeps {
   defaults: Record<StepKind, StepChoice>;
   /** Prices the person set for models with no documented one, per request (settings "prices"). */
   prices?: () => OwnPrices;
+  /** False: steps are priced without the same model's offers elsewhere (a plan priced only for its total, moveSavings.ts). */
+  offers?: boolean;
 }
 
 export interface GenerateOptions {

@@ -3,8 +3,8 @@ import { estimateCost } from '../engine/estimator.ts';
 import { billedByTime, unknownUntilRun } from '../pricing/timeBilling.ts';
 import type { Project } from '../domain/project.ts';
 import type { Storyboard } from '../domain/storyboard.ts';
-import { budgetCheck } from '../domain/simulated.ts';
-import { budgetCost, forecastOf } from './forecast.ts';
+import { budgetCheck, isSimulated } from '../domain/simulated.ts';
+import { forecastOf, forecastRaises } from './forecast.ts';
 import { withOffers } from './sameModelOffers.ts';
 import type { PreparedRequest } from '../providers/port.ts';
 import { InvalidInput, MissingKey } from '../providers/invalidInput.ts';
@@ -83,14 +83,24 @@ export async function summed(project: Project, steps: StepEstimate[], stores: St
   const unpriced = bought.filter((s) => s.cost === null);
   const spend = (await stores.tasks.spend(project.id))[0]!;
   const spent = spend.actual + spend.estimated + spend.possiblyCharged + spend.queued;
-  // Settings "budgetUsesForecast": a step is held at its forecast where that is above its estimate (forecast.ts).
-  const heldTotal = bought.reduce((sum, s) => sum + budgetCost(s, useForecast), 0);
-  const heldSimulated = bought.filter((s) => s.simulated).reduce((sum, s) => sum + budgetCost(s, useForecast), 0);
-  const held = { total: heldTotal, simulated: heldSimulated, byForecast: heldTotal > total };
-  const kinds = [{ spent: spent - spend.simulated, added: heldTotal - heldSimulated }, { spent: spend.simulated, added: heldSimulated }] as const;
+  // Settings "budgetUsesForecast": new steps and earlier work with no bill yet are held at their model's forecast where that is above the estimate (forecast.ts).
+  const raises = useForecast ? await raisesOf(project, bought, stores) : [];
+  const raised = (simulated: boolean, part: 'earlier' | 'added') => raises.filter((r) => isSimulated(r.provider) === simulated).reduce((sum, r) => sum + r[part], 0);
+  const heldSimulated = simulatedTotal + raised(true, 'added');
+  const heldTotal = total + raised(false, 'added') + raised(true, 'added');
+  const earlier = { real: raised(false, 'earlier'), simulated: raised(true, 'earlier') };
+  const held = { total: heldTotal, simulated: heldSimulated, byForecast: heldTotal > total, earlier: earlier.real + earlier.simulated, earlierSimulated: earlier.simulated };
+  const kinds = [{ spent: spent - spend.simulated + earlier.real, added: heldTotal - heldSimulated }, { spent: spend.simulated + earlier.simulated, added: heldSimulated }] as const;
   const { left, overBy } = project.budget === null ? { left: null, overBy: 0 } : budgetCheck(project.budget, ...kinds);
   const missingKeys = distinctKeys(bought.map((s) => s.keyMissing));
   return { project, steps, total, simulatedTotal, held, otherCurrencies, missingKeys, unpriced, spent, spentSimulated: spend.simulated, spentUnpriced: spend.unpriced, budget: project.budget, left, overBy, balances: [], takes: [], narration: [], shape: [], film: null };
+}
+
+/** The forecasts' raises of the project's earlier unbilled work and of the new steps, per model (forecast.ts). */
+async function raisesOf(project: Project, bought: StepEstimate[], stores: Stores) {
+  // Possibly charged counts a request at its bill where one was read, else its estimate: held at the forecast, never lower.
+  const earlier = (await stores.tasks.spendByModel(project.id)).map((m) => ({ provider: m.provider, model: m.model, unbilled: m.estimatedOnly + m.possiblyCharged + m.queued }));
+  return forecastRaises(project.currency, bought, earlier, await stores.tasks.billedRatios());
 }
 
 function sumPerCurrency(steps: StepEstimate[]): { currency: string; total: number }[] {

@@ -36,14 +36,23 @@ export class OtherCurrencyRefused extends GenerateRefused {
   }
 }
 
+/** Which figures of a budget check were counted at the forecasts from past bills, above their estimates, in one clause. */
+export function forecastWords(by: { steps: boolean; earlier: boolean }): string {
+  if (by.steps && by.earlier) return 'counted at the forecasts from past bills, above the estimates, for this Generate and for earlier work with no bill yet too';
+  return by.earlier ? 'earlier work with no bill yet counted at the forecasts from past bills, above its estimates' : 'counted at the forecast from past bills, above the estimate';
+}
+
 /**
  * A Generate that would take the project past its budget. Real money and the simulator's made-up money are each
  * held against the budget on its own (budgetCheck in simulated.ts), so each kind is said apart, its own sum beside
  * it: never one figure that adds the two.
  */
 export class OverBudgetRefused extends GenerateRefused {
-  /** `byForecast`: the new steps were held at their forecasts from past bills, not their estimates (settings "budgetUsesForecast"). */
-  constructor(budget: number, real: MoneyUse, simulated: MoneyUse, currency: string, byForecast = false) {
+  /**
+   * `byForecast`: the new steps (`steps`), and the project's earlier work with no bill yet (`earlier`, in what was
+   * already spent), were held at their forecasts from past bills, not their estimates (settings "budgetUsesForecast").
+   */
+  constructor(budget: number, real: MoneyUse, simulated: MoneyUse, currency: string, byForecast = { steps: false, earlier: false }) {
     const m = (micros: number) => money(micros, currency);
     const kinds = [
       { name: 'real money', use: real },
@@ -63,7 +72,7 @@ export class OverBudgetRefused extends GenerateRefused {
                 : `${k.name}, about ${m(k.use.added)} new with ${m(k.use.spent)} already spent, possibly charged or enqueued, comes to ${m(k.use.spent + k.use.added)}, ${over(k) > 0 ? `${m(over(k))} over it` : 'within it'}`,
             )
             .join('; ');
-    const forecast = byForecast ? ' (counted at the forecast from past bills, above the estimate, as settings "budgetUsesForecast" asks)' : '';
+    const forecast = byForecast.steps || byForecast.earlier ? ` (${forecastWords(byForecast)}, as settings "budgetUsesForecast" asks)` : '';
     super(`${said}${forecast}. Raise the budget or change the storyboard; nothing was enqueued.`);
   }
 }

@@ -34,7 +34,7 @@ async function offer(deps: PipelineDeps, board: Storyboard, step: PlannedStep, f
   const scene = board.scenes.find((s) => s.id === step.scene);
   if (!adapter || !scene) return null;
   const kind = step.kind as StepKind;
-  const base = { provider: other.provider, model: other.model, family, sameSource: `${other.source} (read ${other.date})` };
+  const base = { provider: other.provider, model: other.model, family, sameSource: `${other.source} (read ${other.date})`, scenes: [scene.id], saving: null };
   const mapped = mapOptions(step.provider, other, stepChoice(board, deps.defaults, scene, kind).options);
   const choice: StepChoice = { provider: other.provider, model: other.model, ...('options' in mapped && Object.keys(mapped.options).length > 0 ? { options: mapped.options } : {}) };
   if ('why' in mapped) return { ...base, cost: null, currency: 'USD', source: 'not priced', choice, notOffered: `this step cannot be written the same for ${titleOf(other.provider)}: ${mapped.why}` };
@@ -65,16 +65,15 @@ async function offer(deps: PipelineDeps, board: Storyboard, step: PlannedStep, f
 
 /** The row with the same model's price at each other provider the person has a key for, when there is one. */
 export async function withOffers(deps: PipelineDeps, board: Storyboard, step: PlannedStep, row: StepEstimate): Promise<StepEstimate> {
-  if ((row.action !== 'new' && row.action !== 'rebuy') || row.keyMissing !== null || step.scene === null || step.kind === 'render' || step.kind === 'draft') return row;
+  if (deps.offers === false || (row.action !== 'new' && row.action !== 'rebuy') || row.keyMissing !== null || step.scene === null || step.kind === 'render' || step.kind === 'draft') return row;
   const same = sameModelElsewhere(step.provider, step.model);
   if (!same) return row;
   const offers = (await Promise.all(same.others.map((other) => offer(deps, board, step, same.family.family, other)))).filter((o) => o !== null);
   return offers.length > 0 ? { ...row, offers } : row;
 }
 
-/** The cheapest offer a row can be moved to now, cheaper than its own price in the same currency; null when none is. */
+/** The offer a row's step saves most by moving to, worked out from the whole plan (moveSavings.ts); null when none saves. */
 export function cheaperOffer(row: StepEstimate): ProviderOffer | null {
-  if (row.cost === null) return null;
-  const cheaper = (row.offers ?? []).filter((o) => o.notOffered === null && o.cost !== null && o.currency === row.currency && o.cost < row.cost!);
-  return cheaper.reduce<ProviderOffer | null>((best, o) => (best === null || o.cost! < best.cost! ? o : best), null);
+  const saving = (row.offers ?? []).filter((o) => o.notOffered === null && o.saving !== null && o.saving > 0);
+  return saving.reduce<ProviderOffer | null>((best, o) => (best === null || o.saving! > best.saving! ? o : best), null);
 }

@@ -6,6 +6,20 @@ export type CreditPlan = (typeof CREDIT_PLANS)[number];
 
 export const isCreditPlan = (value: unknown): value is CreditPlan => (CREDIT_PLANS as readonly unknown[]).includes(value);
 
+/**
+ * The person's own price per credit, in USD, is between these. Money is kept in micro-units, so a credit priced below
+ * one would let narration count as next to nothing against a budget; above 1 USD a credit is a typo (the dearest plan's
+ * is well below a cent).
+ */
+export const CREDIT_PRICE_MIN = 0.000001;
+export const CREDIT_PRICE_MAX = 1;
+
+export const isCreditPrice = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isFinite(value) && value >= CREDIT_PRICE_MIN && value <= CREDIT_PRICE_MAX;
+
+/** How to write an own price per credit, for errors: "a number from 0.000001 to 1 (USD per credit, such as 0.0003)". */
+export const CREDIT_PRICE_WORDS = `a number from ${CREDIT_PRICE_MIN.toFixed(6)} to ${CREDIT_PRICE_MAX} (USD per credit, such as 0.0003)`;
+
 /** What the person set for a provider that bills in credits: their plan, or their own price per credit (which wins). */
 export interface CreditChoice {
   plan?: CreditPlan | null;

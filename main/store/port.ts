@@ -24,6 +24,8 @@ export interface ModelSpend {
   billedUnestimated: number;
   estimatedOnly: number;
   possiblyCharged: number;
+  /** Enqueued and not sent yet, at its estimate. */
+  queued: number;
 }
 
 /** Billed against estimated, over every run of one provider's model that has both (see forecast.ts); micro-units. */

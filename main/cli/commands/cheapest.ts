@@ -22,9 +22,9 @@ export async function storyboardCheapest(argv: string[], ctx: CliContext) {
         ctx.out(`${name}: no ${values.scene ? `step of scene "${values.scene}"` : 'step'} is made for less by another provider you have a key for; the storyboard is unchanged (revision ${done.revision})`);
         return;
       }
-      for (const m of done.moves) ctx.out(`${moveWords(m)}: about ${money(m.before, m.currency)} to ${money(m.after, m.currency)}`);
-      const saved = done.moves.reduce((sum, m) => sum + m.before - m.after, 0);
-      ctx.out(`${name}: storyboard saved, revision ${done.revision}; about ${money(saved, done.moves[0]!.currency)} less. Nothing was bought.`);
+      for (const m of done.moves) ctx.out(m.sharedWith ? moveWords(m) : `${moveWords(m)}: about ${money(m.before, m.currency)} to ${money(m.after, m.currency)}`);
+      const { before, after, currency } = done.total;
+      ctx.out(`${name}: storyboard saved, revision ${done.revision}; the new steps now about ${money(after, currency)} against ${money(before, currency)}, about ${money(before - after, currency)} less. Nothing was bought.`);
     } catch (err) {
       if (!(err instanceof StaleStoryboard)) throw err;
       throw new UsageError(`${err.message}. See it with "studio estimate ${name}", then run this again`);

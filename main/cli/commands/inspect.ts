@@ -170,7 +170,7 @@ export async function spend(argv: string[], ctx: CliContext) {
     ctx.out('');
     ctx.out(
       table([
-        ['MODEL', 'TASKS', 'BILLED', 'COUNTED FROM USAGE', 'ESTIMATED FOR THOSE', 'CHARGED, NO BILL', 'POSSIBLY CHARGED'],
+        ['MODEL', 'TASKS', 'BILLED', 'COUNTED FROM USAGE', 'ESTIMATED FOR THOSE', 'CHARGED, NO BILL', 'POSSIBLY CHARGED', 'ENQUEUED, NOT SENT'],
         ...(await studio.tasks.spendByModel(only)).map((m) => [
           `${m.provider} ${m.model}${isSimulated(m.provider) ? ' (simulated)' : ''}`,
           String(m.tasks),
@@ -179,6 +179,7 @@ export async function spend(argv: string[], ctx: CliContext) {
           `${money(m.estimatedForBilled, c)}${m.billedUnestimated ? ` (${m.billedUnestimated} had no estimate)` : ''}`,
           money(m.estimatedOnly, c),
           money(m.possiblyCharged, c),
+          money(m.queued, c),
         ]),
       ]),
     );

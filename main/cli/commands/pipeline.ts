@@ -7,7 +7,7 @@ import { GenerateRefused, Pipeline } from '../../pipeline/generate.ts';
 import type { GenerateEstimate, StepEstimate } from '../../pipeline/estimate.ts';
 import type { PipelineDeps } from '../../pipeline/generateOptions.ts';
 import { cheaperOffer } from '../../pipeline/sameModelOffers.ts';
-import { describeLost, LostResultsRefused, UnpricedRefused } from '../../pipeline/refusals.ts';
+import { describeLost, forecastWords, LostResultsRefused, UnpricedRefused } from '../../pipeline/refusals.ts';
 import { StoryboardError } from '../../domain/storyboard.ts';
 import { splitRevision, StaleStoryboard } from '../../domain/storyboardRevision.ts';
 import { parseStoryboard } from '../../providers/storyboards.ts';
@@ -88,7 +88,13 @@ function printEstimate(ctx: CliContext, e: GenerateEstimate, lostNote: string): 
   for (const s of e.steps) {
     for (const o of s.offers ?? []) {
       const price = o.cost === null ? 'price unknown' : `${money(o.cost, o.currency)} (${o.source})`;
-      const move = cheaperOffer(s) === o ? `cheaper: move to it with "studio storyboard cheapest ${e.project.name} --scene ${s.scene}"` : 'not cheaper';
+      const together = o.scenes.length > 1 ? ` (scenes ${o.scenes.join(', ')} move together: one purchase)` : '';
+      const move =
+        cheaperOffer(s) === o
+          ? `cheaper: about ${money(o.saving!, c)} less in all${together}; move to it with "studio storyboard cheapest ${e.project.name} --scene ${s.scene}"`
+          : o.saving === null
+            ? 'not weighed against the whole plan here'
+            : 'not cheaper';
       ctx.out(`${s.key}: the same model (${o.family}) at ${o.provider} ${o.model}: ${price}; ${o.notOffered ?? move}.`);
     }
   }
@@ -109,10 +115,12 @@ function printEstimate(ctx: CliContext, e: GenerateEstimate, lostNote: string): 
   for (const s of e.shape) ctx.out(`Shape: ${s}.`);
   if (e.film) ctx.out(`The film: ${e.film.words}.`);
   if (e.budget !== null) {
+    const by = { steps: e.held.byForecast, earlier: e.held.earlier > 0 };
+    const byForecast = by.steps || by.earlier ? `, ${forecastWords(by)} (settings "budgetUsesForecast")` : '';
     ctx.out(
       e.overBy > 0
-        ? `Budget ${money(e.budget, c)}: this would go ${money(e.overBy, c)} over it${e.held.byForecast ? ', counted at the forecasts from past bills (settings "budgetUsesForecast")' : ''}.`
-        : `Budget ${money(e.budget, c)}: ${money(e.left, c)} would be left${e.unpriced.length ? ', before the steps of unknown price' : ''}.`,
+        ? `Budget ${money(e.budget, c)}: this would go ${money(e.overBy, c)} over it${byForecast}.`
+        : `Budget ${money(e.budget, c)}: ${money(e.left, c)} would be left${byForecast}${e.unpriced.length ? ', before the steps of unknown price' : ''}.`,
     );
     if (e.spentSimulated + e.simulatedTotal > 0) ctx.out(`Simulated money is held against the budget apart from real money: it never uses up what is there for real spending.`);
     if (e.unpriced.length) ctx.out(`The steps of unknown price need "--confirm-unpriced" (or a price in settings "prices") to be generated under a budget.`);

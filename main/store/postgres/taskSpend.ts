@@ -54,7 +54,8 @@ const MODEL_SPEND = `count(*) AS tasks,
        coalesce(sum(CASE WHEN charged = 'yes' AND cost_actual IS NOT NULL THEN cost_estimated END), 0)::bigint AS "estimatedForBilled",
        count(CASE WHEN charged = 'yes' AND cost_actual IS NOT NULL AND cost_estimated IS NULL THEN 1 END) AS "billedUnestimated",
        coalesce(sum(CASE WHEN charged = 'yes' AND cost_actual IS NULL THEN cost_estimated END), 0)::bigint AS "estimatedOnly",
-       (coalesce(sum(CASE WHEN charged = 'maybe' THEN coalesce(cost_actual, cost_estimated) END), 0) + sum(cost_abandoned))::bigint AS "possiblyCharged"`;
+       (coalesce(sum(CASE WHEN charged = 'maybe' THEN coalesce(cost_actual, cost_estimated) END), 0) + sum(cost_abandoned))::bigint AS "possiblyCharged",
+       coalesce(sum(CASE WHEN charged = 'no' AND status IN ('PENDING', 'RUNNING') THEN cost_estimated END), 0)::bigint AS queued`;
 
 /**
  * Spend per project: what the provider billed where it said, else the estimate, for accepted work;
@@ -97,13 +98,14 @@ export async function spendByDay(table: TaskTable, projectId: number): Promise<D
 
 /**
  * Spend of one project per provider and model: what was billed, what those same requests had been estimated
- * at (so the estimates can be judged), what was charged with no bill, and what was possibly charged.
+ * at (so the estimates can be judged), what was charged with no bill, what was possibly charged, and what is
+ * enqueued and not sent yet (a budget holds it, and may hold it at its model's forecast: pipeline/forecast.ts).
  */
 export async function spendByModel(table: TaskTable, projectId: number): Promise<ModelSpend[]> {
   return table.run<ModelSpend>(
     table.sql,
     `SELECT provider, model, ${MODEL_SPEND}
-       FROM tasks WHERE project_id = @projectId::bigint AND tasks.currency = (SELECT p.currency FROM projects p WHERE p.id = tasks.project_id) AND kind <> 'render' AND (charged <> 'no' OR cost_abandoned > 0)
+       FROM tasks WHERE project_id = @projectId::bigint AND tasks.currency = (SELECT p.currency FROM projects p WHERE p.id = tasks.project_id) AND kind <> 'render' AND (charged <> 'no' OR cost_abandoned > 0 OR status IN ('PENDING', 'RUNNING'))
       GROUP BY provider, model ORDER BY provider, model`,
     { projectId },
   );
@@ -134,7 +136,7 @@ export async function spendByModelAll(table: TaskTable): Promise<(ModelSpend & {
   return table.run<ModelSpend & { currency: string }>(
     table.sql,
     `SELECT provider, model, currency, ${MODEL_SPEND}
-       FROM tasks WHERE kind <> 'render' AND (charged <> 'no' OR cost_abandoned > 0)
+       FROM tasks WHERE kind <> 'render' AND (charged <> 'no' OR cost_abandoned > 0 OR status IN ('PENDING', 'RUNNING'))
       GROUP BY provider, model, currency ORDER BY provider, model, currency`,
   );
 }

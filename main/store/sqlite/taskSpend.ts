@@ -33,7 +33,8 @@ const MODEL_SPEND = `count(*) AS tasks,
        coalesce(sum(CASE WHEN charged = 'yes' AND cost_actual IS NOT NULL THEN cost_estimated END), 0) AS estimatedForBilled,
        count(CASE WHEN charged = 'yes' AND cost_actual IS NOT NULL AND cost_estimated IS NULL THEN 1 END) AS billedUnestimated,
        coalesce(sum(CASE WHEN charged = 'yes' AND cost_actual IS NULL THEN cost_estimated END), 0) AS estimatedOnly,
-       coalesce(sum(CASE WHEN charged = 'maybe' THEN coalesce(cost_actual, cost_estimated) END), 0) + sum(cost_abandoned) AS possiblyCharged`;
+       coalesce(sum(CASE WHEN charged = 'maybe' THEN coalesce(cost_actual, cost_estimated) END), 0) + sum(cost_abandoned) AS possiblyCharged,
+       coalesce(sum(CASE WHEN charged = 'no' AND status IN ('PENDING', 'RUNNING') THEN cost_estimated END), 0) AS queued`;
 
 /** Spend: what each project, day, provider and model was billed, estimated and possibly charged. */
 export class TaskSpend extends TaskTable {
@@ -74,12 +75,13 @@ export class TaskSpend extends TaskTable {
 
   /**
    * Spend of one project per provider and model: what was billed, what those same requests had been estimated
-   * at (so the estimates can be judged), what was charged with no bill, and what was possibly charged.
+   * at (so the estimates can be judged), what was charged with no bill, what was possibly charged, and what is
+   * enqueued and not sent yet (a budget holds it, and may hold it at its model's forecast: pipeline/forecast.ts).
    */
   async spendByModel(projectId: number): Promise<ModelSpend[]> {
     return this.stmt(
       `SELECT provider, model, ${MODEL_SPEND}
-         FROM tasks WHERE project_id = ? AND tasks.currency = (SELECT p.currency FROM projects p WHERE p.id = tasks.project_id) AND kind <> 'render' AND (charged <> 'no' OR cost_abandoned > 0)
+         FROM tasks WHERE project_id = ? AND tasks.currency = (SELECT p.currency FROM projects p WHERE p.id = tasks.project_id) AND kind <> 'render' AND (charged <> 'no' OR cost_abandoned > 0 OR status IN ('PENDING', 'RUNNING'))
         GROUP BY provider, model ORDER BY provider, model`,
     ).all(projectId) as ModelSpend[];
   }
@@ -106,7 +108,7 @@ export class TaskSpend extends TaskTable {
   async spendByModelAll(): Promise<(ModelSpend & { currency: string })[]> {
     return this.stmt(
       `SELECT provider, model, currency, ${MODEL_SPEND}
-         FROM tasks WHERE kind <> 'render' AND (charged <> 'no' OR cost_abandoned > 0)
+         FROM tasks WHERE kind <> 'render' AND (charged <> 'no' OR cost_abandoned > 0 OR status IN ('PENDING', 'RUNNING'))
         GROUP BY provider, model, currency ORDER BY provider, model, currency`,
     ).all() as (ModelSpend & { currency: string })[];
   }

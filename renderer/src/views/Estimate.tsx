@@ -114,7 +114,7 @@ export function EstimatePanel({ project, version, stale, savedAt, onSaved }: { p
               </label>
             </section>
           )}
-          {e.steps.filter((s) => s.offers?.some((o) => cheaper(s, o))).length > 1 && (
+          {e.steps.filter((s) => s.offers?.some(cheaper)).length > 1 && (
             <p>
               <button data-testid="move-all-cheaper" disabled={move.busy || stale} onClick={() => moveCheaper()}>
                 Move every scene to its cheaper provider
@@ -185,6 +185,7 @@ export function EstimatePanel({ project, version, stale, savedAt, onSaved }: { p
             Budget: {e.budget === null ? 'none' : money(e.budget, e.currency)}
             {e.budget !== null && (e.overBy > 0 ? <strong className="error"> · {money(e.overBy, e.currency)} over</strong> : <> · {money(e.left!, e.currency)} left after this</>)}
             {e.budget !== null && e.budgetByForecast && <small className="note"> · counted at the forecasts from past bills, above the estimates (Settings)</small>}
+            {e.budget !== null && e.budgetEarlierByForecast && <small className="note"> · earlier work with no bill yet counted at its forecasts too</small>}
             {e.budget !== null && e.spentSimulated + e.simulatedTotal > 0 && <small className="simulated"> · simulated money is held against it apart from real money</small>}
           </p>
           {confirming ? (

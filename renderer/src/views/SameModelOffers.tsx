@@ -1,10 +1,12 @@
 import type { EstimateStep, ProviderOfferView } from '../../../main/api/contract.ts';
 import { money } from '../api.ts';
 
-/** An offer the step can move to now: the same model, in the step's currency, for less. */
-export function cheaper(s: EstimateStep, o: ProviderOfferView): boolean {
-  return o.notOffered === null && o.cost !== null && s.cost !== null && o.currency === s.currency && o.cost < s.cost;
+/** An offer the step can move to now: the whole plan after the move costs less (the estimate worked it out). */
+export function cheaper(o: ProviderOfferView): boolean {
+  return o.notOffered === null && o.saving !== null && o.saving > 0;
 }
+
+const sceneWords = (scenes: string[]) => (scenes.length === 1 ? scenes[0] : `${scenes.slice(0, -1).join(', ')} and ${scenes.at(-1)} (one purchase)`);
 
 /** Under a step's row: its model's forecast from past bills, once there are enough of them. */
 export function ForecastRow({ step }: { step: EstimateStep }) {
@@ -35,9 +37,9 @@ export function OfferRows({ step, busy, move }: { step: EstimateStep; busy: bool
             </div>
             {o.notOffered !== null ? (
               <div className="note">Not offered: {o.notOffered}</div>
-            ) : cheaper(step, o) ? (
+            ) : cheaper(o) ? (
               <button disabled={busy} onClick={() => move(step.scene!)}>
-                Move {step.scene} to {o.provider}, about {money(step.cost! - o.cost!, o.currency)} less
+                Move {sceneWords(o.scenes)} to {o.provider}, about {money(o.saving!, o.currency)} less in all
               </button>
             ) : null}
           </td>
