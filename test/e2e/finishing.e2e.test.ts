@@ -5,19 +5,11 @@ import { describe, expect, it } from 'vitest';
 import { hasChromium, openPage, shot, simulatedHost, storedStoryboard, useBrowser } from '../helpers/browser.ts';
 import { chordFile } from '../helpers/film.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { lighthouse } from '../helpers/boards.ts';
 
 const browser = useBrowser();
 
-const BOARD = {
-  width: 640,
-  height: 360,
-  fps: 12,
-  scenes: [
-    { id: 'dawn', imagePrompt: 'a lighthouse at dawn', motionPrompt: 'slow push in', narration: 'At dawn, the keeper climbs the stairs.', duration: 2 },
-    { id: 'sea', imagePrompt: 'a rowing boat on a calm sea', motionPrompt: 'track', narration: 'Out at sea, a small boat waits.', duration: 2 },
-    { id: 'home', imagePrompt: 'a harbour at dusk', motionPrompt: 'pan left', duration: 2 },
-  ],
-};
+const BOARD = lighthouse(640, 360, 12, 2);
 
 interface Stored {
   transition?: unknown;

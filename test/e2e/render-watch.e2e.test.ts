@@ -5,20 +5,12 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { axe, serious } from '../helpers/axe.ts';
 import { hasChromium, shot, simulatedHost, useBrowser } from '../helpers/browser.ts';
+import { lighthouse } from '../helpers/boards.ts';
 
 const browser = useBrowser();
 
 /** Big enough frames and long enough scenes that the render runs for seconds: time to watch it, and to cancel it. */
-const BOARD = {
-  width: 1920,
-  height: 1080,
-  fps: 30,
-  scenes: [
-    { id: 'dawn', imagePrompt: 'a lighthouse at dawn', motionPrompt: 'slow push in', narration: 'At dawn, the keeper climbs the stairs.', duration: 6 },
-    { id: 'sea', imagePrompt: 'a rowing boat on a calm sea', motionPrompt: 'track', narration: 'Out at sea, a small boat waits.', duration: 6 },
-    { id: 'home', imagePrompt: 'a harbour at dusk', motionPrompt: 'pan left', duration: 6 },
-  ],
-};
+const BOARD = lighthouse(1920, 1080, 30, 6);
 
 /**
  * The headless browser has no notification daemon, so window.Notification is replaced before the page's own

@@ -29,3 +29,17 @@ export const FAL_DEV_SQUARE = {
     { id: 'dusk', imagePrompt: 'a red fox under the moon', duration: 2 },
   ],
 };
+
+/** Three scenes of a lighthouse keeper's evening, two narrated, at a given size and length a scene. */
+export function lighthouse(width: number, height: number, fps: number, duration: number) {
+  return {
+    width,
+    height,
+    fps,
+    scenes: [
+      { id: 'dawn', imagePrompt: 'a lighthouse at dawn', motionPrompt: 'slow push in', narration: 'At dawn, the keeper climbs the stairs.', duration },
+      { id: 'sea', imagePrompt: 'a rowing boat on a calm sea', motionPrompt: 'track', narration: 'Out at sea, a small boat waits.', duration },
+      { id: 'home', imagePrompt: 'a harbour at dusk', motionPrompt: 'pan left', duration },
+    ],
+  };
+}
