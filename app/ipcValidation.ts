@@ -64,6 +64,7 @@ const CHECKS: Record<(typeof API_METHODS)[number], Check> = {
   pickTake: ([p, scene, take]) => str(p) && str(scene) && Number.isInteger(take) && (take as number) >= 1,
   exportFilm: ([p, preset]) => str(p) && (PRESETS as readonly unknown[]).includes(preset),
   filmRenders: ([p]) => str(p),
+  diagnostics: (a) => a.length === 0,
 };
 
 /**

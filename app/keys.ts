@@ -1,8 +1,9 @@
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApiError, type KeyStore } from '../main/api/studioService.ts';
 import { FAL_ADMIN_KEY_NAME } from '../main/api/serviceContext.ts';
 import type { KeySource } from '../main/api/contract.ts';
+import { writePrivateFile } from '../main/config/privateFile.ts';
 import type { Settings } from '../main/config/settings.ts';
 import { keySource } from '../main/providers/registry.ts';
 
@@ -77,8 +78,7 @@ export function safeKeyStore(dataDir: string, crypto: Encryptor, settings: () =>
           throw new ApiError(`the system's key store would not encrypt the key (${(err as Error).message}); nothing was saved. Unlock the keyring, or set ${provider}'s key in its environment variable`);
         }
       }
-      writeFileSync(`${file}.tmp`, JSON.stringify(all), { mode: 0o600 });
-      renameSync(`${file}.tmp`, file);
+      writePrivateFile(file, JSON.stringify(all));
     },
   };
 }

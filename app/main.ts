@@ -1,27 +1,32 @@
-import { app, BrowserWindow, dialog, ipcMain, net, Notification, powerMonitor, powerSaveBlocker, protocol, safeStorage, session, shell } from 'electron';
+import { app, BrowserWindow, crashReporter, dialog, ipcMain, net, Notification, powerMonitor, powerSaveBlocker, protocol, safeStorage, session, shell, utilityProcess } from 'electron';
 import { copyFile } from 'node:fs/promises';
-import { basename, join, normalize } from 'node:path';
+import { join, normalize } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { ownPicturePath } from '../main/api/ownUpload.ts';
-import { ApiError } from '../main/api/studioService.ts';
-import { useNativeBinding } from '../main/db/nativeBinding.ts';
-import { RENDERER_DIR, watchChanges } from '../main/host/server.ts';
-import { startRuntime, type Runtime } from '../main/runtime.ts';
+import { loadSettings } from '../main/config/settings.ts';
+import { RENDERER_DIR } from '../main/host/server.ts';
+import { openLog, type Logger } from '../main/logging/logger.ts';
+import { secretsIn } from '../main/logging/redact.ts';
+import { catchMainErrors, startCrashReporter, watchPage } from './crashes.ts';
 import { APP_ID } from './identity.ts';
-import { checkCall, checkFileCall, IpcRefused } from './ipcValidation.ts';
+import { keySnapshot } from './engineKeys.ts';
+import type { EngineRequest } from './engineProtocol.ts';
+import { EngineRelay, type EnginePower } from './engineRelay.ts';
 import { safeKeyStore } from './keys.ts';
 import { mediaResponse } from './mediaProtocol.ts';
-import { wireOwnPictures } from './ownPicture.ts';
-import { fileName, OutputFileRefused, saveOutputAs, showOutputInFolder, type OutputFileDeps } from './outputFile.ts';
-import { electronBinding, electronBindingDir } from './nativeBinding.ts';
+import { electronBinding, electronBindingDir, electronDriverDir } from './nativeBinding.ts';
 import { allowPermission } from './permissions.ts';
 import { wirePower } from './power.ts';
 import { quitOnSessionEnd, wireQuit } from './quit.ts';
+import { wireStudioIpc } from './relayIpc.ts';
 import { launch } from './startup.ts';
+import { wireUpdates } from './updater.ts';
 import { APP_CSP, isAppUrl, windowOptions } from './window.ts';
+import { WindowFocus } from './windowFocus.ts';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
-const log = (m: string) => console.error(`studio: ${m}`);
+let logger: Logger | null = null;
+// Before the logs folder is known (Electron is not ready), a line goes to the terminal alone.
+const log = (m: string) => (logger ? logger.warn(m) : console.error(`studio: ${m}`));
 
 // Both schemes are standard and secure, so the page is a normal origin and media elements can stream.
 protocol.registerSchemesAsPrivileged([
@@ -31,23 +36,58 @@ protocol.registerSchemesAsPrivileged([
 // Notifications on Windows need the AppUserModelID the installer stamps on its shortcuts (electron-builder's appId).
 if (process.platform === 'win32') app.setAppUserModelId(APP_ID);
 
-void launch(app, dialog, start, log);
-
 let window: BrowserWindow | null = null;
+const focus = new WindowFocus(() => window);
+
+void launch(app, dialog, start, log, () => focus.request());
 
 async function start(dataDir: string): Promise<void> {
+  // Only once the data folder is claimed, so dumps are kept in it, and before the window, so its page is watched
+  // (docs/api/crash-reporter.md).
+  startCrashReporter(crashReporter);
+  logger = openLog({ dir: app.getPath('logs'), name: 'desktop', makeParents: true }).echoing((l) => console.error(l), 'warn', 'studio: ');
+  catchMainErrors(process, logger, dialog);
   const appRoot = join(here, '..', '..');
-  const bindingDir = electronBindingDir({ packaged: app.isPackaged, resourcesPath: process.resourcesPath, appRoot, platform: process.platform, arch: process.arch });
-  useNativeBinding(electronBinding(bindingDir, process.versions.modules));
-  const runtime: Runtime = await startRuntime(dataDir, {
-    keyStore: (studio) => safeKeyStore(dataDir, safeStorage, () => studio.settings),
-    mediaUrl: (id) => `studio-media://task/${id}`,
+  const binding = electronBinding(electronBindingDir({ packaged: app.isPackaged, resourcesPath: process.resourcesPath, appRoot, platform: process.platform, arch: process.arch }), process.versions.modules);
+  const driver = electronDriverDir(here);
+  // Keys are decrypted and encrypted here, where safeStorage is; the engine gets the ones it sends with (app/engineKeys.ts).
+  const keys = safeKeyStore(dataDir, safeStorage, () => loadSettings(dataDir));
+  // The main process's log is cut of the keys too: the ones in keys.json and any in settings.json.
+  logger.redaction.hold(() => [...Object.values(keySnapshot(keys).keys), ...secretsIn(loadSettings(dataDir))]);
+  const power: EnginePower = { paidWorkInFlight: false, keepAwake: false };
+  const awake = wirePower(powerMonitor, powerSaveBlocker, { renewNow: () => engine.renewNow(), paidWorkInFlight: () => power.paidWorkInFlight }, () => power.keepAwake);
+  let lastUnknown = 0;
+  // A finished film is announced by the page itself (renderer/src/filmReady.ts), with its project's name.
+  const notify = (title: string, body: string) => Notification.isSupported() && new Notification({ title, body }).show();
+
+  // The engine, its SQLite store and its providers run in a utility process, so nothing they do holds up the window.
+  const engine = new EngineRelay({
+    fork: () => utilityProcess.fork(join(here, 'engineProcess.mjs'), [], { serviceName: 'Take Studio engine' }),
+    start: () => ({ dataDir, binding, driver, keys: keySnapshot(keys), logsDir: app.getPath('logs'), crashDumps: app.getPath('crashDumps') }),
+    saveKey: (name, value) => keys.set(name, value),
+    changed: (change, now) => {
+      window?.webContents.send('studio:changed', change);
+      Object.assign(power, now);
+      awake.update();
+      if (change.needsDecision > lastUnknown) notify('Take Studio needs your decision', 'A paid request has an outcome nobody can know. Open the studio to decide.');
+      lastUnknown = change.needsDecision;
+    },
+    crashed: (notice) => {
+      power.paidWorkInFlight = false;
+      awake.update();
+      const box = { type: 'warning' as const, title: 'Take Studio', ...notice };
+      void (window ? dialog.showMessageBox(window, box) : dialog.showMessageBox(box));
+    },
     log,
   });
-  wireQuit(app, runtime.stop, { limitMs: 15_000, log });
-  const outputPath = async (id: number, index: number) => {
-    const found = await runtime.studio.files.file(id, index, `task ${id}'s result`);
-    return found?.state === 'here' ? found.path : null;
+  await engine.open();
+  // An update installs only at quit, after the engine's stop: a paid request in flight is let finish first.
+  const updates = wireUpdates(() => engine.stop(), { switchOn: () => loadSettings(dataDir).updates.checkAtStart, packaged: app.isPackaged, announce: notify, log: (m) => logger?.info(m) });
+  wireQuit(app, updates.stop, { limitMs: 15_000, log });
+  app.on('will-quit', () => engine.kill());
+  const lookup = async (request: EngineRequest) => {
+    const answer = await engine.request(request);
+    return 'result' in answer ? (answer.result as string | null) : null;
   };
 
   // The app's pages come only from this handler, so the Content-Security-Policy header is set here.
@@ -61,75 +101,26 @@ async function start(dataDir: string): Promise<void> {
     headers.set('X-Content-Type-Options', 'nosniff');
     return new Response(res.body, { status: res.status, headers });
   });
-  protocol.handle('studio-media', (request) => mediaResponse(request, outputPath, (project, sha256) => ownPicturePath(runtime.studio, project, sha256)));
+  protocol.handle('studio-media', (request) =>
+    mediaResponse(
+      request,
+      (taskId, index) => lookup({ kind: 'outputPath', taskId, index }),
+      (project, sha256) => lookup({ kind: 'ownPicturePath', project, sha256 }),
+    ),
+  );
 
   session.defaultSession.setPermissionRequestHandler((_wc, permission, callback, details) => callback(allowPermission(permission, details.requestingUrl)));
   session.defaultSession.setPermissionCheckHandler((_wc, permission, _origin, details) => allowPermission(permission, details.requestingUrl));
 
-  ipcMain.handle('studio', async (event, method: string, args: unknown[]) => {
-    try {
-      checkCall(method, args, event.senderFrame ? { url: event.senderFrame.url, isMainFrame: event.senderFrame === event.sender.mainFrame } : null);
-      const result = await (runtime.service[method] as (...a: unknown[]) => Promise<unknown>)(...args);
-      return { result: result ?? null };
-    } catch (err) {
-      if (err instanceof ApiError || err instanceof IpcRefused) return { error: err.message };
-      console.error(err);
-      return { error: 'the studio hit an internal error; it was logged' };
-    }
-  });
-
-  /** A finished task's output file and the name to offer for it, read before the dialog or the file manager opens. */
-  const outputOf = async (id: number) => {
-    const task = await runtime.studio.tasks.get(id);
-    if (!task?.outputPath || task.status !== 'SUCCEEDED') return null;
-    const project = (await runtime.studio.projects.list()).find((p) => p.id === task.projectId)?.name ?? 'video';
-    const path = runtime.studio.media.resolve(task.outputPath);
-    return { path, name: fileName(project, task.kind, id, path, (task.input as { preset?: string }).preset) };
-  };
-  wireOwnPictures(ipcMain, runtime.studio, log);
-  ipcMain.handle('studio:file', async (event, action: unknown, args: unknown) => {
-    try {
-      checkFileCall(action, args, event.senderFrame ? { url: event.senderFrame.url, isMainFrame: event.senderFrame === event.sender.mainFrame } : null);
-      const taskId = (args as number[])[0]!;
-      const output = await outputOf(taskId);
-      const files: OutputFileDeps<BrowserWindow> = {
-        dialog,
-        shell,
-        copyFile,
-        downloadsDir: () => app.getPath('downloads'),
-        window: () => window,
-        output: () => output,
-      };
-      if (action === 'showOutputInFolder') {
-        showOutputInFolder(files, taskId);
-        return { result: null };
-      }
-      // Only the name goes back to the page, to say where the copy went.
-      const saved = await saveOutputAs(files, taskId);
-      return { result: saved && basename(saved) };
-    } catch (err) {
-      if (err instanceof IpcRefused || err instanceof OutputFileRefused) return { error: err.message };
-      console.error(err);
-      return { error: 'the studio hit an internal error; it was logged' };
-    }
-  });
-
-  let lastUnknown = 0;
-  // A finished film is announced by the page itself (renderer/src/filmReady.ts), with its project's name.
-  const notify = (title: string, body: string) => Notification.isSupported() && new Notification({ title, body }).show();
-  const power = wirePower(powerMonitor, powerSaveBlocker, runtime.supervisor, () => runtime.studio.settings.ui.keepAwake);
-  const stopWatching = watchChanges(
-    runtime.studio.store.watch(),
-    (change) => {
-      window?.webContents.send('studio:changed', change);
-      power.update();
-      if (change.needsDecision > lastUnknown) notify('Take Studio needs your decision', 'A paid request has an outcome nobody can know. Open the studio to decide.');
-      lastUnknown = change.needsDecision;
-    },
+  wireStudioIpc({
+    ipc: ipcMain,
+    request: (request) => engine.request(request),
+    files: { dialog, shell, copyFile, downloadsDir: () => app.getPath('downloads'), window: () => window },
     log,
-  );
+  });
 
   window = new BrowserWindow(windowOptions(join(here, 'preload.cjs'), app.isPackaged));
+  watchPage(window.webContents, { log: logger, dialog, window, quit: () => app.quit() });
   window.webContents.setWindowOpenHandler(() => ({ action: 'deny' }));
   window.webContents.on('will-navigate', (event, url) => {
     if (!isAppUrl(url)) event.preventDefault();
@@ -138,18 +129,19 @@ async function start(dataDir: string): Promise<void> {
     if (!isAppUrl(url)) event.preventDefault();
   });
   window.webContents.on('will-attach-webview', (event) => event.preventDefault());
-  window.once('ready-to-show', () => window?.show());
+  window.once('ready-to-show', () => {
+    window?.show();
+    focus.shown();
+  });
   // A closed window throws on every call ("Object has been destroyed"), and the process lives on while the
   // engine stops; so it is let go here (docs/api/browser-window.md, 'closed').
   window.on('closed', () => (window = null));
   await window.loadURL('app://studio/index.html');
 
-  app.on('second-instance', () => {
-    if (window?.isMinimized()) window.restore();
-    window?.focus();
-  });
   app.on('window-all-closed', () => app.quit());
-  app.on('will-quit', stopWatching);
+  // Told before the quit the session end starts, so that quit installs nothing.
+  window.on('session-end', updates.sessionEnding);
+  powerMonitor.on('shutdown', updates.sessionEnding);
   quitOnSessionEnd(window, powerMonitor, app);
   // No page, whatever it is, may open a window.
   app.on('web-contents-created', (_e, contents) => contents.setWindowOpenHandler(() => ({ action: 'deny' })));

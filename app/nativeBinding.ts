@@ -4,8 +4,8 @@ import { join } from 'node:path';
 export class NativeBindingMissing extends Error {}
 
 /**
- * Where the desktop app's better-sqlite3 build for Electron's ABI lives: among the packaged app's resources
- * (electron-builder's extraResources), or under dist/ in a checkout, where `npm start` builds it
+ * Where the desktop app's better-sqlite3 binary for Electron lives: among the packaged app's resources
+ * (electron-builder's extraResources), or under dist/ in a checkout, where `npm start` stages it
  * (scripts/electron-native.mjs), never over the Node build in node_modules.
  */
 export function electronBindingDir(at: { packaged: boolean; resourcesPath: string; appRoot: string; platform: string; arch: string }): string {
@@ -22,4 +22,16 @@ export function electronBinding(dir: string, abi: string): string {
     throw new NativeBindingMissing(`the database driver for this Electron (ABI ${abi}) is not built${found}. Run "npm start" again, which builds it, or reinstall Take Studio`);
   }
   return file;
+}
+
+/**
+ * The JavaScript of the better-sqlite3 version whose binary electronBinding finds: staged beside the bundle
+ * (`bundleDir`, dist/app), so it is packed into the app's archive with it, or a refusal that says how to get it.
+ */
+export function electronDriverDir(bundleDir: string): string {
+  const dir = join(bundleDir, 'better-sqlite3');
+  if (!existsSync(join(dir, 'lib', 'index.js'))) {
+    throw new NativeBindingMissing(`the database driver's JavaScript is not staged in ${dir}. Run "npm start" again, which stages it, or reinstall Take Studio`);
+  }
+  return dir;
 }

@@ -8,6 +8,7 @@ export interface StartingApp {
   setName(name: string): void;
   setPath(name: 'userData', path: string): void;
   requestSingleInstanceLock(): boolean;
+  on(event: 'second-instance', listener: () => void): unknown;
   whenReady(): Promise<unknown>;
   quit(): void;
   exit(code: number): void;
@@ -48,15 +49,28 @@ export function claimDataFolder(app: StartingApp, env: NodeJS.ProcessEnv = proce
  * Claims the data folder, then starts once Electron is ready. A folder that cannot be claimed is explained
  * like any failed start: thrown from the entry module it would reach Electron's own uncaughtException
  * handler, which shows a dialog but does not quit (lib/browser/init.ts), leaving a process with no window.
+ * Another launch is listened for as soon as the lock is held: Electron may tell of one any time after ready
+ * (docs/api/app.md), long before the window exists, and an event with no listener is lost. `focus` brings the
+ * window forward, or remembers to (windowFocus.ts). Signal Desktop listens at the same point
+ * (signalapp/Signal-Desktop app/main.main.ts, right after requestSingleInstanceLock).
  */
-export function launch(app: StartingApp, dialog: ErrorDialog, start: (dataDir: string) => Promise<void>, log: (m: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export function launch(
+  app: StartingApp,
+  dialog: ErrorDialog,
+  start: (dataDir: string) => Promise<void>,
+  log: (m: string) => void,
+  focus: () => void,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
   let dataDir: string | null;
   try {
     dataDir = claimDataFolder(app, env);
   } catch (err) {
     return startOrExplain(app, dialog, () => Promise.reject(err), log);
   }
-  return dataDir === null ? Promise.resolve() : startOrExplain(app, dialog, () => start(dataDir), log);
+  if (dataDir === null) return Promise.resolve();
+  app.on('second-instance', focus);
+  return startOrExplain(app, dialog, () => start(dataDir), log);
 }
 
 /** What a person is told when the app cannot start: what went wrong, and what to do. */

@@ -2,10 +2,14 @@
 // browser. The binary is not fetched at install (package.json allowScripts), so `npm install` works on any
 // machine; it is fetched here the first time, unless ELECTRON_SKIP_BINARY_DOWNLOAD says not to. STUDIO_BROWSER=1
 // asks for the browser where the desktop app could run too.
+//
+// Where the download fails, that is said in one line (its output with --verbose) and remembered, so later starts
+// go straight to the browser until --retry-electron; these two flags are this script's own, not passed on.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { build } from 'esbuild';
 
 const require = createRequire(import.meta.url);
@@ -23,14 +27,62 @@ const live = () => running !== null && running.exitCode === null && running.sign
 process.on('SIGTERM', () => (live() ? running.kill('SIGTERM') : process.exit(1)));
 for (const signal of ['SIGINT', 'SIGHUP']) process.on(signal, () => live() || process.exit(1));
 
-/** The path of the Electron binary, or null; require('electron') throws until its binary is installed. */
-function electronBinary() {
+const OWN_FLAGS = ['--verbose', '--retry-electron'];
+const given = process.argv.slice(2);
+const verbose = given.includes('--verbose');
+const retryElectron = given.includes('--retry-electron');
+const passedOn = given.filter((arg) => !OWN_FLAGS.includes(arg));
+
+/**
+ * Where a failed download is remembered: this project's folder in node_modules/.cache, or under CACHE_DIR, the
+ * convention tools keeping caches there share (sindresorhus/find-cache-dir readme). Kept per Electron version,
+ * so a new one is tried once.
+ */
+const cacheRoot = process.env.CACHE_DIR && !['true', 'false', '1', '0'].includes(process.env.CACHE_DIR) ? process.env.CACHE_DIR : join('node_modules', '.cache');
+const failureMarker = join(cacheRoot, 'take-studio', 'electron-download-failed.json');
+const electronVersion = require('electron/package.json').version;
+
+/** What the failed download said, where one failed for this Electron version; else null. */
+function rememberedFailure() {
   try {
-    const path = require('electron');
-    return typeof path === 'string' ? path : null;
+    const kept = JSON.parse(readFileSync(failureMarker, 'utf8'));
+    return kept.version === electronVersion ? String(kept.output) : null;
   } catch {
     return null;
   }
+}
+
+/** Runs Electron's own install script (it reads the mirror and cache settings, ELECTRON_MIRROR and the like); its output is shown only with --verbose. */
+function downloadElectron() {
+  return new Promise((resolve) => {
+    let output = '';
+    running = spawn(process.execPath, [require.resolve('electron/install.js')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    for (const stream of [running.stdout, running.stderr]) {
+      stream.on('data', (chunk) => {
+        output += chunk;
+        if (verbose) process.stderr.write(chunk);
+      });
+    }
+    // Stopped by a signal (Ctrl+C), it did not fail: nothing is remembered, and nothing more is started.
+    running.on('exit', (code, signal) => (signal ? process.exit(1) : resolve({ ok: code === 0, output })));
+  });
+}
+
+/**
+ * The path of the Electron binary, or null where it is not installed. Found as the electron package finds it
+ * (getElectronPath in its index.js: the name in path.txt, under dist/ or ELECTRON_OVERRIDE_DIST_PATH), not by
+ * requiring the package, which runs the download itself when the binary is missing, printing all it says.
+ */
+function electronBinary() {
+  const dir = dirname(require.resolve('electron/package.json'));
+  let executable;
+  try {
+    executable = readFileSync(join(dir, 'path.txt'), 'utf8');
+  } catch {
+    return null;
+  }
+  const path = process.env.ELECTRON_OVERRIDE_DIST_PATH ? join(process.env.ELECTRON_OVERRIDE_DIST_PATH, executable) : join(dir, 'dist', executable);
+  return existsSync(path) ? path : null;
 }
 
 const sha256 = (file) => createHash('sha256').update(readFileSync(file)).digest('hex');
@@ -79,15 +131,28 @@ if (!isCurrent('dist/renderer/build-stamp.json') && (await run(process.execPath,
 
 const inBrowser = Boolean(process.env.STUDIO_BROWSER);
 let electron = inBrowser ? null : electronBinary();
+const RETRY = '`npm start -- --retry-electron` tries again';
 if (!electron && !inBrowser && !process.env.ELECTRON_SKIP_BINARY_DOWNLOAD) {
-  console.log('Fetching the Electron binary for the desktop app (once)…');
-  if ((await run(process.execPath, [require.resolve('electron/install.js')])) === 0) electron = electronBinary();
-}
+  const earlier = retryElectron ? null : rememberedFailure();
+  if (earlier !== null) {
+    if (verbose) process.stderr.write(earlier);
+    console.log(`The desktop app's Electron could not be downloaded here last time, so the studio opens in your browser; ${RETRY}.`);
+  } else {
+    console.log('Fetching the Electron binary for the desktop app (once)…');
+    const download = await downloadElectron();
+    electron = download.ok ? electronBinary() : null;
+    if (electron) rmSync(failureMarker, { force: true });
+    else {
+      mkdirSync(join(cacheRoot, 'take-studio'), { recursive: true });
+      writeFileSync(failureMarker, JSON.stringify({ version: electronVersion, at: new Date().toISOString(), output: download.output }, null, 1));
+      console.log(`The desktop app's Electron could not be downloaded here, so the studio opens in your browser; ${RETRY}${verbose ? '' : ' (`--verbose` shows why)'}.`);
+    }
+  }
+} else if (!electron && !inBrowser) console.log('The Electron binary is not installed on this machine, so the studio opens in your browser instead.');
 if (electron) {
   if ((await run(process.execPath, ['scripts/build-app.mjs'])) !== 0) process.exit(1);
   if ((await run(process.execPath, ['scripts/electron-native.mjs'])) !== 0) process.exit(1);
   // "." so Electron reads package.json: the app runs as "Take Studio" (productName), not "Electron".
-  process.exit(await run(electron, ['.', ...process.argv.slice(2)]));
+  process.exit(await run(electron, ['.', ...passedOn]));
 }
-if (!inBrowser) console.log('The Electron binary is not installed on this machine, so the studio opens in your browser instead.');
-process.exit(await run(process.execPath, [await cliBundle(), 'serve', ...process.argv.slice(2)]));
+process.exit(await run(process.execPath, [await cliBundle(), 'serve', ...passedOn]));

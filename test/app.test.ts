@@ -44,7 +44,7 @@ describe('the window', () => {
       enableEmbeddedAsarIntegrityValidation: 'true',
       onlyLoadAppFromAsar: 'true',
     });
-    expect(config).toMatch(/^asar: true$/m);
+    expect(config).toMatch(/^asar:\n  smartUnpack: false$/m);
   });
 
   it('allows navigation only to its own pages, by parsing the URL', () => {

@@ -1,15 +1,17 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { copyFileSync, cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { APP_ID, APP_NAME } from '../app/identity.ts';
-import { electronBinding, electronBindingDir, NativeBindingMissing } from '../app/nativeBinding.ts';
+import { electronBinding, electronBindingDir, electronDriverDir, NativeBindingMissing } from '../app/nativeBinding.ts';
 import { allowPermission } from '../app/permissions.ts';
 import { quitOnSessionEnd, wireQuit } from '../app/quit.ts';
 import { claimDataFolder, DataFolderRefused, explainStartFailure, launch, startOrExplain, type StartingApp } from '../app/startup.ts';
+import { WindowFocus } from '../app/windowFocus.ts';
 import { openDatabase } from '../main/db/database.ts';
 import { DatabaseRefused } from '../main/db/refused.ts';
 import { useNativeBinding } from '../main/db/nativeBinding.ts';
@@ -17,6 +19,7 @@ import { startRuntime } from '../main/runtime.ts';
 import { openStudio } from '../main/studio.ts';
 import { FAL_MODEL, falQueue, realMedia, type Ledger } from './fakes/providers.ts';
 import { startFake } from './fakes/server.ts';
+import { integrityOf, startRegistry } from './helpers/npmRegistry.ts';
 import { writeSettings } from './helpers/processes.ts';
 import { tempDir } from './helpers/tmp.ts';
 import { until } from './helpers/wait.ts';
@@ -25,6 +28,13 @@ import { until } from './helpers/wait.ts';
 // and the built bundle runs under Node with a stand-in `electron` module (test/fakes/electron).
 const ROOT = join(import.meta.dirname, '..');
 const NODE_BUILD = join(ROOT, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
+const execFileAsync = promisify(execFile);
+// The desktop app's driver as package.json pins it, and the Electron it is staged for.
+const PINNED_DRIVER = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).config.electronSqlite as { version: string; integrity: string };
+const ELECTRON = {
+  version: (JSON.parse(readFileSync(join(ROOT, 'node_modules', 'electron', 'package.json'), 'utf8')) as { version: string }).version,
+  abi: readFileSync(join(ROOT, 'node_modules', 'electron', 'abi_version'), 'utf8').trim(),
+};
 
 /** Electron's app as far as start-up uses it, recording the order of calls. */
 function startingApp(lockFree = true, ready: Promise<unknown> = Promise.resolve()): StartingApp & { calls: string[] } {
@@ -34,6 +44,7 @@ function startingApp(lockFree = true, ready: Promise<unknown> = Promise.resolve(
     setName: (name) => calls.push(`setName ${name}`),
     setPath: (name, path) => calls.push(`setPath ${name} ${path}`),
     requestSingleInstanceLock: () => (calls.push('requestSingleInstanceLock'), lockFree),
+    on: (event) => calls.push(`on ${event}`),
     whenReady: () => ready,
     quit: () => calls.push('quit'),
     exit: (code) => calls.push(`exit ${code}`),
@@ -69,10 +80,42 @@ describe('start-up', () => {
       // Thrown from the entry module, Electron would only show its own dialog and keep running (lib/browser/init.ts).
       const app = startingApp();
       const shown: [string, string][] = [];
-      await launch(app, { showErrorBox: (t, c) => shown.push([t, c]) }, async () => undefined, () => undefined, { STUDIO_DATA_DIR: dir });
+      await launch(app, { showErrorBox: (t, c) => shown.push([t, c]) }, async () => undefined, () => undefined, () => undefined, { STUDIO_DATA_DIR: dir });
       expect(shown).toEqual([['Take Studio could not start', expect.stringMatching(new RegExp(`^${dir} cannot be used as the data folder \\(E(EXIST|NOTDIR).*\\)\\. Make it a folder you can write to, or set STUDIO_DATA_DIR to one\\.$`))]]);
       expect(app.calls).toEqual([`setName ${APP_NAME}`, 'exit 1']);
     }
+  });
+
+  it('listens for another launch right after the lock is held, before Electron is ready, and not where the lock is refused', async () => {
+    let ready!: () => void;
+    const app = startingApp(true, new Promise<void>((resolve) => (ready = resolve)));
+    const started = launch(app, { showErrorBox: () => undefined }, async () => void app.calls.push('start'), () => undefined, () => undefined, { STUDIO_DATA_DIR: tempDir() });
+    expect(app.calls.slice(-2)).toEqual(['requestSingleInstanceLock', 'on second-instance']);
+    ready();
+    await started;
+    expect(app.calls.at(-1)).toBe('start');
+    const refused = startingApp(false);
+    await launch(refused, { showErrorBox: () => undefined }, async () => undefined, () => undefined, () => undefined, { STUDIO_DATA_DIR: tempDir() });
+    expect(refused.calls).not.toContain('on second-instance');
+  });
+
+  it('brings the window forward for a launch during start-up once the window is shown, and at once after', () => {
+    const done: string[] = [];
+    let window: { isMinimized(): boolean; restore(): void; focus(): void } | null = null;
+    const focus = new WindowFocus(() => window);
+    focus.request();
+    focus.request();
+    window = { isMinimized: () => true, restore: () => done.push('restore'), focus: () => done.push('focus') };
+    // Made but not yet shown: focusing it would show a blank window early.
+    focus.request();
+    expect(done).toEqual([]);
+    focus.shown();
+    expect(done).toEqual(['restore', 'focus']);
+    focus.request();
+    expect(done).toEqual(['restore', 'focus', 'restore', 'focus']);
+    window = null;
+    focus.request();
+    expect(done).toHaveLength(4);
   });
 
   it('shows a failed start in a dialog that says what to do, then exits and frees the lock', async () => {
@@ -94,7 +137,7 @@ describe('start-up', () => {
 });
 
 describe('the database driver for each runtime', () => {
-  it('takes the Electron build from resources once packaged and from dist/native in a checkout, checked against the ABI', () => {
+  it('takes the Electron build from resources once packaged and from dist/native in a checkout, checked against the ABI, and its JavaScript from beside the bundle', () => {
     expect(electronBindingDir({ packaged: true, resourcesPath: '/opt/Take Studio/resources', appRoot: '/x', platform: 'linux', arch: 'x64' })).toBe('/opt/Take Studio/resources/native');
     expect(electronBindingDir({ packaged: false, resourcesPath: '/r', appRoot: '/src/studio', platform: 'darwin', arch: 'arm64' })).toBe('/src/studio/dist/native/electron-darwin-arm64');
     const dir = tempDir();
@@ -104,37 +147,107 @@ describe('the database driver for each runtime', () => {
     expect(() => electronBinding(dir, '145')).toThrow('the database driver for this Electron (ABI 145) is not built (the one there is for ABI 143). Run "npm start" again, which builds it, or reinstall Take Studio');
     writeFileSync(join(dir, 'abi'), '145\n');
     expect(electronBinding(dir, '145')).toBe(join(dir, 'better_sqlite3.node'));
+    const bundle = tempDir();
+    expect(() => electronDriverDir(bundle)).toThrow(`the database driver's JavaScript is not staged in ${join(bundle, 'better-sqlite3')}. Run "npm start" again, which stages it, or reinstall Take Studio`);
+    stageNodeDriverJs(join(bundle, 'better-sqlite3'));
+    expect(electronDriverDir(bundle)).toBe(join(bundle, 'better-sqlite3'));
   });
 
-  it('opens every connection with the chosen build', () => {
+  it('opens every connection with the chosen build, and with the JavaScript staged for it when there is one', () => {
     const dir = tempDir();
-    useNativeBinding(join(dir, 'absent.node'));
-    expect(() => openDatabase(join(dir, 'a.db'))).toThrow(/absent\.node/);
-    copyFileSync(NODE_BUILD, join(dir, 'own.node'));
-    useNativeBinding(join(dir, 'own.node'));
-    const db = openDatabase(join(dir, 'b.db'));
-    expect(db.prepare('SELECT 1 AS one').get()).toEqual({ one: 1 });
-    db.close();
-  });
-
-  it('builds the Electron driver apart: a failed build leaves the Node build the CLI and tests load as it was', () => {
-    const before = createHash('sha256').update(readFileSync(NODE_BUILD)).digest('hex');
-    const dir = tempDir();
-    // A folder with the real scripts and packages; with no network here the prebuilt download and the
-    // compile (which needs Electron's headers) both fail, as they would offline.
-    cpSync(join(ROOT, 'scripts'), join(dir, 'scripts'), { recursive: true });
-    symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-    let failed = false;
     try {
-      execFileSync(process.execPath, ['scripts/electron-native.mjs'], { cwd: dir, stdio: 'pipe', timeout: 120_000 });
-    } catch (err) {
-      failed = true;
-      expect(String((err as { stderr: Buffer }).stderr)).toMatch(/The database driver for the desktop app could not be built/);
+      useNativeBinding(join(dir, 'absent.node'));
+      expect(() => openDatabase(join(dir, 'a.db'))).toThrow(/absent\.node/);
+      copyFileSync(NODE_BUILD, join(dir, 'own.node'));
+      useNativeBinding(join(dir, 'own.node'));
+      const db = openDatabase(join(dir, 'b.db'));
+      expect(db.prepare('SELECT 1 AS one').get()).toEqual({ one: 1 });
+      db.close();
+      mkdirSync(join(dir, 'staged', 'lib'), { recursive: true });
+      writeFileSync(join(dir, 'staged', 'lib', 'index.js'), "throw new Error('the staged JavaScript was loaded');");
+      expect(() => useNativeBinding(join(dir, 'own.node'), join(dir, 'staged'))).toThrow('the staged JavaScript was loaded');
+    } finally {
+      useNativeBinding(NODE_BUILD);
     }
-    expect(failed).toBe(true);
+  });
+
+  it('stages the pinned better-sqlite3 for Electron, checked against its integrity, apart from the Node build, and only once', async () => {
+    const before = createHash('sha256').update(readFileSync(NODE_BUILD)).digest('hex');
+    const tarball = standInDriverPackage();
+    const registry = await startRegistry('better-sqlite3', PINNED_DRIVER.version, tarball);
+    const dir = nativeCheckout(integrityOf(tarball));
+    const env = { ...process.env, npm_config_registry: `${registry.url}/`, npm_config_cache: join(tempDir(), 'npm-cache') };
+    // Not execFileSync: the registry answers from this process.
+    const run = async () => (await execFileAsync(process.execPath, ['scripts/electron-native.mjs'], { cwd: dir, env, encoding: 'utf8', timeout: 120_000 })).stdout;
+    expect(await run()).toBe(`Staged the database driver (better-sqlite3@${PINNED_DRIVER.version}) for Electron ${ELECTRON.version} (ABI ${ELECTRON.abi}) on ${process.platform}-${process.arch}.\n`);
+    const binding = electronBinding(electronBindingDir({ packaged: false, resourcesPath: '', appRoot: dir, platform: process.platform, arch: process.arch }), ELECTRON.abi);
+    expect(createHash('sha256').update(readFileSync(binding)).digest('hex')).toBe(before);
+    try {
+      useNativeBinding(binding, electronDriverDir(join(dir, 'dist', 'app')));
+      const db = openDatabase(join(dir, 'staged.db'));
+      expect(db.prepare('SELECT 1 AS one').get()).toEqual({ one: 1 });
+      db.close();
+    } finally {
+      useNativeBinding(NODE_BUILD);
+    }
+    const asked = registry.seen.length;
+    expect(registry.count('GET', /\.tgz$/)).toBe(1);
+    expect(await run()).toBe('');
+    expect(registry.seen.length).toBe(asked);
     expect(createHash('sha256').update(readFileSync(NODE_BUILD)).digest('hex')).toBe(before);
   }, 150_000);
+
+  it('says in one line which download failed and how to supply it, exiting 2, and refuses a package that is not the pinned one', () => {
+    const dir = nativeCheckout();
+    // No retries: npm's own back-off would only slow the test down.
+    const env = { ...process.env, npm_config_registry: 'http://127.0.0.1:9/', npm_config_cache: join(tempDir(), 'npm-cache'), npm_config_fetch_retries: '0' };
+    const spec = `better-sqlite3@${PINNED_DRIVER.version}`;
+    const offline = spawnSync(process.execPath, ['scripts/electron-native.mjs'], { cwd: dir, env, encoding: 'utf8', timeout: 120_000 });
+    expect(offline.status).toBe(2);
+    expect(offline.stderr).toBe(
+      `Could not download ${spec}, the desktop app's database driver (FetchError: request to http://127.0.0.1:9/better-sqlite3 failed, reason: connect ECONNREFUSED 127.0.0.1:9). Connect to your npm registry, or point npm's registry setting at a mirror that has it, or fetch it on another machine (npm pack ${spec}) and set STUDIO_SQLITE_TARBALL to that file.\n`,
+    );
+    const other = join(tempDir(), `better-sqlite3-${PINNED_DRIVER.version}.tgz`);
+    writeFileSync(other, standInDriverPackage());
+    const refused = spawnSync(process.execPath, ['scripts/electron-native.mjs'], { cwd: dir, env: { ...env, STUDIO_SQLITE_TARBALL: other }, encoding: 'utf8', timeout: 120_000 });
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toBe(`${other} is not ${spec} as pinned: its sha512 differs from package.json's config.electronSqlite.integrity. Nothing was installed.\n`);
+    expect(existsSync(join(dir, 'dist', 'native', `electron-${process.platform}-${process.arch}`))).toBe(false);
+    expect(existsSync(join(dir, 'dist', 'app', 'better-sqlite3'))).toBe(false);
+  }, 150_000);
 });
+
+/** node_modules' better-sqlite3 JavaScript, which drives the Node build, where a staged driver's goes. */
+function stageNodeDriverJs(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+  cpSync(join(ROOT, 'node_modules', 'better-sqlite3', 'lib'), join(dir, 'lib'), { recursive: true });
+  copyFileSync(join(ROOT, 'node_modules', 'better-sqlite3', 'package.json'), join(dir, 'package.json'));
+}
+
+/**
+ * A tarball laid out as better-sqlite3 13's (package/lib, package/prebuilds/<platform>-<arch>.node) at the pinned
+ * version, holding what runs under Node here: node_modules' JavaScript and the Node build.
+ */
+function standInDriverPackage(): Buffer {
+  const dir = tempDir();
+  stageNodeDriverJs(join(dir, 'package'));
+  writeFileSync(join(dir, 'package', 'package.json'), JSON.stringify({ name: 'better-sqlite3', version: PINNED_DRIVER.version, main: 'lib/index.js' }));
+  mkdirSync(join(dir, 'package', 'prebuilds'));
+  copyFileSync(NODE_BUILD, join(dir, 'package', 'prebuilds', `${process.platform}-${process.arch}.node`));
+  execFileSync('tar', ['-czf', 'package.tgz', 'package'], { cwd: dir });
+  return readFileSync(join(dir, 'package.tgz'));
+}
+
+/** A folder laid out as a checkout for scripts/electron-native.mjs; its package.json pins `integrity` when given. */
+function nativeCheckout(integrity?: string): string {
+  const dir = tempDir();
+  cpSync(join(ROOT, 'scripts'), join(dir, 'scripts'), { recursive: true });
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+  if (integrity) pkg.config.electronSqlite.integrity = integrity;
+  writeFileSync(join(dir, 'package.json'), JSON.stringify(pkg));
+  return dir;
+}
 
 describe('quitting', () => {
   /** Electron's app as far as quitting uses it: before-quit with preventDefault, then quit() asks again. */
@@ -238,6 +351,7 @@ async function runBundle(options: { native: boolean; env?: Record<string, string
     mkdirSync(native, { recursive: true });
     copyFileSync(NODE_BUILD, join(native, 'better_sqlite3.node'));
     writeFileSync(join(native, 'abi'), `${process.versions.modules}\n`);
+    stageNodeDriverJs(join(root, 'dist', 'app', 'better-sqlite3'));
   }
   await options.before?.(root);
   const child = spawn(process.execPath, ['--import', join(ROOT, 'test', 'fakes', 'electron', 'loader.mjs'), 'dist/app/main.mjs'], {
@@ -330,6 +444,17 @@ describe('the built desktop bundle under Node, with a stand-in electron', () => 
     expect(events.map((e) => e.event).slice(-4)).toEqual(['closed', 'quit', 'quit', 'exit']);
   });
 
+  it('hears a launch that comes while it starts, and brings the window forward once it is shown', async () => {
+    const { code, events, stderr } = await runBundle({ native: true, env: { STANDIN_SECOND_INSTANCE_AT_READY: '1', STANDIN_QUIT_AFTER_LOAD: '1' } });
+    expect(code, stderr).toBe(0);
+    const names = events.map((e) => e.event);
+    expect(names.slice(names.indexOf('requestSingleInstanceLock'), names.indexOf('requestSingleInstanceLock') + 2)).toEqual(['requestSingleInstanceLock', 'listen']);
+    expect(events.find((e) => e.event === 'secondInstance')!.detail).toEqual({ listeners: 1 });
+    expect(names.indexOf('secondInstance')).toBeLessThan(names.indexOf('BrowserWindow'));
+    expect(names.filter((n) => n === 'focus')).toHaveLength(1);
+    expect(names.indexOf('focus')).toBeGreaterThan(names.indexOf('show'));
+  });
+
   it('quits before making a window when another run holds the data folder', async () => {
     const { code, events } = await runBundle({ native: true, env: { STANDIN_LOCK_TAKEN: '1' } });
     expect(code).toBe(0);
@@ -381,9 +506,12 @@ describe('installing and packaging', () => {
     // Rebuilding in place would replace the Node build; the Electron one is made apart and shipped as a resource.
     expect(config.npmRebuild).toBe(false);
     expect(config.extraResources).toEqual([{ from: 'dist/native/electron-${platform}-${arch}', to: 'native' }]);
-    for (const unpacked of ['better-sqlite3', '@ffmpeg-installer', '@ffprobe-installer', 'dejavu-fonts-ttf', 'espeak-ng']) {
-      expect(config.asarUnpack).toContain(`node_modules/${unpacked}/**`);
-    }
+    // Only what another program opens from disk; the packaged folder itself is checked in test/packaging.test.ts.
+    expect(config.asarUnpack).toEqual([
+      'node_modules/@ffmpeg-installer/*/{ffmpeg,ffmpeg.exe}',
+      'node_modules/@ffprobe-installer/*/{ffprobe,ffprobe.exe}',
+      'node_modules/dejavu-fonts-ttf/ttf/*.ttf',
+    ]);
     for (const buildOnly of ['tsx', 'esbuild']) expect(config.files).toContain(`!node_modules/${buildOnly}/**`);
     for (const bundled of ['react', 'react-dom']) {
       expect(pkg.dependencies[bundled]).toBeUndefined();

@@ -96,6 +96,11 @@ export interface StudioApi {
   exportFilm(project: string, preset: Preset): Promise<TaskView>;
   /** The presets for the project's film, its exports, and every render of it by id and status. */
   filmRenders(project: string): Promise<FilmRendersView>;
+  /**
+   * "Copy diagnostics": text a person can send when something went wrong: versions, folders, the engine's state and
+   * the last log lines, with every key cut out (see diagnosticsCalls.ts).
+   */
+  diagnostics(): Promise<string>;
 }
 
 export interface EngineStatus {
@@ -136,6 +141,7 @@ export const API_METHODS = [
   'pickTake',
   'exportFilm',
   'filmRenders',
+  'diagnostics',
 ] as const satisfies readonly (keyof StudioApi)[];
 
 /** An error a person can act on, carried across IPC and HTTP as its message. */

@@ -4,13 +4,16 @@ import type { Project } from '../domain/project.ts';
 import type { Task } from '../domain/tasks/model.ts';
 import type { Providers } from '../providers/registry.ts';
 import type { Studio } from '../studio.ts';
+import type { Logger } from '../logging/logger.ts';
+import type { Redaction } from '../logging/redact.ts';
 import { ApiError } from './apiErrors.ts';
 import type { KeySource } from './contract.ts';
 
 export interface KeyStore {
   /** Where a provider's key comes from, if it has one; 'unreadable': stored, but it cannot be decrypted here. */
   source(provider: string): KeySource;
-  set(provider: string, value: string | null): void;
+  /** Saves or removes a key; the desktop's engine process has it saved by the main process, so it may be awaited. */
+  set(provider: string, value: string | null): void | Promise<void>;
   encrypted: boolean;
   /** A key that is no provider's request key (fal's admin key, FAL_ADMIN_KEY_NAME), kept where the request keys are. */
   secret(name: string): string | undefined;
@@ -27,6 +30,19 @@ export interface ServiceDeps {
   mediaUrl: (taskId: number) => string;
   /** The engine's pause, if it is paused, as the supervisor of this process sees it. */
   paused: () => { reason: string; since: number } | null;
+  /** What "Copy diagnostics" tells of this process beyond the studio itself (diagnosticsCalls.ts). */
+  diagnostics?: DiagnosticsDeps;
+}
+
+export interface DiagnosticsDeps {
+  /** This process's log: its folder and its last lines. */
+  logger?: Logger;
+  /** The cut every line of this process goes through, holding the studio's keys; the diagnostics text goes through it too. */
+  redaction: Redaction;
+  /** Folders of the host's own to name (the desktop's crash dumps), by what they hold. */
+  folders?: Record<string, string>;
+  /** Whether this process's engine was started and is not stopped, and whether paid work of it is in flight. */
+  engine(): { state: 'not started' | 'running' | 'stopped'; paidWorkInFlight: boolean };
 }
 
 /** What every group of the StudioApi's calls shares: the studio over one data folder, its pipeline, and its projects by name. */

@@ -38,6 +38,7 @@ export async function getSettings(ctx: ServiceContext): Promise<SettingsView> {
     confirmAbove: s.ui.confirmAbove,
     keepAwake: s.ui.keepAwake,
     budgetUsesForecast: s.budgetUsesForecast,
+    checkUpdatesAtStart: s.updates.checkAtStart,
     team: teamView(ctx.studio),
     elevenlabsPlan: creditPlanView(s.providers.elevenlabs),
   };
@@ -62,9 +63,9 @@ export async function saveSettings(ctx: ServiceContext, patch: SettingsPatch): P
     checkSettingsPatch(patch);
     if (patch.key) {
       if (!isProviderId(patch.key.provider) || patch.key.provider === 'simulator') throw new ApiError(`there is no provider "${patch.key.provider}" that takes a key`);
-      ctx.deps.keys.set(patch.key.provider, patch.key.value);
+      await ctx.deps.keys.set(patch.key.provider, patch.key.value);
     }
-    if (patch.falAdminKey !== undefined) ctx.deps.keys.set(FAL_ADMIN_KEY_NAME, patch.falAdminKey);
+    if (patch.falAdminKey !== undefined) await ctx.deps.keys.set(FAL_ADMIN_KEY_NAME, patch.falAdminKey);
     ctx.studio.settings = updateSettings(ctx.studio.dataDir, (raw) => {
       raw.engine ??= {};
       if (patch.concurrency) raw.engine.concurrency = { ...raw.engine.concurrency, ...patch.concurrency };
@@ -74,6 +75,7 @@ export async function saveSettings(ctx: ServiceContext, patch: SettingsPatch): P
       if (patch.confirmAbove !== undefined) raw.ui.confirmAbove = patch.confirmAbove;
       if (patch.keepAwake !== undefined) raw.ui.keepAwake = patch.keepAwake;
       if (patch.budgetUsesForecast !== undefined) raw.budgetUsesForecast = patch.budgetUsesForecast;
+      if (patch.checkUpdatesAtStart !== undefined) raw.updates = { ...raw.updates, checkAtStart: patch.checkUpdatesAtStart };
       if (patch.elevenlabsPlan !== undefined) applyCreditPlan(raw, patch.elevenlabsPlan);
     });
     // A key, and the plan credits are priced at, are used at once.

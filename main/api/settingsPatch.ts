@@ -6,7 +6,7 @@ import { CREDIT_PLANS, CREDIT_PRICE_WORDS, isCreditPlan, isCreditPrice } from '.
 /** A settings change the API cannot take, with the field and what it takes. */
 export class PatchRefused extends Error {}
 
-const FIELDS = ['concurrency', 'leaseMs', 'pollDeadlineMs', 'confirmAbove', 'keepAwake', 'budgetUsesForecast', 'key', 'falAdminKey', 'elevenlabsPlan'];
+const FIELDS = ['concurrency', 'leaseMs', 'pollDeadlineMs', 'confirmAbove', 'keepAwake', 'budgetUsesForecast', 'checkUpdatesAtStart', 'key', 'falAdminKey', 'elevenlabsPlan'];
 
 function whole(value: unknown, where: string, min: number, max: number): void {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
@@ -40,6 +40,7 @@ export function checkSettingsPatch(value: unknown): SettingsPatch {
   }
   if (patch.keepAwake !== undefined && typeof patch.keepAwake !== 'boolean') throw new PatchRefused('keepAwake must be true or false');
   if (patch.budgetUsesForecast !== undefined && typeof patch.budgetUsesForecast !== 'boolean') throw new PatchRefused('budgetUsesForecast must be true or false');
+  if (patch.checkUpdatesAtStart !== undefined && typeof patch.checkUpdatesAtStart !== 'boolean') throw new PatchRefused('checkUpdatesAtStart must be true or false');
   if (patch.elevenlabsPlan !== undefined) checkPlanChange(patch.elevenlabsPlan);
   if (patch.key !== undefined) {
     const k = patch.key as Record<string, unknown> | null;

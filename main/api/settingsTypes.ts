@@ -22,6 +22,8 @@ export interface SettingsView {
   keepAwake: boolean;
   /** The budget check counts a step at its forecast from past bills where that is higher than its estimate. */
   budgetUsesForecast: boolean;
+  /** The desktop app looks for an update at start, downloads it in the background and installs it at quit. */
+  checkUpdatesAtStart: boolean;
   /** Team mode on this machine. */
   team: TeamView;
   /** The ElevenLabs plan credits are priced at, and the plans to pick from. */
@@ -88,6 +90,7 @@ export interface SettingsPatch {
   confirmAbove?: number | null;
   keepAwake?: boolean;
   budgetUsesForecast?: boolean;
+  checkUpdatesAtStart?: boolean;
   /** A provider's key, or null to remove it. */
   key?: { provider: string; value: string | null };
   /** The ElevenLabs plan, or the person's own price per credit; null sets none. */

@@ -9,6 +9,7 @@ import * as library from './libraryCalls.ts';
 import * as making from './takeCalls.ts';
 import * as settings from './settingsCalls.ts';
 import * as exporting from './exportCalls.ts';
+import { diagnostics } from './diagnosticsCalls.ts';
 import type { Task } from '../domain/tasks/model.ts';
 import type { DraftEstimateView, DraftInput, DraftView } from './draftTypes.ts';
 import type {
@@ -167,6 +168,10 @@ export class StudioService implements StudioApi {
 
   async filmRenders(project: string): Promise<FilmRendersView> {
     return exporting.filmRenders(this.ctx, project);
+  }
+
+  async diagnostics(): Promise<string> {
+    return diagnostics(this.ctx);
   }
 
   async listModels(): Promise<ModelCatalogueView> {

@@ -1,3 +1,5 @@
+import type { Logger } from '../logging/logger.ts';
+
 /** What every command is given: the folders and database it works on, and where it writes. */
 export interface CliContext {
   dataDir: string;
@@ -7,6 +9,8 @@ export interface CliContext {
   media?: string;
   out: (line: string) => void;
   err: (line: string) => void;
+  /** The command's log file in `<data>/logs/` (cliLog.ts); it shows nothing at the terminal unless echoing is asked. */
+  log: Logger;
 }
 
 /** One command: its arguments after the command's name; the exit code, or none for 0. */

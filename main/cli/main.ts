@@ -1,11 +1,14 @@
 import { defaultDataDir } from '../config/paths.ts';
 import { SettingsError } from '../config/settings.ts';
 import { DatabaseRefused } from '../db/refused.ts';
+import { LogSettingRefused } from '../logging/logLine.ts';
+import type { Logger } from '../logging/logger.ts';
 import { DecisionRefused } from '../engine/decisions.ts';
 import { ProjectRefused } from '../domain/project.ts';
 import { TeamDatabaseRefused } from '../store/postgres/errors.ts';
 import { DataFolderRefused, NoStudioHere } from '../studio.ts';
 import { COMMANDS, HELP } from './commands/index.ts';
+import { cliLog } from './cliLog.ts';
 import type { CliContext } from './context.ts';
 import { UsageError } from './errors.ts';
 import { lineWriter } from './output.ts';
@@ -34,6 +37,7 @@ function takeGlobals(argv: string[]): { dataDir: string; database?: string; medi
 }
 
 export async function main(argv: string[], io: Pick<CliContext, 'out' | 'err'> = { out: lineWriter(process.stdout), err: lineWriter(process.stderr) }): Promise<number> {
+  let log: Logger | null = null;
   try {
     const { dataDir, database, media, rest } = takeGlobals(argv);
     const [name, ...args] = rest;
@@ -43,7 +47,10 @@ export async function main(argv: string[], io: Pick<CliContext, 'out' | 'err'> =
     }
     const command = COMMANDS[name];
     if (!command) throw new UsageError(`unknown command "${name}"; run "studio help" for the list`);
-    return (await command(args, { dataDir, database, media, ...io })) ?? 0;
+    log = cliLog(dataDir, name, database);
+    // The command alone: its arguments may hold a prompt or an address with a password.
+    log.info(`studio ${name}`);
+    return (await command(args, { dataDir, database, media, log, ...io })) ?? 0;
   } catch (err) {
     // A refusal of what was asked (a task that does not exist, a decision that does not fit, a team database
     // that is not one, or cannot be reached) is bad input: nothing was changed.
@@ -52,15 +59,19 @@ export async function main(argv: string[], io: Pick<CliContext, 'out' | 'err'> =
       err instanceof DecisionRefused ||
       err instanceof NoStudioHere ||
       err instanceof ProjectRefused ||
-      err instanceof TeamDatabaseRefused
+      err instanceof TeamDatabaseRefused ||
+      err instanceof LogSettingRefused
     ) {
+      log?.info(`refused: ${err.message}`);
       io.err(`studio: ${err.message}`);
       return 2;
     }
     if (err instanceof DatabaseRefused || err instanceof SettingsError || err instanceof DataFolderRefused) {
+      log?.warn(`refused: ${err.message}`);
       io.err(`studio: ${err.message}`);
       return 1;
     }
+    log?.error(`failed: ${(err as Error).stack ?? String(err)}`);
     throw err;
   }
 }

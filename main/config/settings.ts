@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { DEFAULT_ENGINE_OPTIONS, DEFAULT_LOOKUP, DEFAULT_QUEUE_MS, MISSING_FOR_MS, type EngineOptions } from '../domain/engineOptions.ts';
 import type { ProviderSettings } from '../providers/config.ts';
 import type { StepChoice, StepKind } from '../domain/storyboard.ts';
@@ -6,6 +6,7 @@ import { parseStoryboard } from '../providers/storyboards.ts';
 import { KINDS } from '../domain/tasks/model.ts';
 import { CREDIT_PLANS, CREDIT_PRICE_WORDS, isCreditPlan, isCreditPrice } from '../pricing/creditPlans.ts';
 import { settingsPath } from './paths.ts';
+import { writePrivateFile } from './privateFile.ts';
 import { checkTeamSettings, type TeamSettings } from './team.ts';
 
 export interface Settings {
@@ -22,6 +23,10 @@ export interface Settings {
   team: TeamSettings;
   /** The budget check holds a step at its forecast from past bills where that is above its estimate (pipeline/forecast.ts); off by default. */
   budgetUsesForecast: boolean;
+  /** The desktop app looks for an update at start, downloads it in the background and installs it at quit; on by default. */
+  updates: { checkAtStart: boolean };
+  /** Prompts are written to the logs only when the person asks for them (or STUDIO_LOG_PROMPTS=1); see main/logging/redact.ts. */
+  logging: { prompts: boolean };
 }
 
 export const DEFAULT_STEPS: Record<StepKind, StepChoice> = {
@@ -64,16 +69,15 @@ export function loadSettings(dataDir: string): Settings {
 }
 
 /**
- * Changes settings.json: the change is checked as a whole before it is written, and written to a temporary
- * file then renamed, so a refused or interrupted change leaves the file as it was.
+ * Changes settings.json: the change is checked as a whole before it is written, and written as a private file
+ * (it may hold keys and the team database's password), so a refused or interrupted change leaves the file as it was.
  */
 export function updateSettings(dataDir: string, change: (raw: Record<string, any>) => void): Settings {
   const raw = readRaw(dataDir);
   change(raw);
   const settings = parseSettings(raw);
   const path = settingsPath(dataDir);
-  writeFileSync(`${path}.tmp`, `${JSON.stringify(raw, null, 2)}\n`, { mode: 0o600 });
-  renameSync(`${path}.tmp`, path);
+  writePrivateFile(path, `${JSON.stringify(raw, null, 2)}\n`);
   return settings;
 }
 
@@ -134,7 +138,29 @@ export function parseSettings(raw: Record<string, any>): Settings {
     prices: checkPrices(raw.prices ?? {}),
     team: checkTeamSettings(raw.team, (message) => new SettingsError(message)),
     budgetUsesForecast: readBudgetUsesForecast(raw.budgetUsesForecast),
+    updates: readUpdates(raw.updates),
+    logging: readLogging(raw.logging),
   };
+}
+
+function readLogging(value: unknown): Settings['logging'] {
+  if (value === undefined) return { prompts: false };
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new SettingsError('settings: logging must be an object like {"prompts": false}');
+  const { prompts, ...rest } = value as Record<string, unknown>;
+  const extra = Object.keys(rest)[0];
+  if (extra !== undefined) throw new SettingsError(`settings: logging has no field "${extra}"; it takes only prompts`);
+  if (prompts !== undefined && typeof prompts !== 'boolean') throw new SettingsError(`settings: logging.prompts must be true or false, not ${JSON.stringify(prompts)}`);
+  return { prompts: prompts === true };
+}
+
+function readUpdates(value: unknown): Settings['updates'] {
+  if (value === undefined) return { checkAtStart: true };
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new SettingsError('settings: updates must be an object like {"checkAtStart": true}');
+  const { checkAtStart, ...rest } = value as Record<string, unknown>;
+  const extra = Object.keys(rest)[0];
+  if (extra !== undefined) throw new SettingsError(`settings: updates has no field "${extra}"; it takes only checkAtStart`);
+  if (checkAtStart !== undefined && typeof checkAtStart !== 'boolean') throw new SettingsError(`settings: updates.checkAtStart must be true or false, not ${JSON.stringify(checkAtStart)}`);
+  return { checkAtStart: checkAtStart !== false };
 }
 
 function readBudgetUsesForecast(value: unknown): boolean {

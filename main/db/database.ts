@@ -1,6 +1,6 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { upgradeUnderWay, whileUpgrading } from './upgradeMarker.ts';
-import { connectionOptions } from './nativeBinding.ts';
+import { connect } from './nativeBinding.ts';
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { assertKnownVersion, loadMigrations, migrate } from './migrator.ts';
 import { DatabaseRefused } from './refused.ts';
@@ -54,7 +54,7 @@ export function openDatabase(path: string, migrationsDir?: string): Db {
   const migrations = loadMigrations(migrationsDir);
   let db: Db;
   try {
-    db = new Database(path, connectionOptions());
+    db = connect(path);
   } catch (err) {
     throw refusal(path, err);
   }

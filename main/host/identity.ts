@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { writePrivateFile } from '../config/privateFile.ts';
 
 /**
  * What a browser tab needs to find the loopback host again after it restarts on the same data folder: the
@@ -44,16 +45,5 @@ export function readHostIdentity(dataDir: string): HostIdentity {
 
 /** Writes the identity readable by this user alone (0600), whole or not at all. */
 export function writeHostIdentity(dataDir: string, identity: HostIdentity): void {
-  const path = hostFilePath(dataDir);
-  const temporary = `${path}.${process.pid}.tmp`;
-  // Made anew ('wx'), so the mode is set on creation and no earlier file's wider mode is kept.
-  rmSync(temporary, { force: true });
-  const fd = openSync(temporary, 'wx', 0o600);
-  try {
-    writeSync(fd, JSON.stringify({ token: identity.token, port: identity.port }));
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(temporary, path);
+  writePrivateFile(hostFilePath(dataDir), JSON.stringify({ token: identity.token, port: identity.port }));
 }

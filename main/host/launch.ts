@@ -1,4 +1,5 @@
 import { ownPicturePath, receiveMusic, receivePicture, sweepUploads } from '../api/ownUpload.ts';
+import type { Logger } from '../logging/logger.ts';
 import { openRuntime } from '../runtime.ts';
 import { readHostIdentity, writeHostIdentity } from './identity.ts';
 import { startHost, type RunningHost } from './server.ts';
@@ -18,8 +19,13 @@ export interface LaunchedHost extends RunningHost {
  * same token, and asks for the port it had, so a tab left open finds it again at the same address. When
  * that port has been taken meanwhile, it takes a free one, and the tab needs the new printed address.
  */
-export async function launchHost(dataDir: string, options: { port?: number; log?: (m: string) => void; database?: string; media?: string } = {}): Promise<LaunchedHost> {
-  const runtime = await openRuntime(dataDir, { mediaUrl: (id) => `/media/${id}`, log: options.log, database: options.database, media: options.media });
+export async function launchHost(
+  dataDir: string,
+  options: { port?: number; log?: (m: string) => void; logger?: Logger; database?: string; media?: string } = {},
+): Promise<LaunchedHost> {
+  const runtime = await openRuntime(dataDir, { mediaUrl: (id) => `/media/${id}`, log: options.log, logger: options.logger, database: options.database, media: options.media });
+  // The host's lines are warnings in the log (a terminal shows them, as it did before there was a log).
+  const log = options.log ?? (options.logger && ((m: string) => options.logger!.warn(m)));
   const identity = readHostIdentity(dataDir);
   await sweepUploads(runtime.studio);
   const start = (port: number) =>
@@ -27,7 +33,7 @@ export async function launchHost(dataDir: string, options: { port?: number; log?
       port,
       changes: () => runtime.studio.store.watch(),
       token: identity.token,
-      log: options.log,
+      log,
       output: (id, index) => runtime.studio.files.file(id, index, `task ${id}'s result`),
       own: {
         receive: (project, scene, name, body, announced) => receivePicture(runtime.studio, project, scene, name, body, announced),
@@ -41,7 +47,7 @@ export async function launchHost(dataDir: string, options: { port?: number; log?
     const last = options.port ? null : identity.port;
     host = last
       ? await start(last).catch((err: Error) => {
-          options.log?.(`port ${last}, used last time, is not free (${err.message}); taking another, so a tab left open needs the new address`);
+          log?.(`port ${last}, used last time, is not free (${err.message}); taking another, so a tab left open needs the new address`);
           return start(0);
         })
       : await start(options.port ?? 0);
@@ -53,9 +59,10 @@ export async function launchHost(dataDir: string, options: { port?: number; log?
   try {
     writeHostIdentity(dataDir, { token: host.token, port: host.port });
   } catch (err) {
-    options.log?.(`the address could not be kept for the next start (${(err as Error).message}); a tab left open will need the new address then`);
+    log?.(`the address could not be kept for the next start (${(err as Error).message}); a tab left open will need the new address then`);
   }
-  await runtime.supervisor.start();
+  options.logger?.info(`serving ${host.url} on the data folder ${dataDir}`);
+  await runtime.startEngine();
   return {
     ...host,
     stop: async () => {

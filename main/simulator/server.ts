@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { canonicalJson } from '../domain/tasks/inputHash.ts';
+import { checkLoopback, sameSecret } from '../http/requestGate.ts';
 import { isKind, type Kind } from '../domain/tasks/model.ts';
 import { nextFault, parseFaults, seededRandom, type Faults } from './faults.ts';
 import { makeMedia } from './media.ts';
@@ -9,10 +10,16 @@ import type { Charge, Job, SavedJob } from './job.ts';
 import { JobStore } from './jobStore.ts';
 import { SIMULATOR_MODELS } from './models.ts';
 import { quoteFor } from './prices.ts';
+import { drawSecret, folderSecret } from './secret.ts';
 
 /**
  * The bundled provider: a real HTTP server on loopback speaking a queue API, so the studio runs with
  * no key and no network, and tests drive the engine through real sockets.
+ *
+ * Its address is `http://127.0.0.1:{port}/{secret}`, and every path below is under it. Like the loopback host it
+ * refuses a foreign Host or Origin (main/http/requestGate.ts), and a path without the secret is not found: a web
+ * page open on this machine can neither list its jobs nor set its faults. The secret is kept in the job folder
+ * (secret.ts), so every simulator on a data folder has the same one; without a folder it is drawn for the run.
  *
  *   POST /v1/{kind}/{model}/requests   {input}  -> 201 {request_id, status, quote: {amount, currency}}; 404 for a model it lacks
  *   GET  /v1/requests/{id}/status                -> {request_id, status, progress, error?}
@@ -51,7 +58,7 @@ export interface SimulatorOptions {
   port?: number;
   /**
    * Where accepted jobs are kept, so a simulator started again still knows them, as a real provider would;
-   * simulators in other processes on the same folder share them.
+   * simulators in other processes on the same folder share them, and the secret in their address.
    */
   stateDir?: string;
   /** How long a job takes, unless its input says `duration_ms`. */
@@ -60,6 +67,7 @@ export interface SimulatorOptions {
 }
 
 export interface RunningSimulator {
+  /** Its address, the secret included; every path of the API is under it. */
   url: string;
   server: Server;
   /** This simulator's ledger as of its last request; `GET /_sim/charges` reads the shared store first. */
@@ -101,6 +109,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   };
   setFaults(options.faults ?? {});
   const store = options.stateDir ? new JobStore(options.stateDir) : null;
+  const secret = options.stateDir ? folderSecret(options.stateDir) : drawSecret();
+  let port = 0;
   const persist = (job: Job) => store?.save({ ...job, cancelled: job.status === 'CANCELLED' });
   const inject = (fault: string, job: Job | null, key: string | null) =>
     injected.push({ at: Date.now(), fault, requestId: job?.id ?? null, idempotencyKey: key });
@@ -266,7 +276,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     sync();
     const url = new URL(req.url ?? '/', 'http://simulator');
     const parts = url.pathname.split('/').filter(Boolean);
-    const base = `http://${req.headers.host}`;
+    // The Host was checked to be this simulator's own loopback address.
+    const base = `http://${req.headers.host}/${secret}`;
 
     if (req.method === 'POST' && parts[0] === 'v1' && parts.length === 4 && parts[3] === 'requests') {
       const kind = parts[1]!;
@@ -340,7 +351,19 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     json(res, 404, { detail: 'not found' });
   }
 
+  /** The path under the secret, or null for a path without it. */
+  const underSecret = (url: string): string | null => {
+    const slash = url.indexOf('/', 1);
+    const first = slash < 0 ? url.slice(1) : url.slice(1, slash);
+    return sameSecret(first, secret) ? (slash < 0 ? '/' : url.slice(slash)) : null;
+  };
+
   const server = createServer((req, res) => {
+    const verdict = checkLoopback(req.headers, port);
+    if (!verdict.ok) return json(res, verdict.status, { detail: verdict.reason });
+    const path = underSecret(req.url ?? '/');
+    if (path === null) return json(res, 404, { detail: 'not found: every path is under the address the simulator printed' });
+    req.url = path;
     route(req, res).catch((err: Error) => {
       if (!res.headersSent) json(res, 500, { detail: err.message });
       else res.destroy();
@@ -350,10 +373,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', resolve);
   });
-  const { port } = server.address() as AddressInfo;
+  port = (server.address() as AddressInfo).port;
   let closing: Promise<void> | undefined;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${port}/${secret}`,
     server,
     charges,
     injected,

@@ -1,4 +1,4 @@
-import { PgBoss } from 'pg-boss';
+import PgBoss from 'pg-boss';
 import { connect } from '../../main/store/postgres/connection.ts';
 import { initTeamDatabase } from '../../main/store/postgres/migrator.ts';
 import { PostgresProjectStore } from '../../main/store/postgres/projectStore.ts';
@@ -138,8 +138,8 @@ export async function bossSide(url: string, workers: number, batch: number): Pro
         const fetched = await boss.fetch<{ prompt: string }>('image', { batchSize: batch });
         for (const { id } of fetched) {
           const result = await boss.complete('image', id, { path: `/media/${id}.png` });
-          // Typed as an empty object, the response says how many jobs it settled.
-          if ((result as { affected?: number }).affected !== 1) throw new Error(`pg-boss job ${id}: not completed`);
+          // Typed as void, the response says how many jobs it settled (mapCommandResponse, src/manager.js).
+          if ((result as unknown as { affected?: number }).affected !== 1) throw new Error(`pg-boss job ${id}: not completed`);
         }
         return fetched.length;
       },

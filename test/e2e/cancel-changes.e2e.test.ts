@@ -28,7 +28,8 @@ describe.skipIf(!hasChromium)('a cancel question left open while the step is sen
   afterAll(async () => sim?.close());
 
   it('says the step is now sent and may be charged, and cancels nothing until asked again', async () => {
-    sim = await startSimulator({ jobMs: 2_500 });
+    // Long enough that the image is still being made when the page has opened its tasks, however slowly it starts.
+    sim = await startSimulator({ jobMs: 6_000 });
     const dataDir = tempDir();
     writeSettings(dataDir, { engine: { tickMs: 50, leaseMs: 60_000, poll: { intervalMs: 100, maxIntervalMs: 200 } }, providers: { simulator: { baseUrl: sim.url } } });
     const file = join(dataDir, 'board.json');

@@ -23,7 +23,8 @@ describe.skipIf(!hasChromium)("fal's admin key in Settings, in Chromium through 
       await expect.poll(() => page.getByTestId('fal-admin-key-use').textContent()).toMatch(/fal reports no cost with a result, so fal's figures are estimates\. With an ADMIN-scope key/);
       await page.getByLabel('fal admin key').fill(ADMIN);
       await page.getByRole('button', { name: 'Save admin key' }).click();
-      await page.getByRole('button', { name: 'Remove' }).last().waitFor();
+      // Saved once the admin key has its own Remove beside fal's key's (a settings file is now written and flushed).
+      await expect.poll(() => page.getByRole('button', { name: 'Remove' }).count()).toBe(2);
       expect(await page.getByLabel('fal admin key').inputValue()).toBe('');
       expect(await page.content()).not.toContain(ADMIN);
       expect(JSON.parse(readFileSync(join(dataDir, 'settings.json'), 'utf8')).providers.fal).toEqual({ key: 'fal-key-0123456789', adminKey: ADMIN });

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
+import { ownFileAnswer } from '../../app/engineAnswers.ts';
 import { wireOwnPictures } from '../../app/ownPicture.ts';
 import { openStudio } from '../../main/studio.ts';
 import { tempDir } from './tmp.ts';
@@ -9,7 +10,7 @@ export const APP_PAGE = { url: 'app://studio/index.html', isMainFrame: true };
 
 /**
  * The desktop's handler of `channel` (`studio:own` for a picture or clip, `studio:own-music`), wired to a stand-in
- * for Electron's ipcMain, and a studio with the project Fox, closed when the test ends.
+ * for Electron's ipcMain and to the engine's answer on a studio with the project Fox, closed when the test ends.
  */
 export async function desktopOwn(channel: string) {
   const dir = tempDir();
@@ -18,7 +19,7 @@ export async function desktopOwn(channel: string) {
   await studio.projects.ensure('Fox', Date.now());
   const handlers = new Map<string, (event: unknown, ...args: unknown[]) => unknown>();
   const logged: string[] = [];
-  wireOwnPictures({ handle: (name, listener) => handlers.set(name, listener as never) }, studio, (m) => logged.push(m));
+  wireOwnPictures({ handle: (name, listener) => handlers.set(name, listener as never) }, (what, args) => ownFileAnswer(studio, what, args, (m) => logged.push(m)));
   const mainFrame = {};
   /** What the page gets back for a call from `url` (the app's page unless said otherwise). */
   const call = async (args: unknown, url = APP_PAGE.url, frame: object = mainFrame) =>

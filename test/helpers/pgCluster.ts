@@ -2,6 +2,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { alive } from '../../main/media/staleParts.ts';
 import { freePort } from './ports.ts';
 
 /**
@@ -66,15 +67,6 @@ function run(bin: string, program: string, args: string[], as: { uid: number; gi
       reject(new ClusterUnavailable(`${program} failed: ${said || err.message}`));
     });
   });
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function stopIn(bin: string, dir: string, as: { uid: number; gid: number } | undefined): void {

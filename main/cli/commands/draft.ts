@@ -8,6 +8,7 @@ import type { Task } from '../../domain/tasks/model.ts';
 import { keptAnswer } from '../../domain/tasks/keptAnswer.ts';
 import { parse } from '../args.ts';
 import { UsageError } from '../errors.ts';
+import { engineLog } from '../cliLog.ts';
 import type { CliContext } from '../context.ts';
 import { money } from '../output.ts';
 
@@ -118,7 +119,8 @@ async function showAnswer(id: string, ctx: CliContext): Promise<number> {
  */
 async function runDraft(studio: Awaited<ReturnType<typeof openStudio>>, providers: Parameters<typeof createSupervisor>[1], id: number, ctx: CliContext): Promise<Task | string> {
   studio.settings.engine.concurrency = { image: 0, clip: 0, speech: 0, render: 0, draft: 1 };
-  const supervisor = createSupervisor(studio, providers, { log: (m) => ctx.err(`draft: ${m}`) });
+  const { lines } = engineLog(ctx, studio, 'draft: ');
+  const supervisor = createSupervisor(studio, providers, { log: lines.log });
   let stopped: string | null = null;
   const on = (signal: string) => () => void (stopped = `stopped by ${signal}`);
   const int = on('Ctrl-C (SIGINT)');
@@ -141,5 +143,6 @@ async function runDraft(studio: Awaited<ReturnType<typeof openStudio>>, provider
     process.off('SIGINT', int);
     process.off('SIGTERM', term);
     await supervisor.stop();
+    await lines.settled();
   }
 }

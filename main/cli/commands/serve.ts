@@ -9,9 +9,11 @@ export async function serve(argv: string[], ctx: CliContext) {
   const { values } = parse(argv, { port: { type: 'string' }, 'no-open': { type: 'boolean' } });
   const port = Number(values.port ?? 0);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port must be a port number (0 picks a free one)');
+  const log = ctx.log.echoing(ctx.err, 'warn', 'studio: ');
   let host;
   try {
-    host = await launchHost(ctx.dataDir, { port, log: (m) => ctx.err(`studio: ${m}`), database: ctx.database, media: ctx.media });
+    // The terminal shows the host's warnings and errors, as before; everything goes to <data>/logs/serve.log.
+    host = await launchHost(ctx.dataDir, { port, logger: log, database: ctx.database, media: ctx.media });
   } catch (err) {
     if (err instanceof PortInUse) throw new UsageError(err.message);
     throw err;
@@ -19,7 +21,7 @@ export async function serve(argv: string[], ctx: CliContext) {
   ctx.out(`Studio running. Open ${host.openUrl}`);
   if (!values['no-open'] && shouldOpenBrowser()) {
     ctx.out('Opening it in your browser…');
-    openBrowser(host.openOnce(), (why) => ctx.err(`studio: the browser could not be opened (${why}); open the address above`));
+    openBrowser(host.openOnce(), (why) => log.warn(`the browser could not be opened (${why}); open the address above`));
   }
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);

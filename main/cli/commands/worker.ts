@@ -1,6 +1,7 @@
 import { openProviders } from '../../providers/registry.ts';
 import { createSupervisor, openStudio } from '../../studio.ts';
 import { parse } from '../args.ts';
+import { engineLog } from '../cliLog.ts';
 import type { CliContext } from '../context.ts';
 
 /** Runs the engine in this process; SIGINT/SIGTERM stop it cleanly, SIGKILL is what recovery is for. */
@@ -8,12 +9,13 @@ export async function worker(argv: string[], ctx: CliContext) {
   const { values } = parse(argv, { 'until-idle': { type: 'boolean' } });
   const studio = await openStudio(ctx.dataDir, undefined, { database: ctx.database, media: ctx.media });
   const providers = await openProviders(studio.settings, studio.dataDir);
-  const supervisor = createSupervisor(studio, providers.get, { log: (m) => ctx.err(`worker: ${m}`) });
+  const { log, lines } = engineLog(ctx, studio, 'worker: ');
+  const supervisor = createSupervisor(studio, providers.get, { log: lines.log });
   const stop = () => void supervisor.stop();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
-    ctx.err(`worker: started as ${supervisor.owner.id}${studio.store.kind === 'postgres' ? ` on the team database at ${studio.store.where}` : ''}`);
+    log.info(`started as ${supervisor.owner.id}${studio.store.kind === 'postgres' ? ` on the team database at ${studio.store.where}` : ''}`);
     if (values['until-idle']) await supervisor.runUntilIdle();
     else {
       await supervisor.start();
@@ -26,6 +28,7 @@ export async function worker(argv: string[], ctx: CliContext) {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
     await supervisor.stop();
+    await lines.settled();
     await providers.close();
     await studio.close();
   }

@@ -1,8 +1,7 @@
-import Database from 'better-sqlite3';
 import { existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { BUSY_TIMEOUT_MS, openDatabase, type Db } from '../../db/database.ts';
-import { connectionOptions } from '../../db/nativeBinding.ts';
+import { connect } from '../../db/nativeBinding.ts';
 import type { ChangeProbe, Store, Stores } from '../port.ts';
 import { TransactionGate } from './gate.ts';
 import { movedRelative } from '../../domain/storedPaths.ts';
@@ -33,7 +32,7 @@ function movedSince(path: string, opened: { dev: number; ino: number }): string 
  * commits of other connections, so the probe reads through a read-only connection of its own.
  */
 export function watchSqliteFile(path: string): ChangeProbe {
-  const db = new Database(path, connectionOptions({ readonly: true, fileMustExist: true }));
+  const db = connect(path, { readonly: true, fileMustExist: true });
   db.pragma('busy_timeout = 2000');
   const version = db.prepare('PRAGMA data_version').pluck();
   const unknown = db.prepare(`SELECT count(*) FROM tasks WHERE status = 'OUTCOME_UNKNOWN'`).pluck();

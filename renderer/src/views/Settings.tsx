@@ -5,6 +5,7 @@ import { useAction, useLoad } from '../useLoad.ts';
 import { TeamSettings } from './TeamSettings.tsx';
 import { FalAdminKey } from './FalAdminKey.tsx';
 import { CreditPlan } from './CreditPlan.tsx';
+import { Diagnostics } from './Diagnostics.tsx';
 
 export function SettingsView() {
   const loaded = useLoad(() => studio.getSettings(), []);
@@ -87,11 +88,24 @@ export function SettingsView() {
           past bills where a model usually bills more than its estimate
         </label>
       </div>
+      {/* Updates are the desktop app's: the browser studio runs from the project's own files, updated with them. */}
+      {window.studio && (
+        <div className="row">
+          <label>
+            <input type="checkbox" checked={s.checkUpdatesAtStart} onChange={(e) => setS({ ...s, checkUpdatesAtStart: e.target.checked })} /> Look for updates when
+            the app starts
+          </label>
+          <span className="note">
+            A new version downloads in the background and installs when you quit, after any paid request in flight has finished. Off:
+            nothing is checked, downloaded or installed.
+          </span>
+        </div>
+      )}
       <button
         className="primary"
         disabled={save.busy}
         onClick={() =>
-          apply({ concurrency: s.concurrency, leaseMs: s.leaseMs, pollDeadlineMs: s.pollDeadlineMs, confirmAbove: s.confirmAbove, keepAwake: s.keepAwake, budgetUsesForecast: s.budgetUsesForecast })
+          apply({ concurrency: s.concurrency, leaseMs: s.leaseMs, pollDeadlineMs: s.pollDeadlineMs, confirmAbove: s.confirmAbove, keepAwake: s.keepAwake, budgetUsesForecast: s.budgetUsesForecast, checkUpdatesAtStart: s.checkUpdatesAtStart })
         }
       >
         Save settings
@@ -99,6 +113,7 @@ export function SettingsView() {
       <p className="note">Engine settings take effect the next time the studio starts.</p>
       {save.error && <p className="error" role="alert">{save.error}</p>}
       <TeamSettings team={s.team} saved={(team) => setS((now) => (now ? { ...now, team } : now))} />
+      <Diagnostics />
     </section>
   );
 }
