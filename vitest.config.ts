@@ -9,6 +9,9 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 30_000,
+    // A poll waits for what runs in the background (a save reaching another tab, a page redrawn), which on two busy
+    // cores can take seconds; a time the product promises is asserted with a timeout of its own.
+    expect: { poll: { timeout: 10_000 } },
     // The JSON report is what .ci/run reads for its closing "N passed, M failed" line.
     reporters: ['default', 'json'],
     outputFile: { json: 'test-results/vitest.json' },

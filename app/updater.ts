@@ -5,16 +5,21 @@ import { readyMessage, updateCheck } from './updatePolicy.ts';
 type Updater = Pick<AppUpdater, 'autoDownload' | 'autoInstallOnAppQuit' | 'logger' | 'checkForUpdates' | 'on'>;
 
 export interface UpdatesOptions {
-  /** The Settings switch (settings.json `updates.checkAtStart`), read at start and again once the engine has stopped. */
+  /** The Settings switch (settings.json `updates.checkAtStart`), read at start, at each check, when an update is ready, and after the engine's stop. */
   switchOn: () => boolean;
   /** Electron's app.isPackaged. */
   packaged: boolean;
   /** Tells the person, once, that an update is ready (a notification). */
   announce: (title: string, body: string) => void;
   log: (m: string) => void;
-  /** How long after start the check waits. */
+  /** How long after start the first check waits. */
   delayMs?: number;
+  /** How long after one check the next one is made, while no update is ready. */
+  intervalMs?: number;
 }
+
+/** VS Code looks again every hour while it runs (abstractUpdateService.ts scheduleCheckForUpdates). */
+const HOUR_MS = 60 * 60 * 1000;
 
 /** What app/main.ts wires: the stop wireQuit runs, and what the OS's session end tells. */
 export interface Updates {
@@ -25,7 +30,7 @@ export interface Updates {
 }
 
 /**
- * Updates as VS Code and Signal Desktop do them: a check at start that never interrupts (an error is logged,
+ * Updates as VS Code and Signal Desktop do them: checks at start and hourly that never interrupt (an error is logged,
  * and shown only for a check the person asked for: microsoft/vscode src/vs/platform/update/electron-main/
  * updateService.win32.ts doCheckForUpdates; Signal's ts/updater/common.main.ts downloads in the background
  * when its setting allows and announces the update once), a download in the background, and the install when
@@ -56,30 +61,44 @@ export function wireUpdates(stop: () => Promise<void>, options: UpdatesOptions):
   updater.autoDownload = true;
   // Must be on when the download completes, or no quit listener is added (BaseUpdater.addQuitHandler).
   updater.autoInstallOnAppQuit = true;
-  // One check per start, so one announcement: a download cached by an earlier run is announced again then.
+  // Once an update is ready no more checks are made, as VS Code checks only from its idle state, so it is announced once.
+  let ready = false;
   updater.on('update-downloaded', (update) => {
+    ready = true;
+    // A download that ends after the switch was turned off is not installed at quit, so nothing is promised.
+    if (!stillOn('not announcing the update')) return;
     const { title, body } = readyMessage(update.version);
     options.log(`updates: ${title}. ${body}`);
     options.announce(title, body);
   });
-  // Not before the window is up, as VS Code waits for its first window (abstractUpdateService.ts initialize).
-  const timer = setTimeout(() => void check(updater, options.log), options.delayMs ?? 10_000);
-  let sessionEnded = false;
-  // Read again at quit, so a switch turned off meanwhile installs nothing; a settings file that no longer reads counts as off.
-  const stillOn = () => {
+  // Read again at each check and at quit, so a switch turned off meanwhile checks and installs nothing; a settings
+  // file that no longer reads counts as off.
+  const stillOn = (what: string) => {
     try {
       return options.switchOn();
     } catch (err) {
-      options.log(`updates: not installing at this quit, as the switch cannot be read (${(err as Error).message})`);
+      options.log(`updates: ${what}, as the switch cannot be read (${(err as Error).message})`);
       return false;
     }
   };
+  let stopping = false;
+  let timer: NodeJS.Timeout | undefined;
+  const next = (delayMs: number) => {
+    timer = setTimeout(async () => {
+      if (stillOn('not looking this time')) await check(updater, options.log);
+      if (!ready && !stopping) next(options.intervalMs ?? HOUR_MS);
+    }, delayMs);
+  };
+  // Not before the window is up, as VS Code waits for its first window (abstractUpdateService.ts initialize).
+  next(options.delayMs ?? 10_000);
+  let sessionEnded = false;
   return {
     stop: async () => {
+      stopping = true;
       clearTimeout(timer);
       updater.autoInstallOnAppQuit = false;
       await stop();
-      updater.autoInstallOnAppQuit = !sessionEnded && stillOn();
+      updater.autoInstallOnAppQuit = !sessionEnded && stillOn('not installing at this quit');
     },
     sessionEnding: () => {
       sessionEnded = true;
@@ -94,6 +113,6 @@ async function check(updater: Updater, log: (m: string) => void): Promise<void> 
     const result = await updater.checkForUpdates();
     await result?.downloadPromise;
   } catch (err) {
-    log(`updates: none this time (${String((err as Error).message ?? err).split('\n')[0]}); the next start looks again`);
+    log(`updates: none this time (${String((err as Error).message ?? err).split('\n')[0]}); it looks again in an hour and at the next start`);
   }
 }

@@ -51,14 +51,14 @@ const falImage = falImageWith();
 
 describe.each([SQLITE, POSTGRES])('a request whose id arrives after the cancel is followed ($kind)', (kind) => {
   const it = base.skipIf(!kind.available);
-  // fal queues (and charges) the request when the submit arrives, and answers it 3 s later: the cancel command, a
-  // process that starts cold, arrives while the request is being sent.
+  // fal queues (and charges) the request when the submit arrives, and answers it 8 s later: the cancel command, a
+  // process that starts cold (several seconds on a loaded machine), arrives while the request is being sent.
   it.each([
     ['refuses the cancel with 400 ALREADY_COMPLETED', [400, 'ALREADY_COMPLETED'], 100],
     ['answers the cancel with ALREADY_COMPLETED', [200, 'ALREADY_COMPLETED'], 100],
     ['only passes the cancel on (202 CANCELLATION_REQUESTED) and the job finishes anyway', [202, 'CANCELLATION_REQUESTED'], 4_500],
   ] as const)('fal %s: the result is collected, charged, and the task says it was cancelled after fal finished', async (_, answer, jobMs) => {
-    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { submitDelayMs: 3_000, jobMs, cancelAnswer: [...answer] }), kind);
+    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { submitDelayMs: 8_000, jobMs, cancelAnswer: [...answer] }), kind);
     const id = await enqueue(dataDir, falImage);
     const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
     await until(() => fake.count('POST', /./) === 1);
@@ -74,7 +74,7 @@ describe.each([SQLITE, POSTGRES])('a request whose id arrives after the cancel i
   }, 60_000);
 
   it('ElevenLabs, which has no cancel: the audio it made and billed is kept, and the task says so', async () => {
-    const { ledger, fake, dataDir, env } = await setup((l) => elevenLabs(l, media.speech, { holdMs: 3_000 }), kind);
+    const { ledger, fake, dataDir, env } = await setup((l) => elevenLabs(l, media.speech, { holdMs: 8_000 }), kind);
     const id = await enqueue(dataDir, elevenSpeech);
     const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
     await until(() => fake.count('POST', /./) === 1);

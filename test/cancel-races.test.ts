@@ -75,7 +75,7 @@ describe.each([SQLITE, POSTGRES])('cancels that race the provider ($kind)', (kin
   it('fal: a worker killed during its late cancel leaves the request followed, and its paid result is collected', async () => {
     const ledger: Ledger = { charged: [] };
     const state: { kill?: number } = {};
-    const inner = falQueue(ledger, media.png, { submitDelayMs: 3_000, jobMs: 5_000, cancelAnswer: [202, 'CANCELLATION_REQUESTED'] });
+    const inner = falQueue(ledger, media.png, { submitDelayMs: 8_000, jobMs: 5_000, cancelAnswer: [202, 'CANCELLATION_REQUESTED'] });
     const { fake, dataDir, env } = await setup(
       () => async (req, res) => {
         if (req.method === 'PUT' && /\/cancel$/.test(req.path) && state.kill) {
@@ -104,7 +104,7 @@ describe.each([SQLITE, POSTGRES])('cancels that race the provider ($kind)', (kin
   }, 90_000);
 
   it('fal: a late cancel fal answers OK leaves the task cancelled and not charged', async () => {
-    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { submitDelayMs: 3_000, jobMs: 5_000, cancelAnswer: [200, 'OK'] }), kind);
+    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { submitDelayMs: 8_000, jobMs: 5_000, cancelAnswer: [200, 'OK'] }), kind);
     const id = await enqueue(dataDir, falImage);
     const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
     await until(() => fake.count('POST', /./) === 1);
@@ -116,7 +116,7 @@ describe.each([SQLITE, POSTGRES])('cancels that race the provider ($kind)', (kin
   }, 60_000);
 
   it('fal: cancelled while sending, then the worker is killed: the request is looked up, found and its paid result collected', async () => {
-    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { submitDelayMs: 3_000, jobMs: 500, cancelAnswer: [400, 'ALREADY_COMPLETED'] }), kind);
+    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { submitDelayMs: 8_000, jobMs: 500, cancelAnswer: [400, 'ALREADY_COMPLETED'] }), kind);
     const id = await enqueue(dataDir, falImage);
     const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
     await until(() => fake.count('POST', /./) === 1);

@@ -1,9 +1,10 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { safeKeyStore, type Encryptor } from '../app/keys.ts';
+import { isLeftover, writePrivateFile } from '../main/config/privateFile.ts';
 import { loadSettings } from '../main/config/settings.ts';
 import { tempDir } from './helpers/tmp.ts';
 
@@ -93,16 +94,36 @@ safeKeyStore(dir, encryptor, () => ({}), {}).set('fal', 'fal-new-key-654321');`,
     const [temporary] = readdirSync(dir).filter((f) => f.startsWith('.keys.json.'));
     expect(mode(join(dir, temporary!))).toBe(0o600);
     expect(readFileSync(join(dir, temporary!), 'utf8')).toContain(Buffer.from('enc:fal-new-key-654321').toString('base64'));
+    // A save made meanwhile by another process leaves the new file of a writer that still runs, even a minute old.
+    const minuteAgo = new Date(Date.now() - 61_000);
+    utimesSync(join(dir, temporary!), minuteAgo, minuteAgo);
+    writePrivateFile(join(dir, 'keys.json'), before);
+    expect(existsSync(join(dir, temporary!))).toBe(true);
     const killed = new Promise((resolve) => writer.on('exit', (_code, signal) => resolve(signal)));
     writer.kill('SIGKILL');
     expect(await killed).toBe('SIGKILL');
     expect(readFileSync(join(dir, 'keys.json'), 'utf8')).toBe(before);
     const keys = safeKeyStore(dir, encryptor, () => loadSettings(dir), {});
     expect(keys.get('fal')).toBe('fal-old-key-123456');
-    // The next save is not held up by what the killed one left.
+    // The next save is not held up by what the killed one left, and removes it (over a minute old): it holds a key.
     keys.set('fal', 'fal-next-key-111111');
     expect(keys.get('fal')).toBe('fal-next-key-111111');
     expect(mode(join(dir, 'keys.json'))).toBe(0o600);
+    expect(existsSync(join(dir, temporary!))).toBe(false);
+  });
+
+  it("are removed once left by a writer that died before its rename, and never while one may still write", () => {
+    const gone = () => false;
+    const MINUTE = 60_000;
+    expect(isLeftover('.keys.json.4242.0a1b2c3d.tmp', 'keys.json', MINUTE + 1, gone)).toBe(true);
+    // Just made: a writer in another container sharing the folder looks gone from here, but takes milliseconds.
+    expect(isLeftover('.keys.json.4242.0a1b2c3d.tmp', 'keys.json', 5_000, gone)).toBe(false);
+    expect(isLeftover('.keys.json.4242.0a1b2c3d.tmp', 'keys.json', MINUTE + 1, () => true)).toBe(false);
+    // An hour old, whatever runs under that id now: ids are reused.
+    expect(isLeftover('.keys.json.4242.0a1b2c3d.tmp', 'keys.json', 60 * MINUTE + 1, () => true)).toBe(true);
+    for (const other of ['.settings.json.4242.0a1b2c3d.tmp', '.keys.json.4242.0a1b2c3d.tmp.bak', 'keys.json.tmp', '.keys.json.x.0a1b2c3d.tmp', '.keys.json.bak']) {
+      expect(isLeftover(other, 'keys.json', 60 * MINUTE + 1, gone), other).toBe(false);
+    }
   });
 
   it('stay whole when the writer is killed in the middle of a large write', async () => {

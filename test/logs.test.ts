@@ -4,7 +4,8 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parseSettings, SettingsError } from '../main/config/settings.ts';
+import { cliLog } from '../main/cli/cliLog.ts';
+import { parseSettings, SettingsError, updateSettings } from '../main/config/settings.ts';
 import { LINE_START, LogSettingRefused, MAX_ENTRY } from '../main/logging/logLine.ts';
 import { openLog } from '../main/logging/logger.ts';
 import { cutPrompts, promptsIn, taskLines } from '../main/logging/promptGuard.ts';
@@ -182,6 +183,31 @@ describe('what is cut from every line', () => {
     expect(redaction.cut('saved zq-personal-9981')).toBe('saved zq-personal-9981');
     held.push('zq-personal-9981');
     expect(redaction.cut('saved zq-personal-9981')).toBe('saved [key]');
+  });
+
+  it("a key another process saves in settings.json is cut from a command's next line, one as long too, and a prompt kept once asked for", () => {
+    const dir = tempDir();
+    const log = cliLog(dir, 'serve', undefined);
+    log.info('sent with zq-personal-9981 for a red fox');
+    updateSettings(dir, (raw) => {
+      raw.providers = { fal: { key: 'zq-personal-9981' } };
+    });
+    log.info('sent with zq-personal-9981');
+    // A file of the same size, written within the same moment as the last.
+    updateSettings(dir, (raw) => {
+      raw.providers = { fal: { key: 'zq-personal-5517' } };
+    });
+    log.info('sent with zq-personal-5517 {"prompt":"a red fox"}');
+    updateSettings(dir, (raw) => {
+      raw.logging = { prompts: true };
+    });
+    log.info('sent with zq-personal-5517 {"prompt":"a red fox"}');
+    expect(linesOf(join(dir, 'logs', 'serve.log')).map((l) => l.slice(l.indexOf('] ') + 2))).toEqual([
+      'sent with zq-personal-9981 for a red fox',
+      'sent with [key]',
+      'sent with [key] {"prompt":"[prompt]"}',
+      'sent with [key] {"prompt":"a red fox"}',
+    ]);
   });
 
   it('keys it does not hold, by their shape, and leaves ordinary words alone', () => {

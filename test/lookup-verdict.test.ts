@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { learnDurations } from '../main/engine/durations.ts';
 import { listedBy, longestRun, queuedBehind, UNKNOWN_RUN_MS } from '../main/engine/listedBy.ts';
-import { lookupVerdict, SKEW_MS, type LookupFacts } from '../main/engine/lookupVerdict.ts';
+import { failedLookupVerdict, lookupVerdict, SKEW_MS, type LookupFacts } from '../main/engine/lookupVerdict.ts';
 
 const T0 = Date.parse('2026-03-01T12:00:00Z');
 const window = { from: T0, to: T0 + 5_000 };
@@ -105,5 +105,16 @@ describe('lookupVerdict: a listing cut short proves nothing', () => {
     expect(verdict.action).toBe(action);
     expect(verdict.why).toMatch(why);
     expect(verdict.why).not.toMatch(/never accepted/);
+  });
+});
+
+describe('failedLookupVerdict: a listing that fails after the tries', () => {
+  const now = Date.parse('2026-12-02T12:00:00Z');
+  it('looks again within the tries, and past them asks the person only once the request would surely be listed', () => {
+    expect(failedLookupVerdict(2, 10, null, now)).toBe('again');
+    expect(failedLookupVerdict(10, 10, null, now)).toBe('ask');
+    // An earlier lookup found it could still be queued or running for a minute: not handed to a person, who could resend it.
+    expect(failedLookupVerdict(12, 10, now + 60_000, now)).toBe('again');
+    expect(failedLookupVerdict(12, 10, now - 1, now)).toBe('ask');
   });
 });

@@ -262,7 +262,7 @@ describe.each([SQLITE, POSTGRES])('cancel while the request is being sent ($kind
   const it = base.skipIf(!kind.available);
   // The submit is held long enough for the cancel command (a process that starts cold) to arrive while it is being sent.
   it('cancels the job at the provider when its id arrives, records it, and counts it as not charged: fal removed it from its queue', async () => {
-    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { submitDelayMs: 5_000 }), kind);
+    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { submitDelayMs: 8_000 }), kind);
     const id = await enqueue(dataDir, falImage());
     const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
     await until(() => fake.count('POST', /./) === 1);

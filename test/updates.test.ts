@@ -32,7 +32,7 @@ const publishScript = (await import(new URL('../scripts/publishConfig.mjs', impo
  * the served file, its size) and the artifact. The artifact is a script that, run as electron-updater runs
  * an AppImage it installs, writes "installed" to the journal the engine's stop also writes to.
  */
-async function release(options: { channel?: boolean; sha512?: string } = {}) {
+async function release(options: { channel?: boolean; sha512?: string; published?: () => boolean; artifactAfter?: Promise<void> } = {}) {
   const dir = tempDir();
   const journal = join(dir, 'journal');
   writeFileSync(journal, '');
@@ -40,8 +40,8 @@ async function release(options: { channel?: boolean; sha512?: string } = {}) {
   const artifact = Buffer.from(`#!/bin/sh\necho "installed silent=$APPIMAGE_SILENT_INSTALL exitAfter=$APPIMAGE_EXIT_AFTER_INSTALL" >> '${journal}'\n`);
   const sha512 = options.sha512 ?? createHash('sha512').update(artifact).digest('base64');
   // As electron-builder writes it (app-builder-lib out/publish/updateInfoBuilder.js): files, then path and sha512 of the first.
-  const channel = [
-    `version: ${NEWER}`,
+  const channel = (version: string) => [
+    `version: ${version}`,
     'files:',
     `  - url: ${ARTIFACT}`,
     `    sha512: ${sha512}`,
@@ -51,9 +51,11 @@ async function release(options: { channel?: boolean; sha512?: string } = {}) {
     `releaseDate: '${new Date().toISOString()}'`,
     '',
   ].join('\n');
-  const feed = await startFake((req, res) => {
+  const feed = await startFake(async (req, res) => {
     const path = new URL(req.path, 'http://feed').pathname;
-    if (path === `/${CHANNEL}` && options.channel !== false) return send(res, 200, channel);
+    if (path === `/${ARTIFACT}`) await options.artifactAfter;
+    // Until the newer version is published, the feed names the running one.
+    if (path === `/${CHANNEL}` && options.channel !== false) return send(res, 200, channel((options.published?.() ?? true) ? NEWER : VERSION));
     if (path === `/${ARTIFACT}`) return send(res, 200, artifact, { 'content-length': String(artifact.length) });
     return send(res, 404, 'not found');
   });
@@ -136,6 +138,56 @@ describe('updates through electron-updater, a feed on 127.0.0.1 and the Electron
     expect(readFileSync(app.appImage, 'utf8')).toBe('the running version');
     app.child.kill('SIGKILL');
     await app.exited;
+  }, 60_000);
+
+  it('looks again while it runs (hourly; every 300 ms here): a version published later is downloaded and announced once, and no check follows', async () => {
+    let published = false;
+    const { dir, feed } = await release({ published: () => published });
+    const app = startApp(dir, `${feed.url}/`, { UPDATE_TEST_INTERVAL_MS: '300' });
+    const checks = () => feed.count('GET', new RegExp(CHANNEL.replace(/\./g, '\\.')));
+    await until(() => checks() >= 3, 20_000);
+    expect(app.announced()).toEqual([]);
+    published = true;
+    await downloaded(app);
+    const then = checks();
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(checks()).toBe(then);
+    expect(app.announced()).toEqual([readyMessage(NEWER)]);
+    app.child.kill('SIGKILL');
+    await app.exited;
+  }, 60_000);
+
+  it('switched off while it runs, looks no more, and looks again once switched back on', async () => {
+    const { dir, feed } = await release({ published: () => false });
+    const app = startApp(dir, `${feed.url}/`, { UPDATE_TEST_INTERVAL_MS: '300' });
+    const checks = () => feed.count('GET', new RegExp(CHANNEL.replace(/\./g, '\\.')));
+    await until(() => checks() >= 2, 20_000);
+    writeSettings(join(dir, 'data'), { updates: { checkAtStart: false } });
+    // A check under way when the switch moved may still reach the feed.
+    await new Promise((r) => setTimeout(r, 600));
+    const off = checks();
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(checks()).toBe(off);
+    writeSettings(join(dir, 'data'), { updates: { checkAtStart: true } });
+    await until(() => checks() > off, 10_000);
+    app.child.kill('SIGKILL');
+    await app.exited;
+  }, 60_000);
+
+  it('switched off while a download is under way: the download ends, but is neither announced nor installed', async () => {
+    let serve = () => undefined as void;
+    const { dir, journal, feed } = await release({ artifactAfter: new Promise<void>((resolve) => (serve = resolve)) });
+    const app = startApp(dir, `${feed.url}/`);
+    await until(() => feed.count('GET', new RegExp(ARTIFACT.replace(/\./g, '\\.'))) === 1, 20_000);
+    writeSettings(join(dir, 'data'), { updates: { checkAtStart: false } });
+    serve();
+    await until(() => app.logs().some((l) => l.startsWith(`updates: New version ${NEWER} has been downloaded`)), 20_000);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(app.announced()).toEqual([]);
+    app.child.kill('SIGTERM');
+    expect(await app.exited).toBe(0);
+    expect(readFileSync(app.appImage, 'utf8')).toBe('the running version');
+    expect(readJournal(journal)).toEqual(['engine stopped']);
   }, 60_000);
 
   it('at quit, while the engine is still stopping (a paid request in flight), installs only once its stop has resolved, silently', async () => {

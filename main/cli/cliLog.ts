@@ -1,4 +1,6 @@
-import { loadSettings } from '../config/settings.ts';
+import { readFileSync } from 'node:fs';
+import { settingsPath } from '../config/paths.ts';
+import { parseSettings, type Settings } from '../config/settings.ts';
 import { logsDir, openLog, type Logger } from '../logging/logger.ts';
 import { taskLines } from '../logging/promptGuard.ts';
 import { secretsIn } from '../logging/redact.ts';
@@ -9,13 +11,41 @@ import type { CliContext } from './context.ts';
 const OWN_LOG = new Set(['serve', 'worker']);
 
 /**
- * A command's log, in `<data>/logs/`, made only inside a data folder that exists. Settings are read again for each
- * line, so a key saved meanwhile by another process (the desktop, a browser tab) is cut too.
+ * The settings as they are now, parsed again only when the file's text changed: a small read per line, where a
+ * file's times and size can stay the same across a save (a key swapped for one as long, within a coarse clock's tick).
+ */
+function currentSettings(dataDir: string): () => Settings {
+  let seen: string | null = null;
+  let settings: Settings | undefined;
+  return () => {
+    const text = readSettingsText(dataDir);
+    if (settings === undefined || text !== seen) {
+      settings = parseSettings(text === '' ? {} : JSON.parse(text));
+      seen = text;
+    }
+    return settings;
+  };
+}
+
+/** The settings file's text; none yet is no settings. */
+function readSettingsText(dataDir: string): string {
+  try {
+    return readFileSync(settingsPath(dataDir), 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    throw err;
+  }
+}
+
+/**
+ * A command's log, in `<data>/logs/`, made only inside a data folder that exists. Settings are looked at again for
+ * each line, so a key saved meanwhile by another process is cut too.
  */
 export function cliLog(dataDir: string, command: string, database: string | undefined): Logger {
   const log = openLog({ dir: logsDir(dataDir), name: OWN_LOG.has(command) ? command : 'cli' });
-  log.redaction.hold(() => [...secretsIn(loadSettings(dataDir)), ...secretsIn(database)]);
-  log.redaction.logPromptsWhen(() => loadSettings(dataDir).logging.prompts);
+  const settings = currentSettings(dataDir);
+  log.redaction.hold(() => [...secretsIn(settings()), ...secretsIn(database)]);
+  log.redaction.logPromptsWhen(() => settings().logging.prompts);
   return log;
 }
 

@@ -23,7 +23,7 @@ export interface Settings {
   team: TeamSettings;
   /** The budget check holds a step at its forecast from past bills where that is above its estimate (pipeline/forecast.ts); off by default. */
   budgetUsesForecast: boolean;
-  /** The desktop app looks for an update at start, downloads it in the background and installs it at quit; on by default. */
+  /** The desktop app looks for an update at start and hourly, downloads it in the background and installs it at quit; on by default. */
   updates: { checkAtStart: boolean };
   /** Prompts are written to the logs only when the person asks for them (or STUDIO_LOG_PROMPTS=1); see main/logging/redact.ts. */
   logging: { prompts: boolean };

@@ -110,3 +110,13 @@ export function lookupVerdict(f: LookupFacts): LookupVerdict {
   if (f.tries < f.maxTries) return { action: 'again', why: `nothing with this input is listed yet (lookup ${f.tries} of ${f.maxTries})` };
   return { action: 'ask', why: `no request with this input was listed after ${f.tries} lookups: it was most likely never accepted` };
 }
+
+/**
+ * What a lookup whose listing call failed (an error, a 5xx) leads to. Past the tries, the person is asked, unless
+ * an earlier lookup found the request could still be queued or running until `listedBy` and that time has not
+ * come: a request the provider may still run and charge is never handed to a person, who could send it again.
+ */
+export function failedLookupVerdict(tries: number, maxTries: number, listedBy: number | null, now: number): 'again' | 'ask' {
+  if (tries < maxTries) return 'again';
+  return listedBy !== null && now < listedBy ? 'again' : 'ask';
+}

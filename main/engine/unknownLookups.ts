@@ -4,7 +4,7 @@ import type { ProviderAdapter } from '../providers/port.ts';
 import type { Task, TaskEvent } from '../domain/tasks/model.ts';
 import type { TaskStore } from '../store/port.ts';
 import { DEFAULT_LOOKUP, DEFAULT_QUEUE_MS, type LookupOptions } from '../domain/engineOptions.ts';
-import { lookupVerdict, SKEW_MS } from './lookupVerdict.ts';
+import { failedLookupVerdict, lookupVerdict, SKEW_MS } from './lookupVerdict.ts';
 import { cancelLateRequest } from './lateCancel.ts';
 import { lookUp } from './reconciler.ts';
 
@@ -43,10 +43,21 @@ function earlierParkings(events: TaskEvent[], attempt: string | null): number[] 
   return events.slice(0, Math.max(0, started - 1)).filter((e) => e.toStatus === 'OUTCOME_UNKNOWN' && e.fromStatus !== 'OUTCOME_UNKNOWN').map((e) => e.at);
 }
 
+type LookupDetail = { lookup?: unknown; verdict?: unknown; listedBy?: unknown } | null;
+
 /** The lookups made since the task was parked, as TaskStore.dueForLookup counts them, and whether one asked the person. */
 function lookupsOf(events: TaskEvent[], task: Task): { tries: number; asked: boolean } {
-  const since = events.filter((e) => e.at >= (task.finishedAt ?? 0)).map((e) => e.detail as { lookup?: unknown; verdict?: unknown } | null);
+  const since = events.filter((e) => e.at >= (task.finishedAt ?? 0)).map((e) => e.detail as LookupDetail);
   return { tries: since.filter((d) => d?.lookup !== undefined && d.lookup !== null).length, asked: since.some((d) => d?.verdict === 'ask') };
+}
+
+/** Until when the latest lookup since the task was parked found its request could still be unlisted, if one did. */
+function listedByOf(events: TaskEvent[], task: Task): number | null {
+  const found = events
+    .filter((e) => e.at >= (task.finishedAt ?? 0))
+    .map((e) => (e.detail as LookupDetail)?.listedBy)
+    .filter((at): at is number => typeof at === 'number');
+  return found.at(-1) ?? null;
 }
 
 type Lookable = ProviderAdapter & Required<Pick<ProviderAdapter, 'lookup'>>;
@@ -149,8 +160,11 @@ export class UnknownLookups {
       facts = await lookUp(repo, this.ports.files, provider, task, now, this.options.queueMs ?? DEFAULT_QUEUE_MS, this.stopped.signal);
     } catch (err) {
       if (this.stopped.signal.aborted) return false;
-      const why = `${(err as Error).message}; lookup ${n} of ${this.options.tries}`;
-      await repo.lookupNoted(task.id, task.idempotencyKey, last ? `${why}; it needs your decision` : why, { lookup: n, verdict: last ? 'ask' : 'again' }, clock.now());
+      const listedBy = listedByOf(await repo.events(task.id), task);
+      const verdict = failedLookupVerdict(n, this.options.tries, listedBy, now);
+      const still = verdict === 'again' && last ? `; it could still be queued or running until ${new Date(listedBy!).toISOString()}, so it is looked for again` : '';
+      const why = `${(err as Error).message}; lookup ${n} of ${this.options.tries}${still}`;
+      await repo.lookupNoted(task.id, task.idempotencyKey, verdict === 'ask' ? `${why}; it needs your decision` : why, { lookup: n, verdict, ...(still ? { listedBy } : {}) }, clock.now());
       return false;
     }
     const { window } = facts;
@@ -195,7 +209,9 @@ export class UnknownLookups {
     // A cancelled task needs no decision: it stays cancelled, possibly charged, and its history says where it was looked for.
     const ending = verdict.action !== 'ask' ? '' : cancelled ? '; the task stays cancelled, possibly charged' : '; it needs your decision';
     const reason = `looked for the request${cancelled ? ' sent before the cancel' : ''} at ${task.provider}: ${verdict.why}${ending}`;
-    await repo.lookupNoted(task.id, task.idempotencyKey, reason, { lookup: n, verdict: verdict.action, listed: facts.found.length, close }, clock.now());
+    // Kept for a later lookup whose listing fails: until then, the request may still be unlisted (failedLookupVerdict).
+    const listedBy = facts.listed && now < facts.listed.at ? { listedBy: facts.listed.at } : {};
+    await repo.lookupNoted(task.id, task.idempotencyKey, reason, { lookup: n, verdict: verdict.action, listed: facts.found.length, close, ...listedBy }, clock.now());
     if (verdict.action === 'ask') log(`task ${task.id}: ${reason}`);
     return false;
   }

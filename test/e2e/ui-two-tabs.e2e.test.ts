@@ -73,12 +73,14 @@ describe.skipIf(!hasChromium)('two tabs on one storyboard', () => {
       await save(b);
       await expect.poll(() => stored()).toEqual(['a fox under the northern lights', 'the fox hears a mouse', 'the fox home at last']);
 
-      // The same scene on both sides: no merge; "Keep mine" saves over, knowingly.
-      await expect.poll(() => prompt(a, 1).inputValue(), { timeout: 2_000 }).toBe('the fox hears a mouse');
+      // The same scene on both sides: no merge; "Keep mine" saves over, knowingly. B types before A's save reaches it
+      // (typed after, B would simply have taken A's revision first), as below.
+      await expect.poll(() => prompt(a, 1).inputValue()).toBe('the fox hears a mouse');
+      await prompt(b, 0).fill('a fox from tab B');
       await prompt(a, 0).fill('a fox from tab A');
       await save(a);
       await expect.poll(() => stored()[0]).toBe('a fox from tab A');
-      await prompt(b, 0).fill('a fox from tab B');
+      await expect.poll(() => b.getByTestId('saved-elsewhere').isVisible()).toBe(true);
       await save(b);
       await expect.poll(() => conflict.isVisible()).toBe(true);
       expect(await b.getByRole('button', { name: 'Merge scenes that do not collide' }).isDisabled()).toBe(true);
@@ -88,11 +90,12 @@ describe.skipIf(!hasChromium)('two tabs on one storyboard', () => {
       await expect.poll(() => conflict.isVisible()).toBe(false);
 
       // And "Take theirs" drops what was typed here for what was saved.
-      await expect.poll(() => prompt(a, 0).inputValue(), { timeout: 2_000 }).toBe('a fox from tab B');
+      await expect.poll(() => prompt(a, 0).inputValue()).toBe('a fox from tab B');
+      await prompt(b, 1).fill('typed in B, then dropped');
       await prompt(a, 0).fill('a fox from tab A again');
       await save(a);
       await expect.poll(() => stored()[0]).toBe('a fox from tab A again');
-      await prompt(b, 1).fill('typed in B, then dropped');
+      await expect.poll(() => b.getByTestId('saved-elsewhere').isVisible()).toBe(true);
       await save(b);
       await expect.poll(() => conflict.isVisible()).toBe(true);
       await b.getByRole('button', { name: 'Take theirs' }).click();

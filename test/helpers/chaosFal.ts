@@ -74,7 +74,11 @@ export async function chaosOutcome(studio: Studio, fake: FakeServer, ledger: Led
   const adopted = tasks.filter((t) => events.get(t.id)!.some((e) => e.actor === 'engine' && e.reason.startsWith('adopted by the studio after a lookup')));
   const needPerson = tasks.filter((t) => t.status === 'OUTCOME_UNKNOWN');
   const wrongAdoptions = adopted.filter((t) => promptOf.get(t.remoteRequestId!) !== (t.input as { prompt: string }).prompt);
-  return { tasks, events, chargesPerPrompt, everUnknown, adopted, needPerson, wrongAdoptions };
+  // A worker killed after marking the send and before its request reached fal leaves an unknown outcome that no
+  // listing will ever show: what a lookup can settle is only the ones fal received.
+  const received = new Set(promptOf.values());
+  const neverReceived = everUnknown.filter((t) => !received.has((t.input as { prompt: string }).prompt));
+  return { tasks, events, chargesPerPrompt, everUnknown, adopted, needPerson, wrongAdoptions, neverReceived };
 }
 
 /** The run met unknown outcomes, adopted no request sent for another prompt, and paid for no prompt twice. */

@@ -6,18 +6,27 @@ import { FrontendMessages, ranMarker } from './pgMessages.ts';
  * forwarded either way and nothing is closed (no FIN, no RST), as when a network drops packets. What arrives
  * meanwhile, a close included, is held and delivered in order when the link heals, as TCP's retransmissions would.
  */
+export interface Silenced {
+  /**
+   * The port the proxy's connection to the server for the client that tripped it comes from: the server names the
+   * connection by it (PostgreSQL's pg_stat_activity.client_port). Bytes handed on may still wait to be read and
+   * run there; the server says when it has.
+   */
+  serverPort: number;
+}
+
 export interface TcpProxy {
   port: number;
   /**
    * Goes silent once a client has sent `marker` and, after it, `through` (the end of the message that carries the
    * marker: a statement's parameters may leave before the message that runs it). Resolves when it has.
    */
-  silentAfter(marker: string, through: Buffer): Promise<void>;
+  silentAfter(marker: string, through: Buffer): Promise<Silenced>;
   /**
    * Goes silent once a client has sent all a statement holding `marker` needs to run, whichever way it is sent (see
    * ranMarker): the server runs it, the client hears nothing back. Resolves when it has.
    */
-  silentAfterRun(marker: string): Promise<void>;
+  silentAfterRun(marker: string): Promise<Silenced>;
   /** Delivers what was held and forwards again. */
   heal(): void;
   close(): Promise<void>;
@@ -47,8 +56,8 @@ class Direction {
 
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   let silent = false;
-  let trip: { marker: Buffer; through: Buffer; tripped: () => void } | null = null;
-  let run: { marker: Buffer; tripped: () => void } | null = null;
+  let trip: { marker: Buffer; through: Buffer; tripped: (silenced: Silenced) => void } | null = null;
+  let run: { marker: Buffer; tripped: (silenced: Silenced) => void } | null = null;
   const directions: Direction[] = [];
   const sockets = new Set<Socket>();
 
@@ -71,7 +80,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       const sent = messages.push(chunk);
       if (run && ranMarker(sent, run.marker, armed)) {
         silent = true;
-        run.tripped();
+        run.tripped({ serverPort: upstream.localPort! });
         run = null;
       }
       if (!trip) return;
@@ -80,7 +89,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       marked = true;
       if (chunk.indexOf(trip.through, at) < 0) return;
       silent = true;
-      trip.tripped();
+      trip.tripped({ serverPort: upstream.localPort! });
       trip = null;
     });
     upstream.on('data', (chunk: Buffer) => down.pass(chunk, silent));

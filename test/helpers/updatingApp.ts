@@ -29,6 +29,7 @@ const updates = wireUpdates(engineStop, {
   announce: (title, body) => say('announce', { title, body }),
   log,
   delayMs: 0,
+  intervalMs: env.UPDATE_TEST_INTERVAL_MS ? Number(env.UPDATE_TEST_INTERVAL_MS) : undefined,
 });
 wireQuit(app, updates.stop, { limitMs: Number(env.UPDATE_TEST_LIMIT_MS ?? 15_000), log });
 

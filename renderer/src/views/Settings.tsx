@@ -92,8 +92,8 @@ export function SettingsView() {
       {window.studio && (
         <div className="row">
           <label>
-            <input type="checkbox" checked={s.checkUpdatesAtStart} onChange={(e) => setS({ ...s, checkUpdatesAtStart: e.target.checked })} /> Look for updates when
-            the app starts
+            <input type="checkbox" checked={s.checkUpdatesAtStart} onChange={(e) => setS({ ...s, checkUpdatesAtStart: e.target.checked })} /> Look for updates (at
+            start, then hourly)
           </label>
           <span className="note">
             A new version downloads in the background and installs when you quit, after any paid request in flight has finished. Off:
