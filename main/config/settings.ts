@@ -138,29 +138,20 @@ export function parseSettings(raw: Record<string, any>): Settings {
     prices: checkPrices(raw.prices ?? {}),
     team: checkTeamSettings(raw.team, (message) => new SettingsError(message)),
     budgetUsesForecast: readBudgetUsesForecast(raw.budgetUsesForecast),
-    updates: readUpdates(raw.updates),
-    logging: readLogging(raw.logging),
+    updates: { checkAtStart: readSwitch('updates', 'checkAtStart', raw.updates, true) },
+    logging: { prompts: readSwitch('logging', 'prompts', raw.logging, false) },
   };
 }
 
-function readLogging(value: unknown): Settings['logging'] {
-  if (value === undefined) return { prompts: false };
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new SettingsError('settings: logging must be an object like {"prompts": false}');
-  const { prompts, ...rest } = value as Record<string, unknown>;
+/** A settings group holding one true-or-false switch, like {"prompts": false}: a wrong value or another field is named. */
+function readSwitch(group: string, field: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new SettingsError(`settings: ${group} must be an object like {"${field}": ${fallback}}`);
+  const { [field]: on, ...rest } = value as Record<string, unknown>;
   const extra = Object.keys(rest)[0];
-  if (extra !== undefined) throw new SettingsError(`settings: logging has no field "${extra}"; it takes only prompts`);
-  if (prompts !== undefined && typeof prompts !== 'boolean') throw new SettingsError(`settings: logging.prompts must be true or false, not ${JSON.stringify(prompts)}`);
-  return { prompts: prompts === true };
-}
-
-function readUpdates(value: unknown): Settings['updates'] {
-  if (value === undefined) return { checkAtStart: true };
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new SettingsError('settings: updates must be an object like {"checkAtStart": true}');
-  const { checkAtStart, ...rest } = value as Record<string, unknown>;
-  const extra = Object.keys(rest)[0];
-  if (extra !== undefined) throw new SettingsError(`settings: updates has no field "${extra}"; it takes only checkAtStart`);
-  if (checkAtStart !== undefined && typeof checkAtStart !== 'boolean') throw new SettingsError(`settings: updates.checkAtStart must be true or false, not ${JSON.stringify(checkAtStart)}`);
-  return { checkAtStart: checkAtStart !== false };
+  if (extra !== undefined) throw new SettingsError(`settings: ${group} has no field "${extra}"; it takes only ${field}`);
+  if (on !== undefined && typeof on !== 'boolean') throw new SettingsError(`settings: ${group}.${field} must be true or false, not ${JSON.stringify(on)}`);
+  return on ?? fallback;
 }
 
 function readBudgetUsesForecast(value: unknown): boolean {

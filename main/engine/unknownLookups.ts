@@ -45,17 +45,19 @@ function earlierParkings(events: TaskEvent[], attempt: string | null): number[] 
 
 type LookupDetail = { lookup?: unknown; verdict?: unknown; listedBy?: unknown } | null;
 
+/** What the task's events since it was parked as unknown say of its lookups. */
+const sinceParked = (events: TaskEvent[], task: Task) => events.filter((e) => e.at >= (task.finishedAt ?? 0)).map((e) => e.detail as LookupDetail);
+
 /** The lookups made since the task was parked, as TaskStore.dueForLookup counts them, and whether one asked the person. */
 function lookupsOf(events: TaskEvent[], task: Task): { tries: number; asked: boolean } {
-  const since = events.filter((e) => e.at >= (task.finishedAt ?? 0)).map((e) => e.detail as LookupDetail);
+  const since = sinceParked(events, task);
   return { tries: since.filter((d) => d?.lookup !== undefined && d.lookup !== null).length, asked: since.some((d) => d?.verdict === 'ask') };
 }
 
 /** Until when the latest lookup since the task was parked found its request could still be unlisted, if one did. */
 function listedByOf(events: TaskEvent[], task: Task): number | null {
-  const found = events
-    .filter((e) => e.at >= (task.finishedAt ?? 0))
-    .map((e) => (e.detail as LookupDetail)?.listedBy)
+  const found = sinceParked(events, task)
+    .map((d) => d?.listedBy)
     .filter((at): at is number => typeof at === 'number');
   return found.at(-1) ?? null;
 }
@@ -160,7 +162,8 @@ export class UnknownLookups {
       facts = await lookUp(repo, this.ports.files, provider, task, now, this.options.queueMs ?? DEFAULT_QUEUE_MS, this.stopped.signal);
     } catch (err) {
       if (this.stopped.signal.aborted) return false;
-      const listedBy = listedByOf(await repo.events(task.id), task);
+      // Only past the tries does the time matter (failedLookupVerdict): the history is read then alone.
+      const listedBy = last ? listedByOf(await repo.events(task.id), task) : null;
       const verdict = failedLookupVerdict(n, this.options.tries, listedBy, now);
       const still = verdict === 'again' && last ? `; it could still be queued or running until ${new Date(listedBy!).toISOString()}, so it is looked for again` : '';
       const why = `${(err as Error).message}; lookup ${n} of ${this.options.tries}${still}`;
