@@ -113,8 +113,8 @@ export function lookupVerdict(f: LookupFacts): LookupVerdict {
 
 /**
  * What a lookup whose listing call failed (an error, a 5xx) leads to. Past the tries, the person is asked, unless
- * an earlier lookup found the request could still be queued or running until `listedBy` and that time has not
- * come: a request the provider may still run and charge is never handed to a person, who could send it again.
+ * the request could still be queued or running until `listedBy` (worked out without the listing) and that time
+ * has not come: a request the provider may still run and charge is never handed to a person, who could send it again.
  */
 export function failedLookupVerdict(tries: number, maxTries: number, listedBy: number | null, now: number): 'again' | 'ask' {
   if (tries < maxTries) return 'again';

@@ -29,7 +29,15 @@ export interface Reconciliation {
 type LookupRepo = Pick<TaskStore, 'get' | 'events' | 'requestIdsInUse' | 'recentDurations' | 'unendedBefore'>;
 
 /** A lookup could not be made (the provider did not answer, or not in a form the studio reads): ask again later. */
-export class LookupFailed extends Error {}
+export class LookupFailed extends Error {
+  constructor(
+    message: string,
+    /** Until when a listing that shows a request once it has ended could still not show this one, if that is still to come. */
+    readonly listedBy: number | null = null,
+  ) {
+    super(message);
+  }
+}
 
 /** Request ids saved on the task, or reported in its history by a worker that received one after it lost the task. */
 async function reportedIds(repo: LookupRepo, task: Task): Promise<{ requestId: string; createdAt: number; status: string; inputMatches: true; why: string }[]> {
@@ -94,7 +102,7 @@ export async function lookUp(
     const request = await prepareRequest(task, provider, files, { repo });
     found = await provider.lookup({ from: window.from - SKEW_MS, to: to + SKEW_MS }, request, signal);
   } catch (err) {
-    throw new LookupFailed(`the lookup at ${task.provider} could not be made (${(err as Error).message})`);
+    throw new LookupFailed(`the lookup at ${task.provider} could not be made (${(err as Error).message})`, listed && now < listed.at ? listed.at : null);
   }
   const taken = await repo.requestIdsInUse(task.provider, found.flatMap((c) => [c.requestId, ...(c.aliases ?? [])]), task.id);
   return {

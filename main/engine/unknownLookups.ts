@@ -6,7 +6,7 @@ import type { TaskStore } from '../store/port.ts';
 import { DEFAULT_LOOKUP, DEFAULT_QUEUE_MS, type LookupOptions } from '../domain/engineOptions.ts';
 import { failedLookupVerdict, lookupVerdict, SKEW_MS } from './lookupVerdict.ts';
 import { cancelLateRequest } from './lateCancel.ts';
-import { lookUp } from './reconciler.ts';
+import { LookupFailed, lookUp } from './reconciler.ts';
 
 /** Tasks looked up per pass, one after another, so a backlog of unknowns never floods a provider. */
 const PER_PASS = 8;
@@ -43,23 +43,10 @@ function earlierParkings(events: TaskEvent[], attempt: string | null): number[] 
   return events.slice(0, Math.max(0, started - 1)).filter((e) => e.toStatus === 'OUTCOME_UNKNOWN' && e.fromStatus !== 'OUTCOME_UNKNOWN').map((e) => e.at);
 }
 
-type LookupDetail = { lookup?: unknown; verdict?: unknown; listedBy?: unknown } | null;
-
-/** What the task's events since it was parked as unknown say of its lookups. */
-const sinceParked = (events: TaskEvent[], task: Task) => events.filter((e) => e.at >= (task.finishedAt ?? 0)).map((e) => e.detail as LookupDetail);
-
 /** The lookups made since the task was parked, as TaskStore.dueForLookup counts them, and whether one asked the person. */
 function lookupsOf(events: TaskEvent[], task: Task): { tries: number; asked: boolean } {
-  const since = sinceParked(events, task);
+  const since = events.filter((e) => e.at >= (task.finishedAt ?? 0)).map((e) => e.detail as { lookup?: unknown; verdict?: unknown } | null);
   return { tries: since.filter((d) => d?.lookup !== undefined && d.lookup !== null).length, asked: since.some((d) => d?.verdict === 'ask') };
-}
-
-/** Until when the latest lookup since the task was parked found its request could still be unlisted, if one did. */
-function listedByOf(events: TaskEvent[], task: Task): number | null {
-  const found = sinceParked(events, task)
-    .map((d) => d?.listedBy)
-    .filter((at): at is number => typeof at === 'number');
-  return found.at(-1) ?? null;
 }
 
 type Lookable = ProviderAdapter & Required<Pick<ProviderAdapter, 'lookup'>>;
@@ -162,8 +149,7 @@ export class UnknownLookups {
       facts = await lookUp(repo, this.ports.files, provider, task, now, this.options.queueMs ?? DEFAULT_QUEUE_MS, this.stopped.signal);
     } catch (err) {
       if (this.stopped.signal.aborted) return false;
-      // Only past the tries does the time matter (failedLookupVerdict): the history is read then alone.
-      const listedBy = last ? listedByOf(await repo.events(task.id), task) : null;
+      const listedBy = err instanceof LookupFailed ? err.listedBy : null;
       const verdict = failedLookupVerdict(n, this.options.tries, listedBy, now);
       const still = verdict === 'again' && last ? `; it could still be queued or running until ${new Date(listedBy!).toISOString()}, so it is looked for again` : '';
       const why = `${(err as Error).message}; lookup ${n} of ${this.options.tries}${still}`;
@@ -212,9 +198,7 @@ export class UnknownLookups {
     // A cancelled task needs no decision: it stays cancelled, possibly charged, and its history says where it was looked for.
     const ending = verdict.action !== 'ask' ? '' : cancelled ? '; the task stays cancelled, possibly charged' : '; it needs your decision';
     const reason = `looked for the request${cancelled ? ' sent before the cancel' : ''} at ${task.provider}: ${verdict.why}${ending}`;
-    // Kept for a later lookup whose listing fails: until then, the request may still be unlisted (failedLookupVerdict).
-    const listedBy = facts.listed && now < facts.listed.at ? { listedBy: facts.listed.at } : {};
-    await repo.lookupNoted(task.id, task.idempotencyKey, reason, { lookup: n, verdict: verdict.action, listed: facts.found.length, close, ...listedBy }, clock.now());
+    await repo.lookupNoted(task.id, task.idempotencyKey, reason, { lookup: n, verdict: verdict.action, listed: facts.found.length, close }, clock.now());
     if (verdict.action === 'ask') log(`task ${task.id}: ${reason}`);
     return false;
   }
