@@ -83,7 +83,7 @@ async function start(dataDir: string): Promise<void> {
   await engine.open();
   // An update installs only at quit, after the engine's stop: a paid request in flight is let finish first.
   const updates = wireUpdates(() => engine.stop(), { switchOn: () => loadSettings(dataDir).updates.checkAtStart, packaged: app.isPackaged, announce: notify, log: (m) => logger?.info(m) });
-  wireQuit(app, updates.stop, { limitMs: 15_000, log });
+  const quit = wireQuit(app, updates.stop, { limitMs: 15_000, log });
   app.on('will-quit', () => engine.kill());
   const lookup = async (request: EngineRequest) => {
     const answer = await engine.request(request);
@@ -130,6 +130,8 @@ async function start(dataDir: string): Promise<void> {
   });
   window.webContents.on('will-attach-webview', (event) => event.preventDefault());
   window.once('ready-to-show', () => {
+    // A window that loads after the person quit stays hidden while the engine stops: it would open only to vanish.
+    if (quit.started()) return;
     window?.show();
     focus.shown();
   });

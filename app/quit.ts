@@ -10,9 +10,9 @@ export interface QuittingApp {
  * reads preventDefault() synchronously and awaits nothing (Browser::HandleBeforeQuit in
  * shell/browser/browser.cc; electron/electron#27201), so the first before-quit is held, the stop awaited
  * with a limit, and the quit asked for again; that second one passes. A stop that overruns the limit is
- * left: every row it leaves is recoverable at the next start.
+ * left: every row it leaves is recoverable at the next start. `started` tells whether a quit has begun.
  */
-export function wireQuit(app: QuittingApp, stop: () => Promise<void>, options: { limitMs: number; log: (m: string) => void }): void {
+export function wireQuit(app: QuittingApp, stop: () => Promise<void>, options: { limitMs: number; log: (m: string) => void }): { started(): boolean } {
   let state: 'running' | 'stopping' | 'stopped' = 'running';
   app.on('before-quit', (event) => {
     if (state === 'stopped') return;
@@ -32,6 +32,7 @@ export function wireQuit(app: QuittingApp, stop: () => Promise<void>, options: {
         app.quit();
       });
   });
+  return { started: () => state !== 'running' };
 }
 
 /** The OS ending the session, which Electron's app quit events do not announce on Windows (docs/api/app.md). */

@@ -284,8 +284,10 @@ describe('quitting', () => {
     await until(() => ledger.charged.length === 1, 10_000);
 
     const app = quittingApp();
-    wireQuit(app, runtime.stop, { limitMs: 15_000, log: () => undefined });
+    const quit = wireQuit(app, runtime.stop, { limitMs: 15_000, log: () => undefined });
+    expect(quit.started()).toBe(false);
     expect(app.ask()).toBe(false);
+    expect(quit.started()).toBe(true);
     expect(app.ask()).toBe(false);
     await until(() => app.quits === 1, 15_000);
     expect(app.prevented).toBe(2);

@@ -221,6 +221,12 @@ export class BrowserWindow extends EventEmitter {
     });
   }
   async loadURL(url) {
+    // A test holds a slow start's page load until it sends the signal STANDIN_LOAD_ON names.
+    if (process.env.STANDIN_LOAD_ON) {
+      const held = new Promise((resolve) => process.once(process.env.STANDIN_LOAD_ON, resolve));
+      report('loadHeld');
+      await held;
+    }
     // Loads the page through the app:// handler the bundle registered, as Chromium would.
     const page = await handlers.get('app')(new Request(url));
     const html = await page.text();
