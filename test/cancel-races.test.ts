@@ -158,9 +158,11 @@ describe.each([SQLITE, POSTGRES])('cancels that race the provider ($kind)', (kin
     expect(ledger.charged).toHaveLength(1);
   }, 60_000);
 
+  // The cancel is a cold command (over 3 s on a loaded machine) that must reach fal while the job still runs, so the job
+  // takes 8 s: one that ends first rightly lets the dependent be bought.
   it.each([
-    ['passes the cancel on (CANCELLATION_REQUESTED) and finishes', [202, 'CANCELLATION_REQUESTED'], 4_000],
-    ['fails the cancel with a 503', [503, 'x'], 4_000],
+    ['passes the cancel on (CANCELLATION_REQUESTED) and finishes', [202, 'CANCELLATION_REQUESTED'], 8_000],
+    ['fails the cancel with a 503', [503, 'x'], 8_000],
   ] as const)('fal %s: the pending dependent is cancelled with it and never bought', async (_, answer, jobMs) => {
     const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { jobMs, cancelAnswer: [...answer] as [number, 'CANCELLATION_REQUESTED'] }), kind);
     const a = await enqueue(dataDir, falImage);
