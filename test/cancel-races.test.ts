@@ -57,7 +57,7 @@ describe.each([SQLITE, POSTGRES])('cancels that race the provider ($kind)', (kin
   }, 60_000);
 
   it('OpenAI: cancelled while its named answer is still arriving, the cancel says it may be charged, and the result that arrives is kept', async () => {
-    const { ledger, fake, dataDir, env } = await setup((l) => openAiImages(l, media.png, { holdBodyMs: 6_000 }), kind);
+    const { ledger, fake, dataDir, env } = await setup((l) => openAiImages(l, media.png, { holdBodyMs: 10_000 }), kind);
     const id = await enqueue(dataDir, openAiImage);
     const worker = startStudio(dataDir, ['worker', '--until-idle'], env);
     // OpenAI names the request in its headers (x-request-id), then sends the image: the cancel comes in between.

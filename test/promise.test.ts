@@ -315,7 +315,8 @@ describe('a worker that stalls or stops while a paid answer is arriving', () => 
   });
 
   it('cancelled after fal named the request, then killed before the answer: the cancel, reading the journal, cancels it at fal', async () => {
-    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { holdBodyMs: 3_000 }));
+    // The cold cancel (over 3 s on a loaded machine) must come while fal still holds the answer's body.
+    const { ledger, fake, dataDir, env } = await setup((l) => falQueue(l, media.png, { holdBodyMs: 10_000 }));
     const id = await enqueue(dataDir, falImage());
     const doomed = startStudio(dataDir, ['worker', '--until-idle'], env);
     await until(() => fake.count('POST', /./) === 1);

@@ -45,7 +45,8 @@ describe.skipIf(!postgresAvailable)('a machine stalled in the middle of a bounda
     const enqueuedAt = Date.now();
     const second = await store.tasks.enqueue(image('a hare'), enqueuedAt);
     await until(async () => (await store.tasks.get(second.id))!.submitStartedAt !== null, 20_000);
-    expect(Date.now() - enqueuedAt).toBeLessThan(1_000);
+    // Timed by the mark itself (the database's clock, this computer's), not by when this test looked.
+    expect((await store.tasks.get(second.id))!.submitStartedAt! - enqueuedAt).toBeLessThan(1_000);
 
     await until(async () => (await store.tasks.get(second.id))!.status === 'SUCCEEDED', 20_000);
     expect(chargesOf(sim, second.id)).toHaveLength(1);
