@@ -49,6 +49,8 @@ export interface PageWatch {
   window: BaseWindow;
   /** Quits as the app does (waiting for paid work in flight, app/quit.ts). */
   quit(): void;
+  /** Whether a quit has begun: a page that dies then is not loaded again, nor a box shown over a quitting app. */
+  quitting(): boolean;
   now?: () => number;
 }
 
@@ -65,6 +67,7 @@ export function watchPage(contents: PageContents, watch: PageWatch): void {
     deaths = decided.deaths;
     if (decided.action === 'ignore') return;
     const what = `the window's page stopped (${details.reason}, exit code ${details.exitCode})`;
+    if (watch.quitting()) return void watch.log.error(`${what} as the app quits; not loading it again`);
     if (decided.action === 'give up') {
       watch.log.error(`${what}, the ${deaths.length}th time within a minute; not loading it again`);
       watch.dialog.showErrorBox(

@@ -120,7 +120,7 @@ async function start(dataDir: string): Promise<void> {
   });
 
   window = new BrowserWindow(windowOptions(join(here, 'preload.cjs'), app.isPackaged));
-  watchPage(window.webContents, { log: logger, dialog, window, quit: () => app.quit() });
+  watchPage(window.webContents, { log: logger, dialog, window, quit: () => app.quit(), quitting: quit.started });
   window.webContents.setWindowOpenHandler(() => ({ action: 'deny' }));
   window.webContents.on('will-navigate', (event, url) => {
     if (!isAppUrl(url)) event.preventDefault();

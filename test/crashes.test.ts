@@ -66,6 +66,14 @@ describe('the desktop, under the Electron stand-in', () => {
     expect(log).toEqual([expect.stringMatching(/^ERROR desktop\[\d+\] the window's page stopped \(crashed, exit code 139\); loading it again$/)]);
   });
 
+  it('leaves a page that dies while the app quits unloaded, with no box over the quitting app', async () => {
+    const { code, events, log } = await harness({ STANDIN_RENDERER_GONE: '1', HARNESS_QUIT_BEFORE_LOAD: '1' });
+    expect(code).toBe(0);
+    const order = events.map((e) => e.event).filter((e) => ['quit', 'loaded', 'renderProcessGone', 'reload', 'showMessageBox', 'showErrorBox', 'exit'].includes(e));
+    expect(order).toEqual(['quit', 'loaded', 'renderProcessGone', 'quit', 'exit']);
+    expect(log).toEqual([expect.stringMatching(/^ERROR desktop\[\d+\] the window's page stopped \(crashed, exit code 139\) as the app quits; not loading it again$/)]);
+  });
+
   it('gives up on a page that keeps dying: says so with where the logs are, and quits as the app quits', async () => {
     const { code, events, log, data } = await harness({ STANDIN_RENDERER_GONE: '9' });
     expect(code).toBe(0);
