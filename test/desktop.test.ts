@@ -19,6 +19,7 @@ import { startRuntime } from '../main/runtime.ts';
 import { openStudio } from '../main/studio.ts';
 import { FAL_MODEL, falQueue, realMedia, type Ledger } from './fakes/providers.ts';
 import { startFake } from './fakes/server.ts';
+import { sinceQuit } from './helpers/desktopBundle.ts';
 import { integrityOf, startRegistry } from './helpers/npmRegistry.ts';
 import { writeSettings } from './helpers/processes.ts';
 import { tempDir } from './helpers/tmp.ts';
@@ -431,9 +432,7 @@ describe('the built desktop bundle under Node, with a stand-in electron', () => 
       },
     });
     expect(code).toBe(0);
-    // The page may finish loading after the quit (a loaded machine); the window is never shown after it.
-    const names = events.map((e) => e.event);
-    expect(names.slice(names.indexOf('quit')).filter((e) => e !== 'loaded')).toEqual(['quit', 'quit', 'exit']);
+    expect(sinceQuit(events)).toEqual(['quit', 'quit', 'exit']);
     const studio = await openStudio(join(root, 'data'));
     try {
       expect(await studio.tasks.get(taskId)).toMatchObject({ remoteRequestId: 'fal-req-1', status: 'SUBMITTED' });

@@ -10,7 +10,7 @@ import { loadSettings } from '../main/config/settings.ts';
 import { openStudio } from '../main/studio.ts';
 import { FAL_MODEL, falQueue, realMedia, type Ledger } from './fakes/providers.ts';
 import { startFake } from './fakes/server.ts';
-import { buildBundle, layOutCheckout, startBundle as startApp } from './helpers/desktopBundle.ts';
+import { buildBundle, layOutCheckout, sinceQuit, startBundle as startApp } from './helpers/desktopBundle.ts';
 import { alive } from '../main/media/staleParts.ts';
 import { writeSettings } from './helpers/processes.ts';
 import { rowsOf } from './helpers/sql.ts';
@@ -360,10 +360,7 @@ describe('the built bundle, its engine in a utility process', () => {
     await until(() => ledger.charged.length === 1, 15_000);
     app.child.kill('SIGTERM');
     expect(await app.exited).toBe(0);
-    // The window may or may not have been shown before the quit (a loaded machine loads the page late); never after it.
-    const events = app.events.map((e) => e.event);
-    const sinceQuit = events.slice(events.indexOf('quit'));
-    expect(sinceQuit.filter((e) => e !== 'loaded')).toEqual(['quit', 'quit', 'exit']);
+    expect(sinceQuit(app.events)).toEqual(['quit', 'quit', 'exit']);
     expect(alive(engine)).toBe(false);
     expect(app.events.some((e) => e.event === 'showMessageBox')).toBe(false);
     const studio = await openStudio(join(root, 'data'));

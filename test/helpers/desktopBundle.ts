@@ -22,6 +22,15 @@ export interface RunningBundle {
   exited: Promise<number | null>;
 }
 
+/**
+ * The events from the first quit on, less a page load: a loaded machine may load the page after the quit, and what a
+ * quit test asserts is that nothing (a window shown, a box) comes between the held quit and the exit.
+ */
+export function sinceQuit(events: StandInEvent[]): string[] {
+  const names = events.map((e) => e.event);
+  return names.slice(names.indexOf('quit')).filter((e) => e !== 'loaded');
+}
+
 /** Builds the desktop bundle (scripts/build-app.mjs) from the source tree. */
 export function buildBundle(): void {
   execFileSync(process.execPath, ['scripts/build-app.mjs'], { cwd: ROOT });
