@@ -80,6 +80,8 @@ export function watchPage(contents: PageContents, watch: PageWatch): void {
     }
     watch.log.error(`${what}; loading it again`);
     contents.once('did-finish-load', () => {
+      // A quit that began during the reload: no box over the quitting app.
+      if (watch.quitting()) return;
       void watch.dialog
         .showMessageBox(watch.window, {
           type: 'warning',

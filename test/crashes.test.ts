@@ -74,6 +74,13 @@ describe('the desktop, under the Electron stand-in', () => {
     expect(log).toEqual([expect.stringMatching(/^ERROR desktop\[\d+\] the window's page stopped \(crashed, exit code 139\) as the app quits; not loading it again$/)]);
   });
 
+  it('shows no box when the quit begins while a page that died is being loaded again', async () => {
+    const { code, events } = await harness({ STANDIN_RENDERER_GONE: '1', STANDIN_QUIT_AFTER_LOAD: '1' });
+    expect(code).toBe(0);
+    const order = events.map((e) => e.event).filter((e) => ['quit', 'renderProcessGone', 'reload', 'showMessageBox', 'exit'].includes(e));
+    expect(order).toEqual(['renderProcessGone', 'reload', 'quit', 'quit', 'exit']);
+  });
+
   it('gives up on a page that keeps dying: says so with where the logs are, and quits as the app quits', async () => {
     const { code, events, log, data } = await harness({ STANDIN_RENDERER_GONE: '9' });
     expect(code).toBe(0);
